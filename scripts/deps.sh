@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every Debian package Vigil needs to build, test and benchmark.
+# The one list of dependencies: add a package here, nowhere else.
+# Usage: scripts/deps.sh [build|test|bench]   (each level includes the previous)
+set -euo pipefail
+level=${1:-build}
+
+build_pkgs=(build-essential cmake ninja-build ccache pkg-config
+  libboost-dev libzstd-dev libsqlite3-dev libre2-dev libcli11-dev libgtest-dev libgmock-dev)
+test_pkgs=(prometheus prometheus-node-exporter python3 curl procps)
+bench_pkgs=(libbenchmark-dev victoria-metrics netdata)
+
+pkgs=("${build_pkgs[@]}")
+case "$level" in
+  build) ;;
+  test) pkgs+=("${test_pkgs[@]}") ;;
+  bench) pkgs+=("${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "vigil: installing Debian packages: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+# Packaged daemons (prometheus, node-exporter, netdata) must not start as services:
+# Vigil's tests and benchmarks run them by hand on private ports.
+policy_added=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod +x /usr/sbin/policy-rc.d
+  policy_added=1
+fi
+trap '[ -n "$policy_added" ] && $SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,30 @@
+// Small string helpers used across modules. Parsers of untrusted text use the
+// Parse* functions, which reject trailing garbage and never throw.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vigil {
+
+std::string_view TrimSpace(std::string_view s);
+// Splits on any run of ASCII whitespace; no empty fields.
+std::vector<std::string_view> SplitFields(std::string_view s);
+// Splits on every occurrence of `sep`; keeps empty fields.
+std::vector<std::string_view> Split(std::string_view s, char sep);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+
+std::optional<int64_t> ParseInt64(std::string_view s);
+std::optional<uint64_t> ParseUint64(std::string_view s);
+std::optional<double> ParseDouble(std::string_view s);
+
+// "1.5 GiB", "320 KiB": for messages a person reads.
+std::string HumanBytes(uint64_t bytes);
+// "3d 4h", "12m 5s": for uptimes and ages.
+std::string HumanDuration(int64_t seconds);
+
+}  // namespace vigil

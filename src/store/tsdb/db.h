@@ -1,0 +1,95 @@
+// The embedded time-series store (DESIGN.md "Storage"): a series index, an
+// in-memory head backed by a WAL, and closed chunks persisted per day partition
+// in SQLite. Raw retention is whole-partition deletion.
+//
+// On-disk layout under Options::dir (formats in docs/tsdb.md):
+//   catalog.db            series (id, labels), metric metadata
+//   wal/NNNNNNNN.wal      head write-ahead log segments
+//   chunks/YYYY-MM-DD.db  closed chunks of that UTC day
+//
+// Durability: the WAL is synced at least every Options::wal_sync_interval_ms, so
+// after kill -9 at most that much of the most recent data is missing and
+// nothing is corrupt (a torn WAL tail is detected by checksum and dropped).
+//
+// Thread safety: all public methods may be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/env.h"
+#include "core/status.h"
+#include "wire/metric_batch.h"
+
+namespace vigil::tsdb {
+
+struct Options {
+  std::string dir;
+  Env* env = Env::Default();
+  int64_t retention_ms = 30LL * 24 * 3600 * 1000;  // raw tier
+  // Chunks are cut at aligned window boundaries; a window never spans two UTC days.
+  int64_t chunk_window_ms = 2LL * 3600 * 1000;
+  int64_t wal_sync_interval_ms = 1000;
+};
+
+enum class MatchType { kEqual, kNotEqual, kRegex, kNotRegex };
+
+// A label matcher as in PromQL: name op "value". Regexes are fully anchored
+// (RE2 syntax). A matcher on a missing label sees the empty string.
+struct Matcher {
+  MatchType type = MatchType::kEqual;
+  std::string name;
+  std::string value;
+};
+
+struct LatestPoint {
+  wire::Labels labels;
+  wire::Sample sample;
+};
+
+struct DbStats {
+  uint64_t series = 0;
+  uint64_t samples_appended = 0;       // since open
+  uint64_t samples_out_of_order = 0;   // dropped: at or before the series' last time
+  uint64_t head_samples = 0;           // in memory, not yet in a closed chunk
+  uint64_t persisted_chunks = 0;       // since open
+  uint64_t disk_bytes = 0;             // everything under dir
+  int64_t min_time_ms = 0;             // oldest sample kept (0 if none)
+  int64_t max_time_ms = 0;             // newest sample (0 if none)
+};
+
+class Db {
+ public:
+  // Opens or creates the store and replays the WAL into the head.
+  static Result<std::unique_ptr<Db>> Open(const Options& options);
+  virtual ~Db() = default;
+
+  // Appends every sample of the batch and records its metric metadata.
+  // Series are created on first sight. A sample at or before its series' last
+  // timestamp is dropped and counted (DbStats::samples_out_of_order), not an error.
+  virtual Status Append(const wire::MetricBatch& batch) = 0;
+
+  // Series matching all matchers with their samples in [mint_ms, maxt_ms],
+  // from persisted chunks and the head, sorted by labels then time.
+  virtual Result<std::vector<wire::Series>> Select(const std::vector<Matcher>& matchers,
+                                                   int64_t mint_ms, int64_t maxt_ms) const = 0;
+
+  // The last sample of each series whose last sample is at or after since_ms.
+  virtual std::vector<LatestPoint> Latest(int64_t since_ms) const = 0;
+  // Metadata (type, help) of every metric name seen.
+  virtual std::vector<wire::MetricFamily> Families() const = 0;
+
+  // Cuts chunks whose window has ended, persists them, truncates the WAL and
+  // applies retention. Runs by itself in the background; callable for tests.
+  virtual Status Maintain() = 0;
+  // Syncs the WAL now.
+  virtual Status Sync() = 0;
+  virtual DbStats Stats() const = 0;
+  // Syncs and stops background work. Open chunks stay in the WAL for the next
+  // Open (nothing is lost). Called by the destructor if not called before.
+  virtual Status Close() = 0;
+};
+
+}  // namespace vigil::tsdb

@@ -1,0 +1,222 @@
+#include "wire/metric_batch.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/coding.h"
+
+namespace vigil::wire {
+namespace {
+constexpr uint64_t kPayloadVersion = 1;
+
+// Interns strings into the batch's symbol table.
+class SymbolTable {
+ public:
+  uint64_t Ref(const std::string& s) {
+    auto [it, inserted] = index_.try_emplace(s, symbols_.size());
+    if (inserted) symbols_.push_back(&it->first);
+    return it->second;
+  }
+  void EncodeTo(std::string* out) const {
+    PutVarint64(out, symbols_.size());
+    for (const std::string* s : symbols_) PutLengthPrefixed(out, *s);
+  }
+
+ private:
+  std::unordered_map<std::string, uint64_t> index_;
+  std::vector<const std::string*> symbols_;  // points into index_ keys (stable in a node map)
+};
+
+bool GetSymbol(std::string_view* in, const std::vector<std::string_view>& syms,
+               std::string_view* out) {
+  uint64_t ref;
+  if (!GetVarint64(in, &ref) || ref >= syms.size()) return false;
+  *out = syms[ref];
+  return true;
+}
+}  // namespace
+
+const char* MetricTypeName(MetricType t) {
+  switch (t) {
+    case MetricType::kGauge: return "gauge";
+    case MetricType::kCounter: return "counter";
+    case MetricType::kUnknown: break;
+  }
+  return "untyped";
+}
+
+void NormalizeLabels(Labels* labels) {
+  std::erase_if(*labels, [](const Label& l) { return l.value.empty(); });
+  std::sort(labels->begin(), labels->end());
+}
+
+std::string_view MetricName(const Labels& labels) {
+  for (const auto& l : labels) {
+    if (l.name == kMetricNameLabel) return l.value;
+  }
+  return {};
+}
+
+std::string LabelsToString(const Labels& labels) {
+  std::string out = "{";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (i > 0) out += ',';
+    out += labels[i].name;
+    out += "=\"";
+    for (char c : labels[i].value) {
+      if (c == '"' || c == '\\') out += '\\';
+      if (c == '\n') {
+        out += "\\n";
+        continue;
+      }
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+size_t MetricBatch::SampleCount() const {
+  size_t n = 0;
+  for (const auto& s : series) n += s.samples.size();
+  return n;
+}
+
+std::string EncodeMetricBatch(const MetricBatch& batch) {
+  SymbolTable syms;
+  std::string body;
+  int64_t base = 0;
+  for (const auto& s : batch.series) {
+    if (!s.samples.empty()) {
+      base = s.samples.front().t_ms;
+      break;
+    }
+  }
+  PutVarint64(&body, batch.families.size());
+  for (const auto& f : batch.families) {
+    PutVarint64(&body, syms.Ref(f.name));
+    body.push_back(static_cast<char>(f.type));
+    PutVarint64(&body, syms.Ref(f.help));
+  }
+  PutVarint64(&body, batch.series.size());
+  for (const auto& s : batch.series) {
+    PutVarint64(&body, s.labels.size());
+    for (const auto& l : s.labels) {
+      PutVarint64(&body, syms.Ref(l.name));
+      PutVarint64(&body, syms.Ref(l.value));
+    }
+    PutVarint64(&body, s.samples.size());
+    int64_t prev = base;
+    for (const auto& smp : s.samples) {
+      PutVarsint64(&body, smp.t_ms - prev);
+      prev = smp.t_ms;
+      PutDouble(&body, smp.value);
+    }
+  }
+
+  std::string out;
+  PutVarint64(&out, kPayloadVersion);
+  PutLengthPrefixed(&out, batch.source);
+  PutVarint64(&out, batch.sequence);
+  PutVarsint64(&out, base);
+  syms.EncodeTo(&out);
+  out += body;
+  return out;
+}
+
+Result<MetricBatch> DecodeMetricBatch(std::string_view in) {
+  auto bad = [](const char* what) {
+    return InvalidArgument(std::string("malformed metric batch: ") + what);
+  };
+  MetricBatch b;
+  uint64_t version;
+  std::string_view source;
+  int64_t base;
+  if (!GetVarint64(&in, &version)) return bad("no version");
+  if (version != kPayloadVersion) {
+    return InvalidArgument("metric batch version " + std::to_string(version) +
+                           " is not supported by this server (supports 1); upgrade the server");
+  }
+  if (!GetLengthPrefixed(&in, &source) || !GetVarint64(&in, &b.sequence) ||
+      !GetVarsint64(&in, &base)) {
+    return bad("truncated header");
+  }
+  b.source.assign(source);
+
+  uint64_t nsyms;
+  if (!GetVarint64(&in, &nsyms) || nsyms > in.size()) return bad("bad symbol count");
+  std::vector<std::string_view> syms;
+  syms.reserve(nsyms);
+  for (uint64_t i = 0; i < nsyms; ++i) {
+    std::string_view s;
+    if (!GetLengthPrefixed(&in, &s)) return bad("truncated symbol table");
+    syms.push_back(s);
+  }
+
+  uint64_t nfam;
+  if (!GetVarint64(&in, &nfam) || nfam > in.size()) return bad("bad family count");
+  for (uint64_t i = 0; i < nfam; ++i) {
+    std::string_view name, help;
+    if (!GetSymbol(&in, syms, &name) || in.empty()) return bad("truncated family");
+    auto type = static_cast<uint8_t>(in.front());
+    in.remove_prefix(1);
+    if (type > static_cast<uint8_t>(MetricType::kCounter)) return bad("unknown metric type");
+    if (!GetSymbol(&in, syms, &help)) return bad("truncated family help");
+    b.families.push_back({std::string(name), static_cast<MetricType>(type), std::string(help)});
+  }
+
+  uint64_t nseries;
+  if (!GetVarint64(&in, &nseries) || nseries > in.size()) return bad("bad series count");
+  b.series.reserve(nseries);
+  for (uint64_t i = 0; i < nseries; ++i) {
+    Series s;
+    uint64_t nlabels;
+    if (!GetVarint64(&in, &nlabels)) return bad("truncated series");
+    if (nlabels > kMaxLabelsPerSeries) return bad("too many labels on a series");
+    for (uint64_t j = 0; j < nlabels; ++j) {
+      std::string_view name, value;
+      if (!GetSymbol(&in, syms, &name) || !GetSymbol(&in, syms, &value)) {
+        return bad("truncated label");
+      }
+      if (name.empty() || name.size() > kMaxLabelBytes || value.size() > kMaxLabelBytes) {
+        return bad("label name empty or label too long");
+      }
+      s.labels.push_back({std::string(name), std::string(value)});
+    }
+    if (!std::is_sorted(s.labels.begin(), s.labels.end()) ||
+        std::adjacent_find(s.labels.begin(), s.labels.end(), [](const Label& a, const Label& c) {
+          return a.name == c.name;
+        }) != s.labels.end()) {
+      return bad("labels not sorted or duplicated");
+    }
+    uint64_t nsamples;
+    // Each sample takes at least 9 bytes, which bounds the allocation below.
+    if (!GetVarint64(&in, &nsamples) || nsamples > in.size() / 9) return bad("bad sample count");
+    s.samples.reserve(nsamples);
+    int64_t t = base;
+    for (uint64_t j = 0; j < nsamples; ++j) {
+      int64_t dt;
+      double v;
+      if (!GetVarsint64(&in, &dt) || !GetDouble(&in, &v)) return bad("truncated sample");
+      t += dt;
+      s.samples.push_back({t, v});
+    }
+    b.series.push_back(std::move(s));
+  }
+  if (!in.empty()) return bad("trailing bytes");
+  return b;
+}
+
+void MetricBatchBuilder::Family(std::string_view name, MetricType type, std::string_view help) {
+  auto [it, inserted] = family_index_.try_emplace(std::string(name), batch_.families.size());
+  if (inserted) batch_.families.push_back({std::string(name), type, std::string(help)});
+}
+
+void MetricBatchBuilder::Add(std::string_view name, Labels labels, double value) {
+  labels.push_back({std::string(kMetricNameLabel), std::string(name)});
+  NormalizeLabels(&labels);
+  batch_.series.push_back({std::move(labels), {{t_ms_, value}}});
+}
+
+}  // namespace vigil::wire

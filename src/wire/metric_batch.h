@@ -1,0 +1,95 @@
+// MetricBatch: the unit in which collectors hand samples to storage, locally
+// or across the network (DESIGN.md: collectors never call the store directly).
+// Byte layout in docs/wire.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+
+namespace vigil::wire {
+
+enum class MetricType : uint8_t { kUnknown = 0, kGauge = 1, kCounter = 2 };
+const char* MetricTypeName(MetricType t);  // "gauge", "counter", "untyped"
+
+struct Label {
+  std::string name;
+  std::string value;
+  bool operator==(const Label&) const = default;
+  bool operator<(const Label& o) const { return name < o.name || (name == o.name && value < o.value); }
+};
+// Sorted by name, names unique; the metric name is the "__name__" label, as in Prometheus.
+using Labels = std::vector<Label>;
+
+inline constexpr std::string_view kMetricNameLabel = "__name__";
+
+// Sorts labels by name and drops empty values (Prometheus treats an empty
+// label as absent).
+void NormalizeLabels(Labels* labels);
+// The metric name of a label set ("" if none).
+std::string_view MetricName(const Labels& labels);
+// {a="1",b="2"} rendering used as a map key and in messages.
+std::string LabelsToString(const Labels& labels);
+
+struct Sample {
+  int64_t t_ms = 0;
+  double value = 0;
+  bool operator==(const Sample&) const = default;
+};
+
+struct MetricFamily {
+  std::string name;
+  MetricType type = MetricType::kUnknown;
+  std::string help;
+  bool operator==(const MetricFamily&) const = default;
+};
+
+struct Series {
+  Labels labels;
+  std::vector<Sample> samples;
+};
+
+struct MetricBatch {
+  std::string source;     // node name of the agent that collected it
+  uint64_t sequence = 0;  // per-source, increasing: lets the server drop a retried batch
+  std::vector<MetricFamily> families;  // metadata for metric names in this batch
+  std::vector<Series> series;
+
+  size_t SampleCount() const;
+};
+
+// Bounds a decoder enforces on untrusted input.
+inline constexpr size_t kMaxLabelsPerSeries = 64;
+inline constexpr size_t kMaxLabelBytes = 4096;
+
+std::string EncodeMetricBatch(const MetricBatch& batch);
+Result<MetricBatch> DecodeMetricBatch(std::string_view payload);
+
+// Builds a batch from one collection pass. Collectors declare each family
+// once, then add samples; all samples of one pass share the pass timestamp.
+class MetricBatchBuilder {
+ public:
+  MetricBatchBuilder(std::string source, int64_t t_ms) : t_ms_(t_ms) {
+    batch_.source = std::move(source);
+  }
+
+  void Family(std::string_view name, MetricType type, std::string_view help);
+  // `labels` need not be sorted and must not contain __name__.
+  void Add(std::string_view name, Labels labels, double value);
+  void Add(std::string_view name, double value) { Add(name, {}, value); }
+
+  int64_t timestamp_ms() const { return t_ms_; }
+  const MetricBatch& batch() const { return batch_; }
+  MetricBatch Release() { return std::move(batch_); }
+
+ private:
+  int64_t t_ms_;
+  MetricBatch batch_;
+  std::unordered_map<std::string, size_t> family_index_;
+};
+
+}  // namespace vigil::wire
