@@ -6,7 +6,7 @@ set -euo pipefail
 level=${1:-build}
 
 build_pkgs=(build-essential cmake ninja-build ccache pkg-config
-  libboost-dev libzstd-dev libsqlite3-dev libre2-dev libcli11-dev libgtest-dev libgmock-dev)
+  libboost-dev libzstd-dev libsqlite3-dev libre2-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev)
 test_pkgs=(prometheus prometheus-node-exporter python3 curl procps)
 bench_pkgs=(libbenchmark-dev victoria-metrics netdata)
 

@@ -90,6 +90,9 @@ class [[nodiscard]] Result {
   const T& value() const& { return std::get<T>(v_); }
   T&& value() && { return std::get<T>(std::move(v_)); }
 
+  // The value, or `fallback` when this holds an error.
+  T value_or(T fallback) const& { return ok() ? value() : std::move(fallback); }
+
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }

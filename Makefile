@@ -1,0 +1,62 @@
+# Vigil: `make up` builds and starts Vigil on this machine; `make test` builds
+# and runs every test (unit, integration with real peers, and the ASan+UBSan
+# build). Both install the Debian packages they need first (scripts/deps.sh).
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+VIGIL      := $(BUILD)/src/cli/vigil
+CTEST      := ctest --output-on-failure --no-tests=error -j$(JOBS)
+
+.PHONY: all build up down status test test-release test-asan bench format clean
+
+all: build
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIGIL_SANITIZE=ON \
+	  -DVIGIL_BUILD_BENCH=OFF $(CMAKE_ARGS)
+
+build:
+	@scripts/deps.sh build
+	@$(MAKE) --no-print-directory $(BUILD)/build.ninja
+	ninja -C $(BUILD) -j$(JOBS)
+
+# Starts Vigil in the background (or says it already runs). ARGS passes flags,
+# e.g. make up ARGS="--listen 127.0.0.1:9400".
+up: build
+	@$(VIGIL) up $(ARGS)
+
+down:
+	@$(VIGIL) down $(ARGS)
+
+status:
+	@$(VIGIL) status $(ARGS)
+
+test:
+	@scripts/deps.sh test
+	@$(MAKE) --no-print-directory test-release test-asan
+
+test-release: build
+	cd $(BUILD) && $(CTEST)
+
+# Sanitizers catch memory and UB errors the release build hides. Timing-heavy
+# peer comparisons run in the release build only (label: peer).
+test-asan:
+	@$(MAKE) --no-print-directory $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD) -j$(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(CTEST) -LE peer
+
+bench: build
+	@scripts/deps.sh bench
+	bench/run_all.sh
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

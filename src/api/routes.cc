@@ -1,0 +1,181 @@
+#include "api/routes.h"
+
+#include <unistd.h>
+
+#include <ctime>
+#include <map>
+
+#include "api/exposition.h"
+#include "core/json_writer.h"
+#include "wire/frame.h"
+
+namespace vigil::api {
+namespace {
+
+using wire::MetricType;
+
+std::string_view LabelValue(const wire::Labels& labels, std::string_view name) {
+  for (const auto& l : labels) {
+    if (l.name == name) return l.value;
+  }
+  return {};
+}
+
+std::string Iso8601(int64_t ms) {
+  time_t secs = static_cast<time_t>(ms / 1000);
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Server-side counters, which no collector sees, appended to /metrics.
+void AddServerPoints(const CoreRouteDeps& deps, std::vector<wire::MetricFamily>* families,
+                     std::vector<ExpositionPoint>* points, int64_t now) {
+  auto add = [&](const char* name, MetricType type, const char* help, double v) {
+    families->push_back({name, type, help});
+    wire::Labels labels = {{std::string(wire::kMetricNameLabel), name}};
+    points->push_back({std::move(labels), {now, v}});
+  };
+  tsdb::DbStats db = deps.db->Stats();
+  add("vigil_tsdb_series", MetricType::kGauge, "Series in the metrics store.",
+      static_cast<double>(db.series));
+  add("vigil_tsdb_samples_appended_total", MetricType::kCounter,
+      "Samples appended to the metrics store since start.",
+      static_cast<double>(db.samples_appended));
+  add("vigil_tsdb_out_of_order_samples_total", MetricType::kCounter,
+      "Samples dropped because they were at or before their series' last sample.",
+      static_cast<double>(db.samples_out_of_order));
+  add("vigil_tsdb_head_samples", MetricType::kGauge, "Samples in memory not yet in a closed chunk.",
+      static_cast<double>(db.head_samples));
+  add("vigil_tsdb_disk_bytes", MetricType::kGauge, "Bytes on disk of the metrics store.",
+      static_cast<double>(db.disk_bytes));
+  ingest::IngestStats in = deps.ingester->Stats();
+  add("vigil_ingest_batches_total", MetricType::kCounter, "Metric batches stored.",
+      static_cast<double>(in.batches));
+  add("vigil_ingest_duplicate_batches_total", MetricType::kCounter,
+      "Retried metric batches acknowledged without storing them again.",
+      static_cast<double>(in.duplicate_batches));
+  add("vigil_ingest_rejected_batches_total", MetricType::kCounter,
+      "Metric batches rejected as malformed or invalid.", static_cast<double>(in.rejected_batches));
+}
+
+HttpResponse Metrics(const CoreRouteDeps& deps) {
+  int64_t now = deps.env->NowMillis();
+  std::vector<wire::MetricFamily> families = deps.db->Families();
+  std::vector<ExpositionPoint> points;
+  for (auto& p : deps.db->Latest(now - deps.staleness_ms)) {
+    points.push_back({std::move(p.labels), p.sample});
+  }
+  AddServerPoints(deps, &families, &points, now);
+  HttpResponse r;
+  r.content_type = std::string(kExpositionContentType);
+  r.body = RenderExposition(families, points);
+  return r;
+}
+
+// The labels of every current series of one metric, as JSON objects.
+void WriteGpuStatus(const std::vector<tsdb::LatestPoint>& latest, JsonWriter* w) {
+  w->Key("gpu").BeginObject();
+  for (const auto& p : latest) {
+    std::string_view name = wire::MetricName(p.labels);
+    if (name == "vigil_gpu_driver_info") {
+      w->Key("state").String(LabelValue(p.labels, "state"));
+      w->Key("driver_version").String(LabelValue(p.labels, "driver_version"));
+      w->Key("cuda_version").String(LabelValue(p.labels, "cuda_version"));
+    } else if (name == "vigil_gpu_driver_responsive") {
+      w->Key("responsive").Bool(p.sample.value != 0);
+    }
+  }
+  w->Key("gpus").BeginArray();
+  for (const auto& p : latest) {
+    if (wire::MetricName(p.labels) != "vigil_gpu_info") continue;
+    w->BeginObject();
+    for (const auto& l : p.labels) {
+      if (l.name != wire::kMetricNameLabel) w->Key(l.name).String(l.value);
+    }
+    w->EndObject();
+  }
+  w->EndArray();
+  w->EndObject();
+}
+
+void WriteCollectors(const std::vector<tsdb::LatestPoint>& latest, JsonWriter* w) {
+  std::map<std::string, std::pair<double, double>> by_name;  // success, duration
+  for (const auto& p : latest) {
+    std::string_view name = wire::MetricName(p.labels);
+    std::string collector(LabelValue(p.labels, "collector"));
+    if (name == "vigil_collector_success") by_name[collector].first = p.sample.value;
+    if (name == "vigil_collector_duration_seconds") by_name[collector].second = p.sample.value;
+  }
+  w->Key("collectors").BeginArray();
+  for (const auto& [name, v] : by_name) {
+    w->BeginObject().Key("name").String(name).Key("success").Bool(v.first != 0);
+    w->Key("duration_seconds").Double(v.second).EndObject();
+  }
+  w->EndArray();
+}
+
+HttpResponse StatusJson(const CoreRouteDeps& deps) {
+  int64_t now = deps.env->NowMillis();
+  const ServerInfo& info = deps.info;
+  std::vector<tsdb::LatestPoint> latest = deps.db->Latest(now - deps.staleness_ms);
+  tsdb::DbStats db = deps.db->Stats();
+  ingest::IngestStats in = deps.ingester->Stats();
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("version").String(info.version);
+  w.Key("pid").Int(static_cast<int64_t>(::getpid()));
+  w.Key("node").String(info.node);
+  w.Key("home").String(info.home);
+  w.Key("listen").String(info.listen);
+  w.Key("started_at").String(Iso8601(info.started_ms));
+  w.Key("uptime_seconds").Int((now - info.started_ms) / 1000);
+  w.Key("data_bytes").Uint(deps.env->DirSize(info.data_dir).value_or(0));
+  w.Key("tsdb").BeginObject();
+  w.Key("series").Uint(db.series).Key("samples_appended").Uint(db.samples_appended);
+  w.Key("samples_out_of_order")
+      .Uint(db.samples_out_of_order)
+      .Key("head_samples")
+      .Uint(db.head_samples);
+  w.Key("disk_bytes").Uint(db.disk_bytes);
+  w.Key("min_time_ms").Int(db.min_time_ms).Key("max_time_ms").Int(db.max_time_ms);
+  w.EndObject();
+  w.Key("ingest").BeginObject();
+  w.Key("batches").Uint(in.batches).Key("samples").Uint(in.samples);
+  w.Key("duplicate_batches")
+      .Uint(in.duplicate_batches)
+      .Key("rejected_batches")
+      .Uint(in.rejected_batches);
+  w.EndObject();
+  WriteGpuStatus(latest, &w);
+  WriteCollectors(latest, &w);
+  w.EndObject();
+  return HttpResponse::Json(200, w.Release());
+}
+
+HttpResponse Ingest(const CoreRouteDeps& deps, const HttpRequest& req) {
+  Status st = deps.ingester->Receive(req.body);
+  if (st.ok()) return HttpResponse::Text(204, "");
+  int code = st.code() == StatusCode::kInvalidArgument || st.code() == StatusCode::kCorruption ? 400
+             : st.code() == StatusCode::kResourceExhausted                                     ? 413
+                                                           : 503;
+  return HttpResponse::Text(code, st.ToString() + "\n");
+}
+
+}  // namespace
+
+void AddCoreRoutes(Router* router, const CoreRouteDeps& deps) {
+  router->Handle("GET", "/healthz",
+                 [](const HttpRequest&) { return HttpResponse::Text(200, "ok\n"); });
+  router->Handle("GET", "/metrics", [deps](const HttpRequest&) { return Metrics(deps); });
+  router->Handle("GET", "/api/v1/status", [deps](const HttpRequest&) { return StatusJson(deps); });
+  RouteOptions ingest_options;
+  ingest_options.max_body_bytes = wire::kMaxPayloadBytes + 64;
+  router->Handle(
+      "POST", "/api/v1/ingest", [deps](const HttpRequest& req) { return Ingest(deps, req); },
+      ingest_options);
+}
+
+}  // namespace vigil::api

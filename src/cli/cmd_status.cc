@@ -1,0 +1,114 @@
+// `vigil status`: asks the running instance for /api/v1/status and prints it
+// for a person (or raw with --json).
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "api/http_client.h"
+#include "cli/commands.h"
+#include "cli/home.h"
+#include "core/strings.h"
+
+namespace vigil::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string Str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+double Num(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+void PrintGpu(const json& gpu) {
+  std::string state = Str(gpu, "state");
+  if (state == "ok") {
+    std::printf("GPUs:      %zu detected, driver %s, CUDA %s\n",
+                gpu.value("gpus", json::array()).size(), Str(gpu, "driver_version").c_str(),
+                Str(gpu, "cuda_version").c_str());
+    for (const auto& g : gpu.value("gpus", json::array())) {
+      std::printf("           gpu %s  %s  %s\n", Str(g, "gpu").c_str(), Str(g, "modelName").c_str(),
+                  Str(g, "UUID").c_str());
+    }
+  } else if (state == "no_driver") {
+    std::printf("GPUs:      none (no NVIDIA driver found: libnvidia-ml.so.1 is not installed)\n");
+  } else if (state.empty()) {
+    std::printf("GPUs:      not reported yet\n");
+  } else {
+    std::printf("GPUs:      NVIDIA driver found but not working (%s)%s%s\n", state.c_str(),
+                gpu.contains("message") ? ": " : "", Str(gpu, "message").c_str());
+  }
+  if (gpu.contains("responsive") && !gpu["responsive"].get<bool>()) {
+    std::printf("           WARNING: the NVIDIA driver is not responding; GPU metrics are paused "
+                "until it does (check `dmesg` for Xid errors)\n");
+  }
+}
+
+void PrintHuman(const json& s, const std::string& url) {
+  std::printf("Vigil %s is running at %s (pid %d)\n", Str(s, "version").c_str(), url.c_str(),
+              static_cast<int>(Num(s, "pid")));
+  std::printf("Node:      %s\n", Str(s, "node").c_str());
+  std::printf("Up:        %s (since %s)\n",
+              HumanDuration(static_cast<int64_t>(Num(s, "uptime_seconds"))).c_str(),
+              Str(s, "started_at").c_str());
+  std::printf("Home:      %s\n", Str(s, "home").c_str());
+  const json& t = s.value("tsdb", json::object());
+  std::printf("Data:      %s on disk, %.0f series, %.0f samples since start\n",
+              HumanBytes(static_cast<uint64_t>(Num(s, "data_bytes"))).c_str(), Num(t, "series"),
+              Num(t, "samples_appended"));
+  PrintGpu(s.value("gpu", json::object()));
+  for (const auto& c : s.value("collectors", json::array())) {
+    bool ok = c.value("success", false);
+    std::printf("Collector: %-8s %s (last pass %.0f ms)\n", Str(c, "name").c_str(),
+                ok ? "ok" : "FAILING", Num(c, "duration_seconds") * 1000);
+  }
+}
+
+}  // namespace
+
+int RunStatus(const StatusFlags& flags) {
+  std::string base = flags.server;
+  if (base.empty()) {
+    if (const char* env = std::getenv("VIGIL_URL"); env != nullptr && *env != '\0') base = env;
+  }
+  if (base.empty()) {
+    HomePaths paths{ResolveHome(flags.home)};
+    auto running = FindRunningInstance(paths);
+    if (!running) {
+      std::printf("Vigil is not running (home %s). Start it with `vigil up`.\n", paths.home.c_str());
+      return 3;  // LSB "program is not running"
+    }
+    base = running->url;
+  }
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  auto resp = api::HttpGet(base + "/api/v1/status", std::chrono::seconds(5));
+  if (!resp.ok()) {
+    std::fprintf(stderr, "cannot reach Vigil at %s: %s\n", base.c_str(),
+                 resp.status().ToString().c_str());
+    return 1;
+  }
+  if (resp->status != 200) {
+    std::fprintf(stderr, "Vigil at %s answered %d: %s\n", base.c_str(), resp->status,
+                 resp->body.c_str());
+    return 1;
+  }
+  if (flags.json) {
+    std::printf("%s\n", resp->body.c_str());
+    return 0;
+  }
+  json s = json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
+  if (s.is_discarded() || !s.is_object()) {
+    std::fprintf(stderr, "Vigil at %s sent a status that is not JSON\n", base.c_str());
+    return 1;
+  }
+  PrintHuman(s, base);
+  return 0;
+}
+
+}  // namespace vigil::cli

@@ -1,0 +1,48 @@
+// Instance: the all-in-one composition of `vigil up` — the agent side
+// (collectors, collection loop) and the server side (ingest, store, HTTP API)
+// in one process, joined by an in-process transport that carries the same wire
+// frames a remote agent would send. This is the only place both sides meet.
+//
+// Thread safety: Start/Stop/Wait from the owning (main) thread only.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/home.h"
+#include "collect/metrics/collector.h"
+#include "core/status.h"
+
+namespace vigil::cli {
+
+struct InstanceOptions {
+  HomePaths paths;
+  std::string listen = "127.0.0.1:9300";
+  std::string node_name;       // defaults to the hostname
+  int64_t interval_ms = 1000;  // metric collection period
+};
+
+class Instance {
+ public:
+  // Takes the home's lock, opens the store, starts the HTTP server and the
+  // collectors, and records the run state. Fails cleanly (nothing left
+  // running) with a message that says what to do.
+  static Result<std::unique_ptr<Instance>> Start(
+      const InstanceOptions& options, std::vector<std::unique_ptr<collect::MetricCollector>> collectors);
+  ~Instance();
+
+  // Stops collection, then the server, then closes the store. Idempotent.
+  void Stop();
+  const std::string& url() const;
+
+ private:
+  struct Impl;
+  explicit Instance(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The node name used when none is given: the hostname.
+std::string DefaultNodeName();
+
+}  // namespace vigil::cli

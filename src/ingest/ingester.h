@@ -1,0 +1,47 @@
+// Ingester: the server's entry for agent data. Decodes a wire frame,
+// validates it, drops a batch it has already stored (retries), tags every
+// series with the node it came from, and appends it to the store.
+//
+// Thread safety: Receive() may be called concurrently; the mutex guards the
+// per-source sequence map and the counters.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/status.h"
+#include "store/tsdb/db.h"
+
+namespace vigil::ingest {
+
+// Every series stored from an agent carries node="<agent source>", so one
+// server can hold a fleet (docs/wire.md).
+inline constexpr std::string_view kNodeLabel = "node";
+
+struct IngestStats {
+  uint64_t batches = 0;
+  uint64_t samples = 0;
+  uint64_t duplicate_batches = 0;  // retried batches dropped by sequence
+  uint64_t rejected_batches = 0;   // undecodable or invalid
+};
+
+class Ingester {
+ public:
+  explicit Ingester(tsdb::Db* db) : db_(db) {}
+
+  // InvalidArgument/Corruption: the sender's data is bad (do not retry as is).
+  // Other errors: the server could not store it now (retry).
+  Status Receive(std::string_view frame);
+  IngestStats Stats() const;
+
+ private:
+  tsdb::Db* db_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, uint64_t> last_sequence_;  // guarded by mu_
+  IngestStats stats_;                                        // guarded by mu_
+};
+
+}  // namespace vigil::ingest

@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""End-to-end: the real `vigil` binary as a user runs it.
+
+up (background) -> up again (harmless) -> status -> /metrics (promtool lint,
+values against /proc and the fake NVML scenario) -> down; preflight failures;
+the no-driver state. Environment (set by CTest): VIGIL_BIN, VIGIL_FAKE_NVML,
+VIGIL_SOURCE_DIR, VIGIL_PROMTOOL (optional).
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+VIGIL = os.environ["VIGIL_BIN"]
+FAKE_NVML = os.environ["VIGIL_FAKE_NVML"]
+SCENARIO = os.path.join(os.environ["VIGIL_SOURCE_DIR"], "tests/fake_nvml/scenarios/h100x8.scenario")
+PROMTOOL = os.environ.get("VIGIL_PROMTOOL") or shutil.which("promtool")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.status, r.read().decode()
+
+
+def parse_metrics(text):
+    """{(name, frozenset(labels)): value} from Prometheus text exposition."""
+    out = {}
+    line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+    label_re = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = line_re.match(line)
+        assert m, f"unparsable exposition line: {line!r}"
+        labels = frozenset(label_re.findall(m.group(3) or ""))
+        out[(m.group(1), labels)] = float(m.group(4))
+    return out
+
+
+def series(metrics, name):
+    return {labels: v for (n, labels), v in metrics.items() if n == name}
+
+
+class VigilE2E(unittest.TestCase):
+    def setUp(self):
+        self.home = tempfile.mkdtemp(prefix="vigil-e2e-")
+        self.port = free_port()
+        self.env = dict(os.environ, VIGIL_NVML_LIBRARY=FAKE_NVML,
+                        VIGIL_FAKE_NVML_SCENARIO=SCENARIO)
+        self.env.pop("VIGIL_HOME", None)
+        self.env.pop("VIGIL_URL", None)
+
+    def tearDown(self):
+        self.vigil("down", check=False)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    def vigil(self, *args, check=True, env=None, listen=True):
+        cmd = [VIGIL, *args]
+        if args and args[0] in ("up", "down", "status"):
+            cmd += ["--home", self.home]
+        if args and args[0] == "up" and listen:
+            cmd += ["--listen", f"127.0.0.1:{self.port}"]
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env or self.env, timeout=90)
+        if check and p.returncode != 0:
+            self.fail(f"{cmd} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+        return p
+
+    def wait_for(self, predicate, timeout=30, what="condition"):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                if predicate():
+                    return
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.25)
+        self.fail(f"timed out waiting for {what}")
+
+    def test_up_status_metrics_down(self):
+        url = f"http://127.0.0.1:{self.port}"
+        p = self.vigil("up")
+        self.assertIn("Preflight checks:", p.stdout)
+        self.assertIn(f"port 127.0.0.1:{self.port} is free", p.stdout)
+        self.assertIn("NVIDIA driver found", p.stdout)
+        self.assertIn(f"Vigil is running at {url}", p.stdout)
+        self.assertIn(os.path.join(self.home, "data"), p.stdout)
+
+        again = self.vigil("up")
+        self.assertIn("already running", again.stdout)
+
+        def gpu_metrics_present():
+            _, body = get(url + "/metrics")
+            return len(series(parse_metrics(body), "DCGM_FI_DEV_GPU_UTIL")) == 8
+        self.wait_for(gpu_metrics_present, what="8 GPUs on /metrics")
+
+        st = self.vigil("status").stdout
+        self.assertIn("8 detected", st)
+        self.assertIn("NVIDIA H100", st)
+        self.assertRegex(st, r"Data:\s+\S+")
+        self.assertRegex(st, r"Collector: system\s+ok")
+        self.assertRegex(st, r"Collector: gpu\s+ok")
+        status = json.loads(self.vigil("status", "--json").stdout)
+        self.assertEqual(status["gpu"]["state"], "ok")
+        self.assertGreater(status["data_bytes"], 0)
+
+        _, body = get(url + "/metrics")
+        m = parse_metrics(body)
+        # System values agree with the kernel's own numbers.
+        with open("/proc/meminfo") as f:
+            memtotal = int(re.search(r"MemTotal:\s+(\d+) kB", f.read()).group(1)) * 1024
+        mem = series(m, "node_memory_MemTotal_bytes")
+        self.assertEqual(list(mem.values()), [memtotal])
+        cpus = {dict(l)["cpu"] for l in series(m, "node_cpu_seconds_total")}
+        self.assertEqual(len(cpus), os.cpu_count())
+        # Every series carries the node label; GPU series carry dcgm-exporter's labels.
+        for (name, labels) in m:
+            if not name.startswith("vigil_tsdb") and not name.startswith("vigil_ingest"):
+                self.assertIn("node", dict(labels), name)
+        for labels in series(m, "DCGM_FI_DEV_GPU_UTIL"):
+            self.assertTrue({"gpu", "UUID", "modelName", "Hostname"} <= set(dict(labels)))
+        self.assertEqual(set(series(m, "vigil_gpu_driver_responsive").values()), {1.0})
+
+        if PROMTOOL:
+            lint = subprocess.run([PROMTOOL, "check", "metrics"], input=body,
+                                  capture_output=True, text=True)
+            findings = [l for l in (lint.stdout + lint.stderr).splitlines() if l.strip()]
+            # The only findings allowed are those node_exporter's own names draw.
+            allowed = ("node_", "process_")
+            unexpected = [f for f in findings if not f.startswith(allowed)]
+            self.assertEqual(unexpected, [], "\n".join(findings))
+
+        down = self.vigil("down")
+        self.assertIn("Vigil stopped", down.stdout)
+        gone = self.vigil("status", check=False)
+        self.assertEqual(gone.returncode, 3)
+        self.assertIn("not running", gone.stdout)
+
+    def test_port_in_use_fails_preflight_and_starts_nothing(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", self.port))
+            s.listen(1)
+            p = self.vigil("up", check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("FAIL", p.stdout)
+        self.assertIn("already in use", p.stdout)
+        self.assertIn("--listen", p.stdout)
+        self.assertEqual(self.vigil("status", check=False).returncode, 3)
+
+    def test_no_driver_is_a_normal_state(self):
+        env = dict(self.env, VIGIL_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1")
+        p = self.vigil("up", env=env)
+        self.assertIn("no NVIDIA driver found", p.stdout)
+        url = f"http://127.0.0.1:{self.port}"
+
+        def driver_state_reported():
+            s = json.loads(get(url + "/api/v1/status")[1])
+            return s["gpu"].get("state") == "no_driver"
+        self.wait_for(driver_state_reported, what="no_driver state")
+        st = self.vigil("status").stdout
+        self.assertIn("no NVIDIA driver found", st)
+        _, body = get(url + "/metrics")
+        self.assertEqual(series(parse_metrics(body), "DCGM_FI_DEV_GPU_UTIL"), {})
+        self.assertTrue(series(parse_metrics(body), "node_load1"))
+
+    def test_version(self):
+        p = subprocess.run([VIGIL, "version"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0)
+        self.assertRegex(p.stdout, r"^vigil \d+\.\d+\.\d+")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
