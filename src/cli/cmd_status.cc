@@ -38,6 +38,9 @@ void PrintGpu(const json& gpu) {
     }
   } else if (state == "no_driver") {
     std::printf("GPUs:      none (no NVIDIA driver found: libnvidia-ml.so.1 is not installed)\n");
+  } else if (state == "starting") {
+    std::printf("GPUs:      NVIDIA driver found, still initialising (this can take a while "
+                "without persistence mode)\n");
   } else if (state.empty()) {
     std::printf("GPUs:      not reported yet\n");
   } else {

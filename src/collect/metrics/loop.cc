@@ -112,7 +112,7 @@ void CollectionLoop::RunPass(int64_t t_ms) {
     Status st = c->Collect(&b);
     double secs = static_cast<double>(options_.env->MonotonicMillis() - t0) / 1000.0;
     std::string name(c->name());
-    if (!st.ok()) Logf(LogLevel::kWarn, "collector %s: %s", name.c_str(), st.ToString().c_str());
+    LogIfChanged(name, st);
     b.Add("vigil_collector_success", {{"collector", name}}, st.ok() ? 1 : 0);
     b.Add("vigil_collector_duration_seconds", {{"collector", name}}, secs);
   }
@@ -128,6 +128,20 @@ void CollectionLoop::RunPass(int64_t t_ms) {
     Logf(LogLevel::kWarn, "metrics batch not delivered: %s", st.ToString().c_str());
   }
   ++passes_;
+}
+
+void CollectionLoop::LogIfChanged(const std::string& collector, const Status& st) {
+  // A source that keeps failing (no /sys in a container, a dead driver) would
+  // otherwise log every second; log when its state changes instead.
+  std::string now = st.ok() ? "" : st.ToString();
+  std::string& before = last_error_[collector];
+  if (now == before) return;
+  if (st.ok()) {
+    Logf(LogLevel::kInfo, "collector %s recovered", collector.c_str());
+  } else {
+    Logf(LogLevel::kWarn, "collector %s: %s", collector.c_str(), now.c_str());
+  }
+  before = std::move(now);
 }
 
 void CollectionLoop::AddProcessMetrics(wire::MetricBatchBuilder* b) {

@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -61,11 +62,13 @@ class CollectionLoop {
  private:
   void Run();
   void AddProcessMetrics(wire::MetricBatchBuilder* b);
+  void LogIfChanged(const std::string& collector, const Status& st);
 
   LoopOptions options_;
   std::vector<std::unique_ptr<MetricCollector>> collectors_;
   FrameSink sink_;
   uint64_t next_sequence_;  // only touched by the pass thread
+  std::map<std::string, std::string> last_error_;  // collector -> last error; pass thread only
 
   std::mutex mu_;  // guards stop_ and the cv wait
   std::condition_variable cv_;
