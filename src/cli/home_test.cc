@@ -61,3 +61,18 @@ TEST_F(HomeTest, LockMakesOneInstancePerHomeAndStaleStateDoesNotCount) {
 
 }  // namespace
 }  // namespace vigil::cli
+
+#include "cli/instance.h"
+
+namespace vigil::cli {
+namespace {
+
+TEST(LocalUrlTest, WildcardsGoThroughLoopbackAndIpv6GetsBrackets) {
+  EXPECT_EQ(LocalUrl("127.0.0.1:9300", 9300), "http://127.0.0.1:9300");
+  EXPECT_EQ(LocalUrl(":9300", 9300), "http://127.0.0.1:9300");
+  EXPECT_EQ(LocalUrl("0.0.0.0:0", 41234), "http://127.0.0.1:41234");
+  EXPECT_EQ(LocalUrl("[::1]:9300", 9300), "http://[::1]:9300");
+}
+
+}  // namespace
+}  // namespace vigil::cli

@@ -28,6 +28,17 @@ struct Instance::Impl {
   bool stopped = false;
 };
 
+// The URL a local client uses: a wildcard listen address is reached through
+// loopback, and an IPv6 literal needs brackets.
+std::string LocalUrl(const std::string& listen, uint16_t port) {
+  std::string host = "127.0.0.1";
+  auto addr = api::ParseListenAddress(listen);
+  if (addr.ok() && !addr->host.empty() && addr->host != "0.0.0.0" && addr->host != "::") {
+    host = addr->host.find(':') != std::string::npos ? "[" + addr->host + "]" : addr->host;
+  }
+  return "http://" + host + ":" + std::to_string(port);
+}
+
 std::string DefaultNodeName() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
@@ -66,9 +77,7 @@ Result<std::unique_ptr<Instance>> Instance::Start(
   impl->http = std::make_unique<api::HttpServer>(http_options, std::move(router));
   VIGIL_RETURN_IF_ERROR(impl->http->Start());
 
-  std::string host = options.listen.substr(0, options.listen.rfind(':'));
-  if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";
-  impl->url = "http://" + host + ":" + std::to_string(impl->http->bound_port());
+  impl->url = LocalUrl(options.listen, impl->http->bound_port());
 
   RunState state{static_cast<int>(::getpid()), impl->url, options.listen, started_ms, kVersion};
   VIGIL_RETURN_IF_ERROR(env->WriteFileAtomic(paths.state_file(), FormatRunState(state)));

@@ -6,6 +6,7 @@
 // Thread safety: Start/Stop/Wait from the owning (main) thread only.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ class Instance {
   explicit Instance(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// "http://127.0.0.1:9300" for listen "127.0.0.1:9300", ":9300" or "0.0.0.0:9300";
+// "http://[::1]:9300" for "[::1]:9300".
+std::string LocalUrl(const std::string& listen, uint16_t port);
 
 // The node name used when none is given: the hostname.
 std::string DefaultNodeName();

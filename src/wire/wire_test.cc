@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 
 #include "wire/frame.h"
 #include "wire/metric_batch.h"
@@ -90,6 +92,33 @@ TEST(FrameTest, CorruptionAndGarbageAreDetected) {
   for (size_t n = 0; n < frame.size(); ++n) {
     EXPECT_FALSE(DecodeFrame(std::string_view(frame.data(), n)).ok());
   }
+}
+
+}  // namespace
+}  // namespace vigil::wire
+
+namespace vigil::wire {
+namespace {
+
+// fuzz/make_wire_seeds.py encodes from docs/wire.md alone; the decoder must
+// accept its output, which keeps the spec and the code in agreement.
+TEST(WireSpecTest, IndependentEncoderFromTheDocsDecodes) {
+  const char* src = std::getenv("VIGIL_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  std::ifstream f(std::string(src) + "/fuzz/corpus/wire_fuzz/frame.bin", std::ios::binary);
+  std::string frame((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(frame.empty());
+  auto decoded = DecodeFrame(frame);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  auto batch = DecodeMetricBatch(decoded->payload);
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_EQ(batch->source, "node-a");
+  EXPECT_EQ(batch->sequence, 7u);
+  ASSERT_EQ(batch->series.size(), 2u);
+  EXPECT_EQ(batch->series[0].samples[1], (Sample{1700000001000, 0.5}));
+  EXPECT_EQ(LabelsToString(batch->series[1].labels),
+            R"({UUID="GPU-1",__name__="DCGM_FI_DEV_GPU_UTIL",gpu="0"})");
+  EXPECT_EQ(batch->families[0].help, "1m load average.");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Chunk codec: turns one series' samples over one chunk window into compact
-// bytes and back (format in docs/tsdb.md).
+// bytes and back (format in docs/tsdb-chunk.md).
 //
 // Approach (DESIGN.md "Storage"): timestamps as delta-of-delta; values that are
 // decimal (most GPU and system metrics carry 0-3 decimals) become scaled

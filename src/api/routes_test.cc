@@ -1,0 +1,121 @@
+#include "api/routes.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "api/exposition.h"
+#include "api/http_client.h"
+#include "wire/frame.h"
+
+namespace vigil::api {
+namespace {
+
+using std::chrono::seconds;
+
+class RoutesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/vigil_routes_test_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    tsdb::Options o;
+    o.dir = dir_ + "/tsdb";
+    auto db = tsdb::Db::Open(o);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(db).value();
+    ingester_ = std::make_unique<ingest::Ingester>(db_.get());
+    CoreRouteDeps deps;
+    deps.info = {"9.9.9", Env::Default()->NowMillis() - 5000, dir_, "127.0.0.1:0", "node-a", dir_};
+    deps.db = db_.get();
+    deps.ingester = ingester_.get();
+    Router router;
+    AddCoreRoutes(&router, deps);
+    HttpServer::Options so;
+    so.listen = "127.0.0.1:0";
+    server_ = std::make_unique<HttpServer>(so, std::move(router));
+    ASSERT_TRUE(server_->Start().ok());
+    base_ = "http://127.0.0.1:" + std::to_string(server_->bound_port());
+  }
+  void TearDown() override {
+    server_->Stop();
+    (void)db_->Close();
+    std::system(("rm -rf " + dir_).c_str());
+  }
+
+  std::string Frame(uint64_t seq, int64_t t) {
+    wire::MetricBatchBuilder b("node-a", t);
+    b.Family("DCGM_FI_DEV_GPU_UTIL", wire::MetricType::kGauge, "GPU utilization (in %).");
+    b.Add("DCGM_FI_DEV_GPU_UTIL", {{"gpu", "0"}, {"UUID", "GPU-1"}}, 87);
+    b.Family("vigil_gpu_driver_info", wire::MetricType::kGauge, "Driver.");
+    b.Add("vigil_gpu_driver_info",
+          {{"state", "ok"}, {"driver_version", "550.54.15"}, {"cuda_version", "12.4"}}, 1);
+    b.Add("vigil_gpu_info", {{"gpu", "0"}, {"UUID", "GPU-1"}, {"modelName", "NVIDIA H100"}}, 1);
+    b.Add("vigil_collector_success", {{"collector", "gpu"}}, 1);
+    wire::MetricBatch batch = b.Release();
+    batch.sequence = seq;
+    return wire::EncodeFrame(wire::FrameKind::kMetrics, wire::EncodeMetricBatch(batch), true);
+  }
+
+  std::string dir_, base_;
+  std::unique_ptr<tsdb::Db> db_;
+  std::unique_ptr<ingest::Ingester> ingester_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(RoutesTest, IngestedFramesAppearOnMetricsAndStatus) {
+  auto r = HttpPost(base_ + "/api/v1/ingest", Frame(1, Env::Default()->NowMillis()),
+                    "application/x-vigil-wire", seconds(5));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 204) << r->body;
+
+  auto m = HttpGet(base_ + "/metrics", seconds(5));
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->status, 200);
+  std::vector<ParsedFamily> fams;
+  auto samples = ParseExposition(m->body, &fams);
+  ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+  bool found = false;
+  for (const auto& s : *samples) {
+    if (wire::MetricName(s.labels) == "DCGM_FI_DEV_GPU_UTIL") {
+      found = true;
+      EXPECT_EQ(s.value, 87);
+      EXPECT_EQ(wire::LabelsToString(s.labels),
+                R"({UUID="GPU-1",__name__="DCGM_FI_DEV_GPU_UTIL",gpu="0",node="node-a"})");
+    }
+  }
+  EXPECT_TRUE(found) << m->body;
+  EXPECT_NE(m->body.find("# TYPE vigil_tsdb_series gauge"), std::string::npos);
+
+  auto st = HttpGet(base_ + "/api/v1/status", seconds(5));
+  ASSERT_TRUE(st.ok());
+  auto j = nlohmann::json::parse(st->body);
+  EXPECT_EQ(j["version"], "9.9.9");
+  EXPECT_EQ(j["node"], "node-a");
+  EXPECT_GE(j["uptime_seconds"].get<int>(), 4);
+  EXPECT_EQ(j["gpu"]["state"], "ok");
+  EXPECT_EQ(j["gpu"]["driver_version"], "550.54.15");
+  ASSERT_EQ(j["gpu"]["gpus"].size(), 1u);
+  EXPECT_EQ(j["gpu"]["gpus"][0]["modelName"], "NVIDIA H100");
+  EXPECT_EQ(j["collectors"][0]["name"], "gpu");
+  EXPECT_EQ(j["ingest"]["batches"], 1);
+  EXPECT_GE(j["tsdb"]["series"].get<int>(), 4);
+}
+
+TEST_F(RoutesTest, BadIngestIsA400AndHealthzAnswers) {
+  auto r =
+      HttpPost(base_ + "/api/v1/ingest", "not a frame", "application/octet-stream", seconds(5));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("magic"), std::string::npos);
+  auto h = HttpGet(base_ + "/healthz", seconds(5));
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->body, "ok\n");
+  auto nf = HttpGet(base_ + "/nope", seconds(5));
+  ASSERT_TRUE(nf.ok());
+  EXPECT_EQ(nf->status, 404);
+}
+
+}  // namespace
+}  // namespace vigil::api
