@@ -32,6 +32,8 @@ now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 field() { awk -v k="$1:" '$1==k {print $2}'; }
 dir_bytes() { du -sb "$1" | awk '{print $1}'; }
+# User + system CPU seconds a process has used so far (from /proc/PID/stat).
+cpu_secs() { awk -v hz="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); print ($12 + $13) / hz}' "/proc/$1/stat"; }
 
 [[ -x "$BENCH" ]] || { echo "build $BENCH first: ninja -C $BUILD tsdb_codec_bench" >&2; exit 1; }
 
@@ -48,7 +50,7 @@ V_ENC=$(for i in $(seq "$RUNS"); do field encode_samples_per_s < "$WORK/vigil.$i
 V_DEC=$(for i in $(seq "$RUNS"); do field decode_samples_per_s < "$WORK/vigil.$i.txt"; done | median)
 log "vigil: $V_BPS B/sample, encode $V_ENC samples/s, decode $V_DEC samples/s"
 
-VDB_BPS="n/a" VDB_RATE="n/a"
+VDB_BPS="n/a" VDB_RATE="n/a" VDB_CPU_RATE="n/a"
 usage=$("$BENCH" 2>&1 || true)  # the usage text lists the db mode when built with the engine
 if [[ "$usage" == *" db FILE"* ]]; then
   log "vigil db: $RUNS run(s)"
@@ -59,6 +61,7 @@ if [[ "$usage" == *" db FILE"* ]]; then
     echo "du_bytes: $(dir_bytes "$WORK/vigil-db")" >> "$WORK/vigil-db.$i.txt"
   done
   VDB_RATE=$(for i in $(seq "$RUNS"); do field db_ingest_samples_per_s < "$WORK/vigil-db.$i.txt"; done | median)
+  VDB_CPU_RATE=$(for i in $(seq "$RUNS"); do field db_ingest_samples_per_cpu_s < "$WORK/vigil-db.$i.txt"; done | median)
   VDB_BYTES=$(for i in $(seq "$RUNS"); do field du_bytes < "$WORK/vigil-db.$i.txt"; done | median)
   VDB_BPS=$(awk -v b="$VDB_BYTES" -v s="$SAMPLES" 'BEGIN {printf "%.4f", b/s}')
   log "vigil db: $VDB_BPS B/sample on disk, ingest $VDB_RATE samples/s"
@@ -89,7 +92,7 @@ vm_metric() {  # sum of a metric family from /metrics, optional label filter reg
   curl -fsS "http://127.0.0.1:$PORT/metrics" | awk -v m="$1" -v f="${2:-}" \
     '$1 ~ "^"m"({|$)" && $1 ~ f {s += $2} END {printf "%.0f\n", s}'
 }
-M_BPS="skipped" M_RATE="skipped" M_DATA_BPS="skipped"
+M_BPS="skipped" M_RATE="skipped" M_DATA_BPS="skipped" M_CPU_RATE="skipped"
 if [[ "${SKIP_VM:-0}" != 1 ]]; then
   # The Prometheus text import takes millisecond timestamps; OpenMetrics has seconds.
   MS_FILE="$WORK/$(basename "$FILE").ms.prom"
@@ -107,11 +110,13 @@ if [[ "${SKIP_VM:-0}" != 1 ]]; then
       -retentionPeriod=100y -search.disableCache > "$WORK/vm.log" 2>&1 &
     VM_PID=$!
     for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$PORT/health" > /dev/null 2>&1 && break; sleep 0.2; done
+    c0=$(cpu_secs "$VM_PID")
     t0=$(now)
     # -T streams the file; --data-binary @FILE would read all of it into memory.
     curl -fsS -X POST -T "$MS_FILE" "http://127.0.0.1:$PORT/api/v1/import/prometheus"
     curl -fsS "http://127.0.0.1:$PORT/internal/force_flush" > /dev/null
     t1=$(now)
+    c1=$(cpu_secs "$VM_PID")
     # Wait until every row is stored, then merge each month partition fully.
     for _ in $(seq 600); do
       rows=$(vm_metric vm_rows 'type="storage/')
@@ -135,7 +140,7 @@ if [[ "${SKIP_VM:-0}" != 1 ]]; then
     kill "$VM_PID"; wait "$VM_PID" 2>/dev/null || true; VM_PID=""
     size=$(dir_bytes "$WORK/vm")
     data_size=$(dir_bytes "$WORK/vm/data")  # samples only, without indexdb and caches
-    echo "$size $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') $rows $data_size" >> "$WORK/vm.txt"
+    echo "$size $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') $rows $data_size $(awk -v a="$c0" -v b="$c1" 'BEGIN{print b-a}')" >> "$WORK/vm.txt"
     log "vm run $i: $size bytes ($data_size in data/), rows $rows"
   done
   M_BYTES=$(awk '{print $1}' "$WORK/vm.txt" | median)
@@ -144,6 +149,8 @@ if [[ "${SKIP_VM:-0}" != 1 ]]; then
   M_BPS=$(awk -v b="$M_BYTES" -v s="$SAMPLES" 'BEGIN {printf "%.4f", b/s}')
   M_DATA_BPS=$(awk -v b="$M_DATA" -v s="$SAMPLES" 'BEGIN {printf "%.4f", b/s}')
   M_RATE=$(awk -v t="$M_SECS" -v s="$SAMPLES" 'BEGIN {printf "%.0f", s/t}')
+  M_CPU=$(awk '{print $5}' "$WORK/vm.txt" | median)
+  M_CPU_RATE=$(awk -v t="$M_CPU" -v s="$SAMPLES" 'BEGIN {printf "%.0f", s/t}')
   log "victoria-metrics: $M_BPS B/sample ($M_BYTES bytes), $M_RATE samples/s (${M_SECS}s)"
 fi
 
@@ -152,10 +159,10 @@ cat <<EOF
 dataset: $FILE ($(dir_bytes "$FILE") bytes, $SAMPLES samples)
 machine: $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%d)
 
-| system | bytes/sample | ingest samples/s | notes |
-|---|---|---|---|
-| Vigil chunk codec | $V_BPS | $V_ENC (encode), $V_DEC (decode) | 2 h chunks, one core, median of $RUNS |
-| Vigil Db (engine) | $VDB_BPS | $VDB_RATE | Append per timestamp, after Maintain+Close |
-| Prometheus 2.42 | $P_BPS | $P_RATE | promtool create-blocks-from openmetrics, median of $PEER_RUNS |
-| VictoriaMetrics 1.79 | $M_BPS ($M_DATA_BPS in data/) | $M_RATE | import/prometheus + force_merge, median of $PEER_RUNS |
+| system | bytes/sample | ingest samples/s (wall) | per CPU-second | notes |
+|---|---|---|---|---|
+| Vigil chunk codec | $V_BPS | $V_ENC (encode), $V_DEC (decode) | same (one core) | 2 h chunks, one core, median of $RUNS |
+| Vigil Db (engine) | $VDB_BPS | $VDB_RATE | $VDB_CPU_RATE | Append per timestamp, after Maintain+Close |
+| Prometheus 2.42 | $P_BPS | $P_RATE | n/a | promtool create-blocks-from openmetrics, median of $PEER_RUNS |
+| VictoriaMetrics 1.79 | $M_BPS ($M_DATA_BPS in data/) | $M_RATE | $M_CPU_RATE | import/prometheus + force_merge, median of $PEER_RUNS |
 EOF

@@ -168,7 +168,7 @@ Status DbImpl::ApplyRecord(uint64_t segment, std::string_view body) {
     case WalRecordType::kSeries:
       // Already in the catalog, or a conflicting leftover: the catalog wins.
       if (index_.LabelsOf(rec.series_id) != nullptr) break;
-      if (index_.Find(wire::LabelsToString(rec.labels))) break;
+      if (index_.Find(rec.labels)) break;
       if (!CheckLabels(rec.labels).ok()) break;
       AddSeriesLocked(rec.series_id, rec.labels, segment);
       break;
@@ -201,7 +201,7 @@ Status DbImpl::NoteFamilyLocked(const wire::MetricFamily& f, std::vector<std::st
 
 Result<uint64_t> DbImpl::SeriesIdLocked(const wire::Labels& labels,
                                         std::vector<std::string>* records) {
-  if (auto id = index_.Find(wire::LabelsToString(labels))) return *id;
+  if (auto id = index_.Find(labels)) return *id;
   uint64_t id = next_id_++;
   AddSeriesLocked(id, labels, wal_->segment());
   records->push_back(EncodeSeriesRecord(id, labels));

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "core/coding.h"
+
 namespace vigil::tsdb {
 namespace {
 
@@ -28,17 +30,30 @@ std::vector<uint64_t> Subtract(const std::vector<uint64_t>& a, const std::vector
 
 }  // namespace
 
-std::optional<uint64_t> SeriesIndex::Find(const std::string& key) const {
-  auto it = by_key_.find(key);
+std::string SeriesIndex::Key(const wire::Labels& labels) {
+  size_t n = 0;
+  for (const auto& l : labels) n += l.name.size() + l.value.size() + 4;
+  std::string key;
+  key.reserve(n);
+  for (const auto& l : labels) {
+    PutLengthPrefixed(&key, l.name);
+    PutLengthPrefixed(&key, l.value);
+  }
+  return key;
+}
+
+std::optional<uint64_t> SeriesIndex::Find(const wire::Labels& labels) const {
+  auto it = by_key_.find(Key(labels));
   if (it == by_key_.end()) return std::nullopt;
   return it->second;
 }
 
 Status SeriesIndex::Add(uint64_t id, const wire::Labels& labels) {
-  std::string key = wire::LabelsToString(labels);
   if (labels_.count(id) != 0)
     return Status(StatusCode::kAlreadyExists, "series id " + std::to_string(id));
-  if (!by_key_.emplace(key, id).second) return Status(StatusCode::kAlreadyExists, "series " + key);
+  if (!by_key_.emplace(Key(labels), id).second) {
+    return Status(StatusCode::kAlreadyExists, "series " + wire::LabelsToString(labels));
+  }
   labels_.emplace(id, labels);
   for (const auto& l : labels) {
     Postings& p = postings_[l.name][l.value];

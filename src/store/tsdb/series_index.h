@@ -22,8 +22,8 @@ namespace vigil::tsdb {
 
 class SeriesIndex {
  public:
-  // The id of a label set, if known. `key` is LabelsToString(labels).
-  std::optional<uint64_t> Find(const std::string& key) const;
+  // The id of a label set, if known.
+  std::optional<uint64_t> Find(const wire::Labels& labels) const;
   // Adds a series. Fails if the id or the label set is already present.
   Status Add(uint64_t id, const wire::Labels& labels);
   const wire::Labels* LabelsOf(uint64_t id) const;
@@ -41,6 +41,10 @@ class SeriesIndex {
   Postings Select(const std::string& name, bool empty_matches, Pred pred) const;
   Postings AllIds() const;
 
+  // Keyed by Key(labels): length-prefixed names and values, which is
+  // unambiguous and several times cheaper to build than LabelsToString's
+  // escaped form (it is on the append path of every sample).
+  static std::string Key(const wire::Labels& labels);
   std::unordered_map<std::string, uint64_t> by_key_;
   std::map<uint64_t, wire::Labels> labels_;  // ordered: AllIds() comes out sorted
   // name -> value -> sorted ids

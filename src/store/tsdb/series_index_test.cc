@@ -30,8 +30,8 @@ class SeriesIndexTest : public ::testing::Test {
 using V = std::vector<uint64_t>;
 
 TEST_F(SeriesIndexTest, FindAndDuplicates) {
-  EXPECT_EQ(index_.Find(wire::LabelsToString(L({{"__name__", "gpu_temp"}, {"gpu", "0"}}))), 3u);
-  EXPECT_FALSE(index_.Find("{x=\"y\"}").has_value());
+  EXPECT_EQ(index_.Find(L({{"__name__", "gpu_temp"}, {"gpu", "0"}})), 3u);
+  EXPECT_FALSE(index_.Find(L({{"x", "y"}})).has_value());
   EXPECT_EQ(index_.Add(3, L({{"a", "b"}})).code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(index_.Add(9, L({{"__name__", "gpu_temp"}, {"gpu", "0"}})).code(),
             StatusCode::kAlreadyExists);
