@@ -1,12 +1,12 @@
 #include "api/routes.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <nlohmann/json.hpp>
 
 #include "api/exposition.h"
 #include "api/http_client.h"
+#include "core/temp_dir.h"
 #include "wire/frame.h"
 
 namespace vigil::api {
@@ -17,9 +17,6 @@ using std::chrono::seconds;
 class RoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/vigil_routes_test_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     tsdb::Options o;
     o.dir = dir_ + "/tsdb";
     auto db = tsdb::Db::Open(o);
@@ -41,7 +38,6 @@ class RoutesTest : public ::testing::Test {
   void TearDown() override {
     server_->Stop();
     (void)db_->Close();
-    std::system(("rm -rf " + dir_).c_str());
   }
 
   std::string Frame(uint64_t seq, int64_t t) {
@@ -58,7 +54,8 @@ class RoutesTest : public ::testing::Test {
     return wire::EncodeFrame(wire::FrameKind::kMetrics, wire::EncodeMetricBatch(batch), true);
   }
 
-  std::string dir_, base_;
+  TempDir tmp_;
+  std::string dir_ = tmp_.path(), base_;
   std::unique_ptr<tsdb::Db> db_;
   std::unique_ptr<ingest::Ingester> ingester_;
   std::unique_ptr<HttpServer> server_;

@@ -1,24 +1,19 @@
 #include "cli/home.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/env.h"
+#include "core/temp_dir.h"
 
 namespace vigil::cli {
 namespace {
 
 class HomeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/vigil_home_test_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    paths_.home = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf " + paths_.home).c_str()); }
-  HomePaths paths_;
+  TempDir tmp_;
+  HomePaths paths_{tmp_.path()};
 };
 
 TEST_F(HomeTest, FlagBeatsEnvironment) {

@@ -3,9 +3,10 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "core/temp_dir.h"
 
 namespace vigil::cli {
 namespace {
@@ -15,12 +16,9 @@ using Level = CheckResult::Level;
 class PreflightTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/vigil_preflight_test_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    in_.paths.home = tmpl;
+    in_.paths.home = tmp_.path();
     in_.listen = "127.0.0.1:0";
   }
-  void TearDown() override { std::system(("rm -rf " + in_.paths.home).c_str()); }
 
   const CheckResult* Find(const std::vector<CheckResult>& rs, std::string_view word) {
     for (const auto& r : rs) {
@@ -28,6 +26,7 @@ class PreflightTest : public ::testing::Test {
     }
     return nullptr;
   }
+  TempDir tmp_;
   PreflightInput in_;
 };
 

@@ -1,21 +1,17 @@
 #include "core/env.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
+
+#include "core/temp_dir.h"
 
 namespace vigil {
 namespace {
 
 class EnvTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/vigil_env_test_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
   Env* env_ = Env::Default();
-  std::string dir_;
+  TempDir tmp_;
+  std::string dir_ = tmp_.path();
 };
 
 TEST_F(EnvTest, AtomicWriteThenBoundedRead) {

@@ -1,8 +1,8 @@
 #include "ingest/ingester.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
+#include "core/temp_dir.h"
 #include "wire/frame.h"
 
 namespace vigil::ingest {
@@ -11,11 +11,8 @@ namespace {
 class IngesterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/vigil_ingest_test_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     tsdb::Options o;
-    o.dir = dir_;
+    o.dir = tmp_.path();
     auto db = tsdb::Db::Open(o);
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     db_ = std::move(db).value();
@@ -25,7 +22,6 @@ class IngesterTest : public ::testing::Test {
     ingester_.reset();
     if (db_) (void)db_->Close();
     db_.reset();
-    std::system(("rm -rf " + dir_).c_str());
   }
 
   static std::string Frame(uint64_t seq, int64_t t, double v, bool compress = false) {
@@ -43,7 +39,7 @@ class IngesterTest : public ::testing::Test {
     return r.ok() ? *r : std::vector<wire::Series>{};
   }
 
-  std::string dir_;
+  TempDir tmp_;
   std::unique_ptr<tsdb::Db> db_;
   std::unique_ptr<Ingester> ingester_;
 };

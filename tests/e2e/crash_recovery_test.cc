@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 
 #include "api/http_client.h"
 #include "cli/home.h"
+#include "core/temp_dir.h"
 #include "store/tsdb/db.h"
 
 extern char** environ;
@@ -22,23 +22,17 @@ using std::chrono::seconds;
 
 class CrashRecoveryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/vigil_crash_test_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    paths_.home = tmpl;
-  }
   void TearDown() override {
     if (pid_ > 0) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
-    std::system(("rm -rf " + paths_.home).c_str());
   }
 
   void StartVigil() {
     std::string bin = std::string(getenv("VIGIL_BIN"));
-    std::vector<std::string> args = {bin, "up", "--foreground", "--home", paths_.home,
-                                     "--listen", "127.0.0.1:0"};
+    std::vector<std::string> args = {bin,         "up",       "--foreground", "--home",
+                                     paths_.home, "--listen", "127.0.0.1:0"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -79,7 +73,8 @@ class CrashRecoveryTest : public ::testing::Test {
     return (*sel)[0].samples;
   }
 
-  cli::HomePaths paths_;
+  TempDir tmp_;
+  cli::HomePaths paths_{tmp_.path()};
   pid_t pid_ = 0;
   std::string url_;
 };

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <set>
 
+#include "core/env_wrapper.h"
+
 namespace vigil::collect {
 namespace {
 
@@ -45,39 +47,17 @@ struct Gate {
 };
 
 // The real files, a fixed wall clock, and reads of one path that hang.
-class FakeEnv final : public Env {
+class FakeEnv final : public EnvWrapper {
  public:
+  FakeEnv() : EnvWrapper(Env::Default()) {}
   std::string block_suffix;  // set before use
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
 
   Result<std::string> ReadFile(const std::string& path, size_t max) override {
     if (!block_suffix.empty() && path.ends_with(block_suffix)) gate->Wait();
-    return real_->ReadFile(path, max);
+    return base()->ReadFile(path, max);
   }
-  Status WriteFileAtomic(const std::string& p, std::string_view d) override {
-    return real_->WriteFileAtomic(p, d);
-  }
-  Result<std::unique_ptr<AppendableFile>> OpenAppendable(const std::string& p) override {
-    return real_->OpenAppendable(p);
-  }
-  Result<std::vector<std::string>> ListDir(const std::string& p) override {
-    return real_->ListDir(p);
-  }
-  Status CreateDirs(const std::string& p) override { return real_->CreateDirs(p); }
-  Status RemoveFile(const std::string& p) override { return real_->RemoveFile(p); }
-  Status RenameFile(const std::string& a, const std::string& b) override {
-    return real_->RenameFile(a, b);
-  }
-  bool FileExists(const std::string& p) override { return real_->FileExists(p); }
-  Result<uint64_t> FileSize(const std::string& p) override { return real_->FileSize(p); }
-  Result<uint64_t> DirSize(const std::string& p) override { return real_->DirSize(p); }
-  Result<FsUsage> GetFsUsage(const std::string& p) override { return real_->GetFsUsage(p); }
   int64_t NowMillis() override { return 1700000123456; }
-  int64_t MonotonicMillis() override { return real_->MonotonicMillis(); }
-  void SleepMillis(int64_t ms) override { real_->SleepMillis(ms); }
-
- private:
-  Env* real_ = Env::Default();
 };
 
 // One pass, indexed by the series' full label set.
