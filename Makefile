@@ -22,6 +22,7 @@ $(ASAN_BUILD)/build.ninja:
 
 build:
 	@scripts/deps.sh build
+	@scripts/web.sh $(WEB_FLAGS)
 	@$(MAKE) --no-print-directory $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j$(JOBS)
 
@@ -36,9 +37,11 @@ down:
 status:
 	@$(VIGIL) status $(ARGS)
 
+# Tests need the UI bundle and its npm packages (the browser test registers
+# only when they are there), so a missing node is an error here.
 test:
 	@scripts/deps.sh test
-	@$(MAKE) --no-print-directory test-release test-asan
+	@$(MAKE) --no-print-directory WEB_FLAGS=--require test-release test-asan
 
 test-release: build
 	cd $(BUILD) && $(CTEST)
@@ -46,6 +49,7 @@ test-release: build
 # Sanitizers catch memory and UB errors the release build hides. Timing-heavy
 # peer comparisons run in the release build only (label: peer).
 test-asan:
+	@scripts/web.sh $(WEB_FLAGS)
 	@$(MAKE) --no-print-directory $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

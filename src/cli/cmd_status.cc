@@ -1,10 +1,9 @@
 // `vigil status`: asks the running instance for /api/v1/status and prints it
 // for a person (or raw with --json).
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "api/http_client.h"
@@ -39,8 +38,9 @@ void PrintGpu(const json& gpu) {
   } else if (state == "no_driver") {
     std::printf("GPUs:      none (no NVIDIA driver found: libnvidia-ml.so.1 is not installed)\n");
   } else if (state == "starting") {
-    std::printf("GPUs:      NVIDIA driver found, still initialising (this can take a while "
-                "without persistence mode)\n");
+    std::printf(
+        "GPUs:      NVIDIA driver found, still initialising (this can take a while "
+        "without persistence mode)\n");
   } else if (state.empty()) {
     std::printf("GPUs:      not reported yet\n");
   } else {
@@ -48,8 +48,9 @@ void PrintGpu(const json& gpu) {
                 gpu.contains("message") ? ": " : "", Str(gpu, "message").c_str());
   }
   if (gpu.contains("responsive") && !gpu["responsive"].get<bool>()) {
-    std::printf("           WARNING: the NVIDIA driver is not responding; GPU metrics are paused "
-                "until it does (check `dmesg` for Xid errors)\n");
+    std::printf(
+        "           WARNING: the NVIDIA driver is not responding; GPU metrics are paused "
+        "until it does (check `dmesg` for Xid errors)\n");
   }
 }
 
@@ -84,7 +85,8 @@ int RunStatus(const StatusFlags& flags) {
     HomePaths paths{ResolveHome(flags.home)};
     auto running = FindRunningInstance(paths);
     if (!running) {
-      std::printf("Vigil is not running (home %s). Start it with `vigil up`.\n", paths.home.c_str());
+      std::printf("Vigil is not running (home %s). Start it with `vigil up`.\n",
+                  paths.home.c_str());
       return 3;  // LSB "program is not running"
     }
     base = running->url;

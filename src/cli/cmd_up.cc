@@ -84,12 +84,19 @@ std::string LogSince(const std::string& path, uint64_t from, size_t bytes) {
 int StartBackground(const UpFlags& flags, const HomePaths& paths) {
   int log_fd = ::open(paths.log_file().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) {
-    std::fprintf(stderr, "vigil: cannot open %s: %s\n", paths.log_file().c_str(), std::strerror(errno));
+    std::fprintf(stderr, "vigil: cannot open %s: %s\n", paths.log_file().c_str(),
+                 std::strerror(errno));
     return 1;
   }
   uint64_t log_start = Env::Default()->FileSize(paths.log_file()).value_or(0);
-  std::vector<std::string> args = {"/proc/self/exe", "up", "--daemon-child", "--listen", flags.listen,
-                                   "--home", paths.home, "--interval-ms",
+  std::vector<std::string> args = {"/proc/self/exe",
+                                   "up",
+                                   "--daemon-child",
+                                   "--listen",
+                                   flags.listen,
+                                   "--home",
+                                   paths.home,
+                                   "--interval-ms",
                                    std::to_string(flags.interval_ms)};
   if (!flags.node.empty()) args.insert(args.end(), {"--node", flags.node});
   std::vector<char*> argv;
@@ -120,7 +127,8 @@ int StartBackground(const UpFlags& flags, const HomePaths& paths) {
     int wstatus = 0;
     if (::waitpid(pid, &wstatus, WNOHANG) == pid) {
       std::string tail = LogSince(paths.log_file(), log_start, 4096);
-      std::fprintf(stderr, "vigil: the background process exited during start-up. Its log (%s):\n%s",
+      std::fprintf(stderr,
+                   "vigil: the background process exited during start-up. Its log (%s):\n%s",
                    paths.log_file().c_str(), tail.c_str());
       return 1;
     }
@@ -159,7 +167,8 @@ int RunUp(const UpFlags& flags) {
   std::printf("%s", FormatChecks(checks).c_str());
   std::fflush(stdout);
   if (AnyFailed(checks)) {
-    std::fprintf(stderr, "vigil: not started; fix the FAIL lines above and run `vigil up` again.\n");
+    std::fprintf(stderr,
+                 "vigil: not started; fix the FAIL lines above and run `vigil up` again.\n");
     return 1;
   }
   if (flags.foreground) return RunForeground(flags, paths);

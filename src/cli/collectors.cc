@@ -7,7 +7,8 @@
 
 namespace vigil::cli {
 
-std::vector<std::unique_ptr<collect::MetricCollector>> BuildCollectors(const std::string& node_name) {
+std::vector<std::unique_ptr<collect::MetricCollector>> BuildCollectors(
+    const std::string& node_name) {
   std::vector<std::unique_ptr<collect::MetricCollector>> out;
   auto system = collect::SystemCollector::Create({});
   if (system.ok()) {
@@ -33,7 +34,8 @@ CheckResult NvmlPreflightCheck() {
       return {Level::kOk, "NVIDIA driver found: " + inv->Summary(), ""};
     case collect::NvmlState::kNoDriver:
       return {Level::kInfo,
-              "no NVIDIA driver found (" + inv->library_path + " is not installed): GPU metrics are off",
+              "no NVIDIA driver found (" + inv->library_path +
+                  " is not installed): GPU metrics are off",
               "install the NVIDIA driver to get GPU metrics; Vigil picks it up on its own"};
     default:
       return {Level::kWarn, "NVIDIA driver found but not usable: " + inv->Summary(),

@@ -29,6 +29,13 @@ struct StatusFlags {
 };
 int RunStatus(const StatusFlags& flags);
 
+struct DemoFlags {
+  std::string listen = "127.0.0.1:9300";
+  std::string home;  // default: the normal home with "-demo" appended
+  std::string node;
+};
+int RunDemo(const DemoFlags& flags);
+
 int RunVersion();
 const char* VersionString();
 

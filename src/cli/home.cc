@@ -34,11 +34,16 @@ Result<RunState> ParseRunState(const std::string& text) {
     size_t eq = line.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
-    if (key == "pid") s.pid = static_cast<int>(ParseInt64(value).value_or(0));
-    else if (key == "url") s.url = value;
-    else if (key == "listen") s.listen = value;
-    else if (key == "started_ms") s.started_ms = ParseInt64(value).value_or(0);
-    else if (key == "version") s.version = value;
+    if (key == "pid")
+      s.pid = static_cast<int>(ParseInt64(value).value_or(0));
+    else if (key == "url")
+      s.url = value;
+    else if (key == "listen")
+      s.listen = value;
+    else if (key == "started_ms")
+      s.started_ms = ParseInt64(value).value_or(0);
+    else if (key == "version")
+      s.version = value;
   }
   if (s.pid <= 0 || s.url.empty()) return Corruption("run state file lacks pid or url");
   return s;

@@ -37,8 +37,8 @@ struct HomePaths {
 // What a running instance records about itself.
 struct RunState {
   int pid = 0;
-  std::string url;      // http://127.0.0.1:9300
-  std::string listen;   // 127.0.0.1:9300
+  std::string url;     // http://127.0.0.1:9300
+  std::string listen;  // 127.0.0.1:9300
   int64_t started_ms = 0;
   std::string version;
 };

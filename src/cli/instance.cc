@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include "api/http_server.h"
+#include "api/query_routes.h"
 #include "api/routes.h"
+#include "api/web_routes.h"
 #include "collect/metrics/loop.h"
 #include "core/env.h"
 #include "core/log.h"
@@ -46,7 +48,8 @@ std::string DefaultNodeName() {
 }
 
 Result<std::unique_ptr<Instance>> Instance::Start(
-    const InstanceOptions& options, std::vector<std::unique_ptr<collect::MetricCollector>> collectors) {
+    const InstanceOptions& options,
+    std::vector<std::unique_ptr<collect::MetricCollector>> collectors) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   Env* env = Env::Default();
@@ -55,22 +58,28 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     VIGIL_RETURN_IF_ERROR(env->CreateDirs(dir));
   }
   VIGIL_ASSIGN_OR_RETURN(impl->lock, InstanceLock::Acquire(paths));
+  // A state file left by a killed instance names a dead pid and URL; with the
+  // lock now ours, it must not be read as ours until we write the new one.
+  (void)env->RemoveFile(paths.state_file());
 
   tsdb::Options db_options;
   db_options.dir = paths.tsdb_dir();
   auto db = tsdb::Db::Open(db_options);
-  if (!db.ok()) return db.status().WithContext("cannot open the metrics store in " + db_options.dir);
+  if (!db.ok())
+    return db.status().WithContext("cannot open the metrics store in " + db_options.dir);
   impl->db = std::move(db).value();
   impl->ingester = std::make_unique<ingest::Ingester>(impl->db.get());
 
   int64_t started_ms = env->NowMillis();
   api::CoreRouteDeps deps;
-  deps.info = {kVersion, started_ms, paths.home, options.listen, options.node_name,
-               paths.data_dir()};
+  deps.info = {kVersion,       started_ms,        paths.home,
+               options.listen, options.node_name, paths.data_dir()};
   deps.db = impl->db.get();
   deps.ingester = impl->ingester.get();
   api::Router router;
   api::AddCoreRoutes(&router, deps);
+  api::AddQueryRoutes(&router, impl->db.get());
+  api::AddWebRoutes(&router);
   api::HttpServer::Options http_options;
   http_options.listen = options.listen;
   http_options.error_log = [](std::string_view msg) { Log(LogLevel::kWarn, msg); };

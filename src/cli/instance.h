@@ -30,7 +30,8 @@ class Instance {
   // collectors, and records the run state. Fails cleanly (nothing left
   // running) with a message that says what to do.
   static Result<std::unique_ptr<Instance>> Start(
-      const InstanceOptions& options, std::vector<std::unique_ptr<collect::MetricCollector>> collectors);
+      const InstanceOptions& options,
+      std::vector<std::unique_ptr<collect::MetricCollector>> collectors);
   ~Instance();
 
   // Stops collection, then the server, then closes the store. Idempotent.

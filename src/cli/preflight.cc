@@ -75,7 +75,8 @@ CheckResult CheckPort(const std::string& listen) {
 
 CheckResult CheckDisk(const PreflightInput& in) {
   auto usage = Env::Default()->GetFsUsage(in.paths.home);
-  if (!usage.ok()) return {Level::kWarn, "cannot read free disk space: " + usage.status().message(), ""};
+  if (!usage.ok())
+    return {Level::kWarn, "cannot read free disk space: " + usage.status().message(), ""};
   std::string what = HumanBytes(usage->avail_bytes) + " free on the disk holding " + in.paths.home;
   if (usage->avail_bytes < in.min_free_bytes) {
     return {Level::kFail, "only " + what,

@@ -23,8 +23,8 @@ struct PreflightInput {
   // Describes what NVML detection found; injected so preflight does not
   // depend on the GPU collector's internals.
   std::function<CheckResult()> nvml_check;
-  uint64_t min_free_bytes = 256ull << 20;   // below: refuse to start
-  uint64_t warn_free_bytes = 2ull << 30;    // below: warn
+  uint64_t min_free_bytes = 256ull << 20;  // below: refuse to start
+  uint64_t warn_free_bytes = 2ull << 30;   // below: warn
 };
 
 std::vector<CheckResult> RunPreflight(const PreflightInput& in);

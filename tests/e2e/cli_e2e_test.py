@@ -181,6 +181,30 @@ class VigilE2E(unittest.TestCase):
         self.assertEqual(series(parse_metrics(body), "DCGM_FI_DEV_GPU_UTIL"), {})
         self.assertTrue(series(parse_metrics(body), "node_load1"))
 
+    def test_demo_runs_on_its_embedded_fake_gpus(self):
+        """`vigil demo` needs no GPU and no files beside the binary."""
+        env = dict(os.environ)
+        env.pop("VIGIL_NVML_LIBRARY", None)
+        env.pop("VIGIL_FAKE_NVML_SCENARIO", None)
+        url = f"http://127.0.0.1:{self.port}"
+        p = subprocess.Popen([VIGIL, "demo", "--home", self.home, "--listen", f"127.0.0.1:{self.port}"],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            def eight_h100s():
+                s = json.loads(get(url + "/api/v1/status")[1])
+                return s["gpu"].get("state") == "ok" and len(s["gpu"]["gpus"]) == 8
+            self.wait_for(eight_h100s, what="the demo's 8 GPUs")
+            _, page = get(url + "/")
+            self.assertIn("<html", page.lower())
+            _, body = get(url + "/api/v1/query?query=count(DCGM_FI_DEV_GPU_UTIL)")
+            self.assertEqual(json.loads(body)["data"]["result"][0]["value"][1], "8")
+        finally:
+            p.terminate()
+            out, _ = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0, out)
+        self.assertIn("8 simulated NVIDIA H100 GPUs", out)
+        self.assertIn(f"Vigil is running at {url}", out)
+
     def test_version(self):
         p = subprocess.run([VIGIL, "version"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0)

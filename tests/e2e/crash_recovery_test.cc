@@ -38,7 +38,8 @@ class CrashRecoveryTest : public ::testing::Test {
     argv.push_back(nullptr);
     ASSERT_EQ(posix_spawn(&pid_, bin.c_str(), nullptr, nullptr, argv.data(), environ), 0);
     for (int i = 0; i < 300; ++i) {
-      if (auto running = cli::FindRunningInstance(paths_)) {
+      auto running = cli::FindRunningInstance(paths_);
+      if (running && running->pid == pid_) {
         url_ = running->url;
         return;
       }

@@ -1,0 +1,58 @@
+// Internal to the evaluator: the column-wise value representation shared by
+// engine.cc (selectors, dispatch), functions.cc, aggregate.cc and binary.cc.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "query/ast.h"
+#include "query/engine.h"
+
+namespace vigil::query::internal {
+
+// One output series: slot i holds the value at step i when ok[i] is set.
+struct StepSeries {
+  wire::Labels labels;
+  std::vector<double> v;
+  std::vector<uint8_t> ok;
+};
+
+struct Value {
+  ValueType type = ValueType::kVector;
+  std::vector<double> scalar;   // kScalar: one per step
+  std::vector<StepSeries> vec;  // kVector
+  std::string str;              // kString
+};
+
+struct EvalContext {
+  const tsdb::Db* db = nullptr;
+  EngineOptions opts;
+  std::vector<int64_t> steps;  // evaluation timestamps
+  int64_t deadline_ms = 0;     // on opts.env's monotonic clock
+  uint64_t samples_loaded = 0;
+
+  size_t n() const { return steps.size(); }
+  Status CheckDeadline() const;
+  StepSeries NewSeries(wire::Labels labels) const {
+    return {std::move(labels), std::vector<double>(n()), std::vector<uint8_t>(n())};
+  }
+};
+
+Result<Value> Eval(const Node& node, EvalContext* ctx);
+// Series matching the selector with samples in [first step - offset - extra,
+// last step - offset], counted against the sample budget.
+Result<std::vector<wire::Series>> SelectForSteps(const Node& sel, int64_t extra_ms,
+                                                 EvalContext* ctx);
+
+Result<Value> EvalCall(const Node& node, EvalContext* ctx);
+Result<Value> EvalAggregate(const Node& node, EvalContext* ctx);
+Result<Value> EvalBinary(const Node& node, EvalContext* ctx);
+
+// Drops __name__ from every series.
+void DropMetricName(std::vector<StepSeries>* vec);
+// Joins series whose labels became equal (after a name was dropped); an error
+// when two of them have a value at the same step, as Prometheus reports.
+Status MergeSameLabels(std::vector<StepSeries>* vec);
+
+}  // namespace vigil::query::internal

@@ -1,0 +1,357 @@
+// Functions over range vectors (rate, *_over_time, ...) and instant vectors
+// (abs, clamp_*, absent). Formulas follow Prometheus 2.42's promql/functions.go
+// step for step, including the order of floating-point operations, so results
+// agree bit for bit (the golden test checks this against promtool).
+#include "query/functions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "query/eval.h"
+
+namespace vigil::query {
+namespace {
+
+using V = ValueType;
+
+const std::vector<FunctionInfo>& Table() {
+  static const std::vector<FunctionInfo> kTable = {
+      {"rate", {V::kMatrix}},
+      {"irate", {V::kMatrix}},
+      {"increase", {V::kMatrix}},
+      {"delta", {V::kMatrix}},
+      {"deriv", {V::kMatrix}},
+      {"avg_over_time", {V::kMatrix}},
+      {"min_over_time", {V::kMatrix}},
+      {"max_over_time", {V::kMatrix}},
+      {"sum_over_time", {V::kMatrix}},
+      {"count_over_time", {V::kMatrix}},
+      {"last_over_time", {V::kMatrix}},
+      {"quantile_over_time", {V::kScalar, V::kMatrix}},
+      {"abs", {V::kVector}},
+      {"clamp_min", {V::kVector, V::kScalar}},
+      {"clamp_max", {V::kVector, V::kScalar}},
+      {"absent", {V::kVector}},
+  };
+  return kTable;
+}
+
+}  // namespace
+
+const FunctionInfo* FindFunction(std::string_view name) {
+  for (const auto& f : Table()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+bool IsKnownUnsupportedFunction(std::string_view name) {
+  static const char* kNames[] = {"absent_over_time",
+                                 "acos",
+                                 "acosh",
+                                 "asin",
+                                 "asinh",
+                                 "atan",
+                                 "atanh",
+                                 "ceil",
+                                 "changes",
+                                 "clamp",
+                                 "cos",
+                                 "cosh",
+                                 "day_of_month",
+                                 "day_of_week",
+                                 "day_of_year",
+                                 "days_in_month",
+                                 "deg",
+                                 "exp",
+                                 "floor",
+                                 "histogram_count",
+                                 "histogram_fraction",
+                                 "histogram_quantile",
+                                 "histogram_sum",
+                                 "holt_winters",
+                                 "hour",
+                                 "idelta",
+                                 "label_join",
+                                 "label_replace",
+                                 "ln",
+                                 "log10",
+                                 "log2",
+                                 "minute",
+                                 "month",
+                                 "pi",
+                                 "predict_linear",
+                                 "present_over_time",
+                                 "rad",
+                                 "resets",
+                                 "round",
+                                 "scalar",
+                                 "sgn",
+                                 "sin",
+                                 "sinh",
+                                 "sort",
+                                 "sort_desc",
+                                 "sqrt",
+                                 "stddev_over_time",
+                                 "stdvar_over_time",
+                                 "tan",
+                                 "tanh",
+                                 "time",
+                                 "timestamp",
+                                 "vector",
+                                 "year"};
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+namespace internal {
+namespace {
+
+using Span = const wire::Sample*;
+
+// Go's math.Max/Min: NaN wins, unlike std::fmax.
+double GoMax(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::nan("");
+  return a > b ? a : b;
+}
+double GoMin(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::nan("");
+  return a < b ? a : b;
+}
+
+struct Window {
+  Span b, e;
+  int64_t range_start, range_end, range_ms;
+  double param;  // quantile_over_time's phi at this step
+  size_t size() const { return static_cast<size_t>(e - b); }
+};
+
+// Prometheus' extrapolatedRate: rate, increase, delta.
+bool ExtrapolatedRate(const Window& w, bool counter, bool rate, double* out) {
+  if (w.size() < 2) return false;
+  const wire::Sample& first = w.b[0];
+  const wire::Sample& last = w.e[-1];
+  double result = last.value - first.value;
+  if (counter) {
+    double last_value = 0;
+    for (Span p = w.b; p != w.e; ++p) {
+      if (p->value < last_value) result += last_value;
+      last_value = p->value;
+    }
+  }
+  double to_start = static_cast<double>(first.t_ms - w.range_start) / 1000;
+  double to_end = static_cast<double>(w.range_end - last.t_ms) / 1000;
+  double sampled = static_cast<double>(last.t_ms - first.t_ms) / 1000;
+  double avg_between = sampled / static_cast<double>(w.size() - 1);
+  if (counter && result > 0 && first.value >= 0) {
+    // A counter cannot have been below zero: do not extrapolate past that.
+    double to_zero = sampled * (first.value / result);
+    if (to_zero < to_start) to_start = to_zero;
+  }
+  double threshold = avg_between * 1.1;
+  double interval = sampled;
+  interval += to_start < threshold ? to_start : avg_between / 2;
+  interval += to_end < threshold ? to_end : avg_between / 2;
+  // One factor, divided by the range first: the same rounding as Prometheus.
+  double factor = interval / sampled;
+  if (rate) factor /= static_cast<double>(w.range_ms) / 1000;
+  *out = result * factor;
+  return true;
+}
+
+bool IRate(const Window& w, double* out) {
+  if (w.size() < 2) return false;
+  const wire::Sample& last = w.e[-1];
+  const wire::Sample& prev = w.e[-2];
+  double result = last.value < prev.value ? last.value : last.value - prev.value;
+  int64_t interval = last.t_ms - prev.t_ms;
+  if (interval == 0) return false;
+  *out = result / (static_cast<double>(interval) / 1000);
+  return true;
+}
+
+// Least-squares slope with x relative to the first sample's time (precision).
+bool Deriv(const Window& w, double* out) {
+  if (w.size() < 2) return false;
+  double n = 0, sum_x = 0, sum_y = 0, sum_xy = 0, sum_x2 = 0;
+  int64_t intercept_time = w.b[0].t_ms;
+  for (Span p = w.b; p != w.e; ++p) {
+    double x = static_cast<double>(p->t_ms - intercept_time) / 1e3;
+    n += 1.0;
+    sum_x += x;
+    sum_y += p->value;
+    sum_xy += x * p->value;
+    sum_x2 += x * x;
+  }
+  double cov_xy = sum_xy - sum_x * sum_y / n;
+  double var_x = sum_x2 - sum_x * sum_x / n;
+  *out = cov_xy / var_x;
+  return true;
+}
+
+double Quantile(double q, std::vector<double>* values) {
+  if (values->empty() || std::isnan(q)) return std::nan("");
+  if (q < 0) return -std::numeric_limits<double>::infinity();
+  if (q > 1) return std::numeric_limits<double>::infinity();
+  std::sort(values->begin(), values->end());
+  double n = static_cast<double>(values->size());
+  double rank = q * (n - 1);
+  double lower = std::max(0.0, std::floor(rank));
+  double upper = std::min(n - 1, lower + 1);
+  double weight = rank - std::floor(rank);
+  return (*values)[static_cast<size_t>(lower)] * (1 - weight) +
+         (*values)[static_cast<size_t>(upper)] * weight;
+}
+
+bool OverTime(const std::string& name, const Window& w, double* out) {
+  if (w.size() == 0) return false;
+  if (name == "avg_over_time") {
+    double mean = 0, count = 0;
+    for (Span p = w.b; p != w.e; ++p) {
+      count++;
+      if (std::isinf(mean)) {
+        if (std::isinf(p->value) && (mean > 0) == (p->value > 0)) continue;
+        if (!std::isinf(p->value) && !std::isnan(p->value)) continue;
+      }
+      mean += p->value / count - mean / count;
+    }
+    *out = mean;
+  } else if (name == "sum_over_time") {
+    double sum = 0;
+    for (Span p = w.b; p != w.e; ++p) sum += p->value;
+    *out = sum;
+  } else if (name == "count_over_time") {
+    *out = static_cast<double>(w.size());
+  } else if (name == "last_over_time") {
+    *out = w.e[-1].value;
+  } else if (name == "max_over_time" || name == "min_over_time") {
+    bool is_max = name == "max_over_time";
+    double m = w.b[0].value;
+    for (Span p = w.b; p != w.e; ++p) {
+      if ((is_max ? p->value > m : p->value < m) || std::isnan(m)) m = p->value;
+    }
+    *out = m;
+  } else {  // quantile_over_time
+    std::vector<double> vals;
+    for (Span p = w.b; p != w.e; ++p) vals.push_back(p->value);
+    *out = Quantile(w.param, &vals);
+  }
+  return true;
+}
+
+bool RangeFunction(const std::string& name, const Window& w, double* out) {
+  if (name == "rate") return ExtrapolatedRate(w, true, true, out);
+  if (name == "increase") return ExtrapolatedRate(w, true, false, out);
+  if (name == "delta") return ExtrapolatedRate(w, false, false, out);
+  if (name == "irate") return IRate(w, out);
+  if (name == "deriv") return Deriv(w, out);
+  return OverTime(name, w, out);
+}
+
+// Evaluates a function over a range selector with a moving window per series.
+Result<Value> EvalRangeCall(const Node& n, const Node& sel, const std::vector<double>& param,
+                            EvalContext* ctx) {
+  VIGIL_ASSIGN_OR_RETURN(std::vector<wire::Series> series, SelectForSteps(sel, sel.range_ms, ctx));
+  Value out;
+  out.type = ValueType::kVector;
+  for (auto& s : series) {
+    VIGIL_RETURN_IF_ERROR(ctx->CheckDeadline());
+    StepSeries ss = ctx->NewSeries(std::move(s.labels));
+    Span base = s.samples.data();
+    size_t lo = 0, hi = 0, count = s.samples.size();
+    bool any = false;
+    for (size_t i = 0; i < ctx->n(); ++i) {
+      int64_t end = ctx->steps[i] - sel.offset_ms;
+      int64_t start = end - sel.range_ms;
+      while (lo < count && base[lo].t_ms < start) ++lo;
+      if (hi < lo) hi = lo;
+      while (hi < count && base[hi].t_ms <= end) ++hi;
+      Window w{base + lo, base + hi, start, end, sel.range_ms, param.empty() ? 0 : param[i]};
+      if (RangeFunction(n.name, w, &ss.v[i])) {
+        ss.ok[i] = 1;
+        any = true;
+      }
+    }
+    if (any) out.vec.push_back(std::move(ss));
+  }
+  if (n.name != "last_over_time") DropMetricName(&out.vec);
+  VIGIL_RETURN_IF_ERROR(MergeSameLabels(&out.vec));
+  return out;
+}
+
+// Labels of absent()'s output: the equality matchers of a plain selector.
+wire::Labels AbsentLabels(const Node& arg) {
+  wire::Labels labels;
+  if (arg.kind != NodeKind::kVectorSelector) return labels;
+  std::vector<std::string> seen_twice;
+  for (const auto& m : arg.matchers) {
+    if (m.type != tsdb::MatchType::kEqual || m.name == wire::kMetricNameLabel) continue;
+    bool dup = false;
+    for (const auto& l : labels) dup = dup || l.name == m.name;
+    if (dup) {
+      seen_twice.push_back(m.name);
+      continue;
+    }
+    labels.push_back({m.name, m.value});
+  }
+  std::erase_if(labels, [&](const wire::Label& l) {
+    return std::find(seen_twice.begin(), seen_twice.end(), l.name) != seen_twice.end();
+  });
+  wire::NormalizeLabels(&labels);
+  return labels;
+}
+
+Result<Value> EvalAbsent(const Node& n, EvalContext* ctx) {
+  VIGIL_ASSIGN_OR_RETURN(Value in, Eval(*n.args[0], ctx));
+  StepSeries ss = ctx->NewSeries(AbsentLabels(*n.args[0]));
+  bool any = false;
+  for (size_t i = 0; i < ctx->n(); ++i) {
+    bool present = false;
+    for (const auto& s : in.vec) present = present || s.ok[i];
+    if (present) continue;
+    ss.v[i] = 1;
+    ss.ok[i] = 1;
+    any = true;
+  }
+  Value out;
+  if (any) out.vec.push_back(std::move(ss));
+  return out;
+}
+
+// rate((x[5m])) is valid PromQL: the parentheses do not change the value.
+const Node& Unparen(const Node& n) { return n.kind == NodeKind::kParen ? Unparen(*n.args[0]) : n; }
+
+}  // namespace
+
+Result<Value> EvalCall(const Node& n, EvalContext* ctx) {
+  if (n.name == "absent") return EvalAbsent(n, ctx);
+  if (n.name == "quantile_over_time") {
+    VIGIL_ASSIGN_OR_RETURN(Value q, Eval(*n.args[0], ctx));
+    return EvalRangeCall(n, Unparen(*n.args[1]), q.scalar, ctx);
+  }
+  if (n.args.size() == 1 && Unparen(*n.args[0]).kind == NodeKind::kMatrixSelector) {
+    return EvalRangeCall(n, Unparen(*n.args[0]), {}, ctx);
+  }
+  VIGIL_ASSIGN_OR_RETURN(Value v, Eval(*n.args[0], ctx));
+  std::vector<double> bound;
+  if (n.args.size() > 1) {
+    VIGIL_ASSIGN_OR_RETURN(Value b, Eval(*n.args[1], ctx));
+    bound = std::move(b.scalar);
+  }
+  for (auto& s : v.vec) {
+    for (size_t i = 0; i < s.v.size(); ++i) {
+      if (n.name == "abs") s.v[i] = std::fabs(s.v[i]);
+      if (n.name == "clamp_min") s.v[i] = GoMax(bound[i], s.v[i]);
+      if (n.name == "clamp_max") s.v[i] = GoMin(bound[i], s.v[i]);
+    }
+  }
+  DropMetricName(&v.vec);
+  VIGIL_RETURN_IF_ERROR(MergeSameLabels(&v.vec));
+  return v;
+}
+
+}  // namespace internal
+}  // namespace vigil::query

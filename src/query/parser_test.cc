@@ -1,0 +1,83 @@
+// Lexer and parser: precedence, modifiers, errors with positions, and
+// precise messages for PromQL that Vigil does not evaluate.
+#include "query/parser.h"
+
+#include <gtest/gtest.h>
+
+namespace vigil::query {
+namespace {
+
+std::string P(std::string_view q) {
+  auto r = ParseExpr(q);
+  return r.ok() ? NodeToString(**r) : "ERROR " + r.status().message();
+}
+
+TEST(ParserTest, Precedence) {
+  EXPECT_EQ(P("1 + 2 * 3"), "(1 + (2 * 3))");
+  EXPECT_EQ(P("(1 + 2) * 3"), "((1 + 2) * 3)");
+  EXPECT_EQ(P("2 ^ 3 ^ 2"), "(2 ^ (3 ^ 2))");  // right-associative
+  EXPECT_EQ(P("1 - 2 - 3"), "((1 - 2) - 3)");
+  EXPECT_EQ(P("-a ^ 2"), "-(a{} ^ 2)");
+  EXPECT_EQ(P("-a * 2"), "(-a{} * 2)");
+  EXPECT_EQ(P("-2"), "-2");
+  EXPECT_EQ(P("a or b and c unless d"), "(a{} or ((b{} and c{}) unless d{}))");
+  EXPECT_EQ(P("a > bool 1 + 2"), "(a{} > bool (1 + 2))");
+  EXPECT_EQ(P("a / on(x, y) b"), "(a{} / on(x,y) b{})");
+  EXPECT_EQ(P("a * ignoring(x) b"), "(a{} * ignoring(x) b{})");
+}
+
+TEST(ParserTest, SelectorsAndCalls) {
+  EXPECT_EQ(P("up{job=\"a\",x!=\"b\",y=~'c.*',z!~`d`}"),
+            "up{job=\"a\",x!=\"b\",y=~\"c.*\",z!~\"d\"}");
+  EXPECT_EQ(P("rate(x[5m] offset 1h)"), "rate(x{}[300000ms] offset 3600000ms)");
+  EXPECT_EQ(P("sum by (a) (x)"), "sum by(a)(x{})");
+  EXPECT_EQ(P("sum(x) without (a)"), "sum without(a)(x{})");
+  EXPECT_EQ(P("topk(3, x)"), "topk(3, x{})");
+  EXPECT_EQ(P("quantile_over_time(0.9, x[1m])"), "quantile_over_time(0.9, x{}[60000ms])");
+  EXPECT_EQ(P("{__name__=~\"a.*\"}"), "{__name__=~\"a.*\"}");
+  EXPECT_EQ(P("0x10 + 1e2 + .5 + Inf"), "(((16 + 100) + 0.5) + inf)");
+}
+
+TEST(ParserTest, ErrorsCarryPositions) {
+  EXPECT_EQ(
+      P("sum(x"),
+      "ERROR 1:6: parse error: unexpected end of input in argument list, expected \",\" or \")\"");
+  EXPECT_EQ(P("x{a=1}"),
+            "ERROR 1:5: parse error: unexpected \"1\" in label matching, expected string");
+  EXPECT_EQ(P("1 > 2"),
+            "ERROR 1:3: parse error: comparisons between scalars must use BOOL modifier");
+  EXPECT_EQ(P("{}"),
+            "ERROR 1:1: parse error: vector selector must contain at least one non-empty matcher");
+  EXPECT_EQ(P("rate(x)"),
+            "ERROR 1:6: parse error: expected type range vector in call to function \"rate\", got "
+            "instant vector");
+  EXPECT_EQ(P("x and 1"),
+            "ERROR 1:3: parse error: set operator \"and\" not allowed in binary scalar expression");
+  EXPECT_EQ(P("foo(x)"), "ERROR 1:1: parse error: unknown function with name \"foo\"");
+  EXPECT_EQ(P(""), "ERROR 1:1: parse error: no expression found in input");
+  EXPECT_EQ(P("x{a=~\"(\"}"), P("x{a=~\"(\"}"));
+  EXPECT_NE(P("x{a=~\"(\"}").find("invalid regular expression"), std::string::npos);
+  EXPECT_EQ(P("a\n + )"), "ERROR 2:4: parse error: unexpected \")\"");
+}
+
+TEST(ParserTest, UnsupportedIsNamed) {
+  EXPECT_NE(
+      P("histogram_quantile(0.9, x)").find("histogram_quantile is not supported by Vigil yet"),
+      std::string::npos);
+  EXPECT_NE(P("a * on(x) group_left b").find("group_left (many-to-one matching) is not supported"),
+            std::string::npos);
+  EXPECT_NE(P("rate(x[5m:1m])").find("subqueries are not supported"), std::string::npos);
+  EXPECT_NE(P("x @ 100").find("the @ modifier is not supported"), std::string::npos);
+  EXPECT_NE(P("stddev(x)").find("stddev is not supported by Vigil yet"), std::string::npos);
+}
+
+TEST(ParserTest, Durations) {
+  EXPECT_EQ(*ParseDurationMs("1h30m"), 5'400'000);
+  EXPECT_EQ(*ParseDurationMs("500ms"), 500);
+  EXPECT_EQ(*ParseDurationMs("1d"), 86'400'000);
+  EXPECT_FALSE(ParseDurationMs("30m1h").ok());
+  EXPECT_FALSE(ParseDurationMs("5").ok());
+}
+
+}  // namespace
+}  // namespace vigil::query
