@@ -13,10 +13,14 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   size_t len;
   uint32_t min;
   if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) len = 2, min = 0x80;
-  else if ((c & 0xF0) == 0xE0) len = 3, min = 0x800;
-  else if ((c & 0xF8) == 0xF0) len = 4, min = 0x10000;
-  else return 0;
+  if ((c & 0xE0) == 0xC0)
+    len = 2, min = 0x80;
+  else if ((c & 0xF0) == 0xE0)
+    len = 3, min = 0x800;
+  else if ((c & 0xF8) == 0xF0)
+    len = 4, min = 0x10000;
+  else
+    return 0;
   if (i + len > s.size()) return 0;
   uint32_t cp = c & (0x7F >> len);
   for (size_t k = 1; k < len; ++k) {
@@ -46,11 +50,21 @@ void AppendJsonString(std::string* out, std::string_view s) {
       continue;
     }
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
       default:
         if (c < 0x20 || c == '<' || c == '>' || c == '&') {
           char buf[8];

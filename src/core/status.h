@@ -19,10 +19,10 @@ enum class StatusCode {
   kInvalidArgument,  // bad input from a caller or a peer; retrying will not help
   kNotFound,
   kAlreadyExists,
-  kUnavailable,       // a peer or resource is away for now; retrying may help
-  kDeadlineExceeded,  // an operation ran past its time bound
-  kCorruption,        // stored data failed a checksum or structural check
-  kResourceExhausted, // a bound (size, count, disk) was hit
+  kUnavailable,        // a peer or resource is away for now; retrying may help
+  kDeadlineExceeded,   // an operation ran past its time bound
+  kCorruption,         // stored data failed a checksum or structural check
+  kResourceExhausted,  // a bound (size, count, disk) was hit
   kFailedPrecondition,
   kIoError,
   kUnimplemented,
@@ -53,10 +53,14 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status DeadlineExceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
+inline Status DeadlineExceeded(std::string m) {
+  return {StatusCode::kDeadlineExceeded, std::move(m)};
+}
 inline Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
 inline Status ResourceExhausted(std::string m) {
   return {StatusCode::kResourceExhausted, std::move(m)};
@@ -75,7 +79,7 @@ Status ErrnoStatus(std::string_view op, std::string_view path, int err);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(v_).ok() && "a Result needs a value or a failed Status");
   }
@@ -108,10 +112,10 @@ class [[nodiscard]] Result {
 #define VIGIL_CONCAT_INNER(a, b) a##b
 #define VIGIL_CONCAT(a, b) VIGIL_CONCAT_INNER(a, b)
 
-#define VIGIL_RETURN_IF_ERROR(expr)         \
-  do {                                      \
-    ::vigil::Status _vigil_st = (expr);     \
-    if (!_vigil_st.ok()) return _vigil_st;  \
+#define VIGIL_RETURN_IF_ERROR(expr)        \
+  do {                                     \
+    ::vigil::Status _vigil_st = (expr);    \
+    if (!_vigil_st.ok()) return _vigil_st; \
   } while (0)
 
 #define VIGIL_ASSIGN_OR_RETURN(lhs, expr) \

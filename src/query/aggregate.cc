@@ -21,20 +21,6 @@ wire::Labels GroupLabels(const Node& n, const wire::Labels& labels) {
   return out;
 }
 
-double Quantile(double q, std::vector<double>* values) {
-  if (values->empty() || std::isnan(q)) return std::nan("");
-  if (q < 0) return -std::numeric_limits<double>::infinity();
-  if (q > 1) return std::numeric_limits<double>::infinity();
-  std::sort(values->begin(), values->end());
-  double n = static_cast<double>(values->size());
-  double rank = q * (n - 1);
-  double lower = std::max(0.0, std::floor(rank));
-  double upper = std::min(n - 1, lower + 1);
-  double weight = rank - std::floor(rank);
-  return (*values)[static_cast<size_t>(lower)] * (1 - weight) +
-         (*values)[static_cast<size_t>(upper)] * weight;
-}
-
 // sum, avg, min, max, count: one accumulator per (group, step).
 enum class AggOp { kSum, kCount, kMax, kMin, kAvg };
 

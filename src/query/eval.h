@@ -55,4 +55,9 @@ void DropMetricName(std::vector<StepSeries>* vec);
 // when two of them have a value at the same step, as Prometheus reports.
 Status MergeSameLabels(std::vector<StepSeries>* vec);
 
+// The q-quantile of `values` with Prometheus' interpolation (quantile and
+// quantile_over_time share it); sorts `values`. NaN for no values or q NaN,
+// -Inf for q < 0, +Inf for q > 1.
+double Quantile(double q, std::vector<double>* values);
+
 }  // namespace vigil::query::internal

@@ -192,20 +192,6 @@ bool Deriv(const Window& w, double* out) {
   return true;
 }
 
-double Quantile(double q, std::vector<double>* values) {
-  if (values->empty() || std::isnan(q)) return std::nan("");
-  if (q < 0) return -std::numeric_limits<double>::infinity();
-  if (q > 1) return std::numeric_limits<double>::infinity();
-  std::sort(values->begin(), values->end());
-  double n = static_cast<double>(values->size());
-  double rank = q * (n - 1);
-  double lower = std::max(0.0, std::floor(rank));
-  double upper = std::min(n - 1, lower + 1);
-  double weight = rank - std::floor(rank);
-  return (*values)[static_cast<size_t>(lower)] * (1 - weight) +
-         (*values)[static_cast<size_t>(upper)] * weight;
-}
-
 bool OverTime(const std::string& name, const Window& w, double* out) {
   if (w.size() == 0) return false;
   if (name == "avg_over_time") {
@@ -351,6 +337,20 @@ Result<Value> EvalCall(const Node& n, EvalContext* ctx) {
   DropMetricName(&v.vec);
   VIGIL_RETURN_IF_ERROR(MergeSameLabels(&v.vec));
   return v;
+}
+
+double Quantile(double q, std::vector<double>* values) {
+  if (values->empty() || std::isnan(q)) return std::nan("");
+  if (q < 0) return -std::numeric_limits<double>::infinity();
+  if (q > 1) return std::numeric_limits<double>::infinity();
+  std::sort(values->begin(), values->end());
+  double n = static_cast<double>(values->size());
+  double rank = q * (n - 1);
+  double lower = std::max(0.0, std::floor(rank));
+  double upper = std::min(n - 1, lower + 1);
+  double weight = rank - std::floor(rank);
+  return (*values)[static_cast<size_t>(lower)] * (1 - weight) +
+         (*values)[static_cast<size_t>(upper)] * weight;
 }
 
 }  // namespace internal

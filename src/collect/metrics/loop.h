@@ -67,7 +67,7 @@ class CollectionLoop {
   LoopOptions options_;
   std::vector<std::unique_ptr<MetricCollector>> collectors_;
   FrameSink sink_;
-  uint64_t next_sequence_;  // only touched by the pass thread
+  uint64_t next_sequence_;                         // only touched by the pass thread
   std::map<std::string, std::string> last_error_;  // collector -> last error; pass thread only
 
   std::mutex mu_;  // guards stop_ and the cv wait
