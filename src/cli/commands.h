@@ -30,7 +30,8 @@ struct StatusFlags {
 int RunStatus(const StatusFlags& flags);
 
 struct DemoFlags {
-  std::string listen = "127.0.0.1:9300";
+  // Beside a real instance's 9300, so the demo can run next to `vigil up`.
+  std::string listen = "127.0.0.1:9301";
   std::string home;  // default: the normal home with "-demo" appended
   std::string node;
 };

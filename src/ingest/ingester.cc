@@ -1,18 +1,37 @@
 #include "ingest/ingester.h"
 
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
 #include "wire/frame.h"
 #include "wire/metric_batch.h"
 
 namespace vigil::ingest {
 namespace {
 
+// Character classes of name bytes, looked up rather than compared range by
+// range: every label name of every series passes through here.
+constexpr uint8_t kFirst = 1;  // may start a name: [a-zA-Z_]
+constexpr uint8_t kDigit = 2;  // may follow the first byte: [0-9]
+constexpr uint8_t kColon = 4;  // allowed anywhere in metric names only
+constexpr auto kNameClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = kFirst;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = kFirst;
+  t['_'] = kFirst;
+  for (int c = '0'; c <= '9'; ++c) t[c] = kDigit;
+  t[':'] = kColon;
+  return t;
+}();
+
 bool ValidName(std::string_view n, bool allow_colon) {
   if (n.empty()) return false;
-  for (size_t i = 0; i < n.size(); ++i) {
-    char c = n[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-              (allow_colon && c == ':') || (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return false;
+  const uint8_t allowed_first = kFirst | (allow_colon ? kColon : 0);
+  const uint8_t allowed_rest = allowed_first | kDigit;
+  if ((kNameClass[static_cast<uint8_t>(n[0])] & allowed_first) == 0) return false;
+  for (size_t i = 1; i < n.size(); ++i) {
+    if ((kNameClass[static_cast<uint8_t>(n[i])] & allowed_rest) == 0) return false;
   }
   return true;
 }
@@ -35,8 +54,33 @@ Status Validate(const wire::MetricBatch& b) {
   return Status::Ok();
 }
 
+// Labels strictly sorted by name with no empty value: what the decoder
+// produces, so NormalizeLabels would leave them as they are.
+bool SortedUnique(const wire::Labels& labels) {
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i].value.empty()) return false;
+    if (i > 0 && !(labels[i - 1].name < labels[i].name)) return false;
+  }
+  return true;
+}
+
 void AddNodeLabel(wire::MetricBatch* b) {
   for (auto& s : b->series) {
+    // The common case: setting or inserting the node label in place keeps the
+    // order, with the same result as the erase, append and sort below but
+    // without sorting every series of every batch. (Validate rejected an
+    // empty source, so the node label's value is never empty.)
+    if (SortedUnique(s.labels)) {
+      auto it = std::lower_bound(
+          s.labels.begin(), s.labels.end(), kNodeLabel,
+          [](const wire::Label& l, std::string_view name) { return l.name < name; });
+      if (it != s.labels.end() && it->name == kNodeLabel) {
+        it->value = b->source;
+      } else {
+        s.labels.insert(it, {std::string(kNodeLabel), b->source});
+      }
+      continue;
+    }
     std::erase_if(s.labels, [](const wire::Label& l) { return l.name == kNodeLabel; });
     s.labels.push_back({std::string(kNodeLabel), b->source});
     wire::NormalizeLabels(&s.labels);

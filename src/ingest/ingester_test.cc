@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "core/temp_dir.h"
 #include "wire/frame.h"
 
@@ -56,6 +58,29 @@ TEST_F(IngesterTest, StoresSamplesTaggedWithTheirNode) {
   EXPECT_EQ(ingester_->Stats().samples, 2u);
 }
 
+// The node label goes to its sorted place among the other labels, and a
+// client-sent node label is replaced, not kept alongside.
+TEST_F(IngesterTest, NodeLabelIsInsertedInOrderAndReplacesAClientValue) {
+  wire::MetricBatchBuilder b("gpu-node-7", 1000);
+  b.Add("node_load1", {{"gpu", "0"}, {"zone", "a"}}, 1);
+  b.Add("node_load1", {{"gpu", "1"}, {"node", "spoofed"}, {"zone", "b"}}, 2);
+  b.Add("node_load1", {{"a", "x"}}, 3);
+  b.Add("node_load1", {{"zz", "y"}}, 4);
+  b.Add("node_load1", {{"node", "spoofed"}}, 5);
+  std::string frame =
+      wire::EncodeFrame(wire::FrameKind::kMetrics, wire::EncodeMetricBatch(b.batch()), false);
+  ASSERT_TRUE(ingester_->Receive(frame).ok());
+  std::vector<std::string> got;
+  for (const auto& s : All()) got.push_back(wire::LabelsToString(s.labels));
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "{__name__=\"node_load1\",a=\"x\",node=\"gpu-node-7\"}",
+                     "{__name__=\"node_load1\",gpu=\"0\",node=\"gpu-node-7\",zone=\"a\"}",
+                     "{__name__=\"node_load1\",gpu=\"1\",node=\"gpu-node-7\",zone=\"b\"}",
+                     "{__name__=\"node_load1\",node=\"gpu-node-7\"}",
+                     "{__name__=\"node_load1\",node=\"gpu-node-7\",zz=\"y\"}",
+                 }));
+}
+
 TEST_F(IngesterTest, RetriedBatchIsAcknowledgedButNotStoredTwice) {
   ASSERT_TRUE(ingester_->Receive(Frame(5, 1000, 1)).ok());
   ASSERT_TRUE(ingester_->Receive(Frame(5, 1000, 1)).ok());
@@ -79,6 +104,34 @@ TEST_F(IngesterTest, BadInputIsRejectedWithAReason) {
   EXPECT_NE(st.message().find("bad-name"), std::string::npos);
   EXPECT_EQ(ingester_->Stats().rejected_batches, 3u);
   EXPECT_EQ(ingester_->Stats().batches, 0u);
+}
+
+// Names are checked byte by byte: a digit may not lead, a colon only belongs
+// in metric names, and non-ASCII bytes are rejected.
+TEST_F(IngesterTest, NamesFollowThePrometheusDataModel) {
+  Status st;
+  for (auto [metric, label, bad_name] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"1load", "gpu", "1load"},
+           {"load", "9gpu", "9gpu"},
+           {"load", "g:pu", "g:pu"},
+           {"l\xc3\xa9oad", "gpu", "l\xc3\xa9oad"},
+           {"load", "gp\x80u", "gp\x80u"}}) {
+    wire::MetricBatchBuilder bb("n", 1000);
+    bb.Add(metric, {{label, "v"}}, 1);
+    st = ingester_->Receive(
+        wire::EncodeFrame(wire::FrameKind::kMetrics, wire::EncodeMetricBatch(bb.batch()), false));
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad_name;
+    EXPECT_NE(st.message().find("'" + bad_name + "'"), std::string::npos) << st.message();
+  }
+  wire::MetricBatchBuilder good("n", 1000);
+  good.Add("ns:load_1", {{"_gpu9", "v"}, {"Zone", "w"}}, 1);
+  EXPECT_TRUE(ingester_
+                  ->Receive(wire::EncodeFrame(wire::FrameKind::kMetrics,
+                                              wire::EncodeMetricBatch(good.batch()), false))
+                  .ok());
+  EXPECT_EQ(ingester_->Stats().rejected_batches, 5u);
+  EXPECT_EQ(ingester_->Stats().batches, 1u);
 }
 
 }  // namespace

@@ -174,6 +174,8 @@ Result<MetricBatch> DecodeMetricBatch(std::string_view in) {
     uint64_t nlabels;
     if (!GetVarint64(&in, &nlabels)) return bad("truncated series");
     if (nlabels > kMaxLabelsPerSeries) return bad("too many labels on a series");
+    // One spare slot: the ingester adds the node label to every series.
+    s.labels.reserve(nlabels + 1);
     for (uint64_t j = 0; j < nlabels; ++j) {
       std::string_view name, value;
       if (!GetSymbol(&in, syms, &name) || !GetSymbol(&in, syms, &value)) {

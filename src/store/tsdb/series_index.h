@@ -41,11 +41,11 @@ class SeriesIndex {
   Postings Select(const std::string& name, bool empty_matches, Pred pred) const;
   Postings AllIds() const;
 
-  // Keyed by Key(labels): length-prefixed names and values, which is
-  // unambiguous and several times cheaper to build than LabelsToString's
-  // escaped form (it is on the append path of every sample).
-  static std::string Key(const wire::Labels& labels);
-  std::unordered_map<std::string, uint64_t> by_key_;
+  // Hash(labels) -> the series with that hash, verified against their stored
+  // labels: finding a series builds no key and allocates nothing, which
+  // matters because it runs for every series of every appended batch.
+  static uint64_t Hash(const wire::Labels& labels);
+  std::unordered_multimap<uint64_t, std::map<uint64_t, wire::Labels>::const_iterator> by_hash_;
   std::map<uint64_t, wire::Labels> labels_;  // ordered: AllIds() comes out sorted
   // name -> value -> sorted ids
   std::unordered_map<std::string, std::map<std::string, Postings>> postings_;

@@ -38,6 +38,40 @@ TEST_F(SeriesIndexTest, FindAndDuplicates) {
   EXPECT_EQ(index_.size(), 3u);
 }
 
+// Series are found by a hash of their bytes: sets that spell the same bytes
+// with different name/value or label boundaries, or that differ in one byte
+// anywhere (tails of every length included), must stay distinct.
+TEST(SeriesIndexLookupTest, NearlyEqualSetsAreDistinct) {
+  std::vector<wire::Labels> sets = {
+      L({{"a", "bcd"}}),
+      L({{"ab", "cd"}}),
+      L({{"abc", "d"}}),
+      L({{"a", "b"}, {"c", "d"}}),
+      L({{"a", "bc"}, {"d", "e"}}),
+      L({{"a", "b"}, {"cd", "e"}}),
+  };
+  for (size_t len = 1; len <= 40; ++len) {
+    std::string v(len, 'x');
+    sets.push_back(L({{"__name__", "m"}, {"uuid", v.c_str()}}));
+    for (size_t i = 0; i < len; ++i) {
+      std::string w = v;
+      w[i] = 'y';
+      sets.push_back(L({{"__name__", "m"}, {"uuid", w.c_str()}}));
+    }
+  }
+  SeriesIndex index;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    ASSERT_TRUE(index.Add(i + 1, sets[i]).ok()) << wire::LabelsToString(sets[i]);
+  }
+  for (size_t i = 0; i < sets.size(); ++i) {
+    EXPECT_EQ(index.Find(sets[i]), i + 1) << wire::LabelsToString(sets[i]);
+  }
+  EXPECT_FALSE(index.Find(L({{"a", "bcde"}})).has_value());
+  EXPECT_FALSE(
+      index.Find(L({{"__name__", "m"}, {"uuid", std::string(41, 'x').c_str()}})).has_value());
+  EXPECT_EQ(index.size(), sets.size());
+}
+
 TEST_F(SeriesIndexTest, EqualAndNotEqual) {
   EXPECT_EQ(Match({{MatchType::kEqual, "__name__", "gpu_util"}}), (V{1, 2}));
   EXPECT_EQ(Match({{MatchType::kEqual, "__name__", "gpu_util"}, {MatchType::kEqual, "gpu", "1"}}),
