@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "query/functions.h"
+
 namespace vigil::query {
 
 const char* ValueTypeName(ValueType t) {
@@ -67,8 +69,10 @@ ValueType Node::type() const {
       return ValueType::kVector;
     case NodeKind::kMatrixSelector:
       return ValueType::kMatrix;
-    case NodeKind::kCall:
-      return ValueType::kVector;
+    case NodeKind::kCall: {
+      const FunctionInfo* f = FindFunction(name);
+      return f != nullptr ? f->return_type : ValueType::kVector;
+    }
     case NodeKind::kAggregate:
       return ValueType::kVector;
     case NodeKind::kBinary:

@@ -100,10 +100,8 @@ Result<std::vector<wire::Series>> SelectForSteps(const Node& sel, int64_t extra_
   return series;
 }
 
-namespace {
-
 // The latest sample at or before each step, if within the lookback delta.
-Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx) {
+Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx, bool sample_times) {
   VIGIL_ASSIGN_OR_RETURN(std::vector<wire::Series> series,
                          SelectForSteps(n, ctx->opts.lookback_ms, ctx));
   Value out;
@@ -118,7 +116,7 @@ Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx) {
       int64_t ref = ctx->steps[i] - n.offset_ms;
       while (j < smp.size() && smp[j].t_ms <= ref) ++j;
       if (j == 0 || smp[j - 1].t_ms < ref - ctx->opts.lookback_ms) continue;
-      ss.v[i] = smp[j - 1].value;
+      ss.v[i] = sample_times ? static_cast<double>(smp[j - 1].t_ms) / 1000 : smp[j - 1].value;
       ss.ok[i] = 1;
       any = true;
     }
@@ -126,6 +124,8 @@ Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx) {
   }
   return out;
 }
+
+namespace {
 
 Result<Value> EvalNumber(const Node& n, EvalContext* ctx) {
   Value out;
@@ -161,7 +161,7 @@ Result<Value> Eval(const Node& n, EvalContext* ctx) {
       return v;
     }
     case NodeKind::kVectorSelector:
-      return EvalVectorSelector(n, ctx);
+      return EvalVectorSelector(n, ctx, /*sample_times=*/false);
     case NodeKind::kMatrixSelector:
       return InvalidArgument("a range vector can only be an argument of a function such as rate()");
     case NodeKind::kCall:

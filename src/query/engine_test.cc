@@ -90,6 +90,88 @@ TEST_F(EngineTest, OverTimeAndInstantFunctions) {
   EXPECT_EQ(At("absent(g)", 10), "");
 }
 
+TEST_F(EngineTest, TimeVectorAndScalar) {
+  EXPECT_EQ(At("time()", 5), "{}=300;");
+  EXPECT_EQ(At("time() - 60", 5), "{}=240;");
+  EXPECT_EQ(At("vector(1)", 5), "{}=1;");
+  EXPECT_EQ(At("vector(time())", 5), "{}=300;");
+  EXPECT_EQ(At("scalar(g{i=\"1\"})", 5), "{}=15;");
+  EXPECT_EQ(At("scalar(g)", 5), "{}=NaN;");     // more than one element
+  EXPECT_EQ(At("scalar(nope)", 5), "{}=NaN;");  // none
+  EXPECT_EQ(At("g{i=\"2\"} - scalar(g{i=\"0\"})", 5), "{i=\"2\"}=20;");
+  EXPECT_EQ(At("topk(scalar(vector(2)), g)", 5),
+            "{__name__=\"g\",i=\"1\"}=15;{__name__=\"g\",i=\"2\"}=25;");
+
+  auto r = engine_->Range("time()", 0, 120'000, 60'000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->series.size(), 1u);
+  EXPECT_EQ(r->series[0].points, (std::vector<Point>{{0, 0}, {60'000, 60}, {120'000, 120}}));
+  // g{i="0"} is 0 at minute 0, 1 at minute 1: scalar() per step.
+  r = engine_->Range("vector(scalar(g{i=\"0\"}) * 2)", 0, 60'000, 60'000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->series.size(), 1u);
+  EXPECT_EQ(r->series[0].points, (std::vector<Point>{{0, 0}, {60'000, 2}}));
+}
+
+// Prometheus orders sort's output by value with NaN last in both directions;
+// the label order of the input is neither.
+TEST_F(EngineTest, SortOrdersInstantVectors) {
+  EXPECT_EQ(At("sort(-g)", 5), "{i=\"2\"}=-25;{i=\"1\"}=-15;{i=\"0\"}=-5;");
+  EXPECT_EQ(At("sort_desc(g)", 5),
+            "{__name__=\"g\",i=\"2\"}=25;{__name__=\"g\",i=\"1\"}=15;"
+            "{__name__=\"g\",i=\"0\"}=5;");
+  EXPECT_EQ(At("sort(g)", 5),
+            "{__name__=\"g\",i=\"0\"}=5;{__name__=\"g\",i=\"1\"}=15;"
+            "{__name__=\"g\",i=\"2\"}=25;");
+  // At minute 5, g{i="0"} - 5 is 0, so 0/0 gives NaN for i="0" only.
+  const char* kWithNaN = "(g - 5) / (g - 5) * g";
+  EXPECT_EQ(At(std::string("sort(") + kWithNaN + ")", 5),
+            "{i=\"1\"}=15;{i=\"2\"}=25;{i=\"0\"}=NaN;");
+  EXPECT_EQ(At(std::string("sort_desc(") + kWithNaN + ")", 5),
+            "{i=\"2\"}=25;{i=\"1\"}=15;{i=\"0\"}=NaN;");
+  EXPECT_EQ(At("sort(nope)", 5), "");
+  // A range query's series are ordered by labels, sorted or not.
+  auto r = engine_->Range("sort_desc(g)", 0, 120'000, 60'000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->series.size(), 3u);
+  EXPECT_EQ(r->series[0].labels, (wire::Labels{{"__name__", "g"}, {"i", "0"}}));
+  EXPECT_EQ(r->series[2].points.back(), (Point{120'000, 22}));
+}
+
+TEST_F(EngineTest, Timestamp) {
+  // A plain selector reports its sample's time: the last sample is at 20m.
+  EXPECT_EQ(At("timestamp(g{i=\"0\"})", 25), "{i=\"0\"}=1200;");
+  EXPECT_EQ(At("timestamp(g{i=\"0\"} offset 2m)", 5), "{i=\"0\"}=180;");
+  EXPECT_EQ(At("timestamp((g{i=\"0\"}))", 25), "{i=\"0\"}=1200;");
+  // Anything else was evaluated at the step (Prometheus does the same).
+  EXPECT_EQ(At("timestamp(-g{i=\"0\"})", 25), "{i=\"0\"}=1500;");
+  EXPECT_EQ(At("timestamp(abs(g{i=\"0\"}))", 25), "{i=\"0\"}=1500;");
+  EXPECT_EQ(At("timestamp(vector(1))", 3), "{}=180;");
+  EXPECT_EQ(At("timestamp(g{i=\"0\"})", 26), "");
+}
+
+TEST_F(EngineTest, LabelReplace) {
+  EXPECT_EQ(At("label_replace(g{i=\"1\"}, \"x\", \"a$1-${1}b\", \"i\", \"(.*)\")", 5),
+            "{__name__=\"g\",i=\"1\",x=\"a1-1b\"}=15;");
+  // No match: unchanged. "$1x" names a group "1x" (none), "$$" is a dollar.
+  EXPECT_EQ(At("label_replace(g{i=\"1\"}, \"x\", \"$1x$$\", \"i\", \"(1)\")", 5),
+            "{__name__=\"g\",i=\"1\",x=\"$\"}=15;");
+  EXPECT_EQ(At("label_replace(g{i=\"1\"}, \"x\", \"y\", \"i\", \"2\")", 5),
+            "{__name__=\"g\",i=\"1\"}=15;");
+  EXPECT_EQ(At("label_replace(g{i=\"1\"}, \"x\", \"${n}z$\", \"i\", \"(?P<n>.)\")", 5),
+            "{__name__=\"g\",i=\"1\",x=\"1z$\"}=15;");
+  // An empty result removes the label; renaming the metric is allowed.
+  EXPECT_EQ(At("label_replace(g{i=\"1\"}, \"i\", \"\", \"i\", \".*\")", 5), "{__name__=\"g\"}=15;");
+  EXPECT_EQ(At("label_replace(g{i=\"1\"}, \"__name__\", \"h$1\", \"i\", \"(.*)\")", 5),
+            "{__name__=\"h1\",i=\"1\"}=15;");
+  EXPECT_NE(At("label_replace(g, \"i\", \"\", \"i\", \".*\")", 5).find("same labelset"),
+            std::string::npos);
+  EXPECT_EQ(At("label_replace(g, \"x\", \"\", \"i\", \"(\")", 5),
+            "ERROR invalid regular expression in label_replace(): (");
+  EXPECT_EQ(At("label_replace(nope, \"1x\", \"\", \"i\", \".*\")", 5),
+            "ERROR invalid destination label name in label_replace(): 1x");
+}
+
 TEST_F(EngineTest, Aggregations) {
   EXPECT_EQ(At("sum(g)", 1), "{}=33;");
   EXPECT_EQ(At("avg(g)", 1), "{}=11;");

@@ -45,6 +45,11 @@ Result<Value> Eval(const Node& node, EvalContext* ctx);
 Result<std::vector<wire::Series>> SelectForSteps(const Node& sel, int64_t extra_ms,
                                                  EvalContext* ctx);
 
+// A vector selector's value at each step: the latest sample within the
+// lookback delta, or with sample_times that sample's timestamp in seconds
+// (what timestamp() of a plain selector reports).
+Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx, bool sample_times);
+
 Result<Value> EvalCall(const Node& node, EvalContext* ctx);
 Result<Value> EvalAggregate(const Node& node, EvalContext* ctx);
 Result<Value> EvalBinary(const Node& node, EvalContext* ctx);

@@ -1,12 +1,17 @@
-// Functions over range vectors (rate, *_over_time, ...) and instant vectors
-// (abs, clamp_*, absent). Formulas follow Prometheus 2.42's promql/functions.go
-// step for step, including the order of floating-point operations, so results
-// agree bit for bit (the golden test checks this against promtool).
+// Functions over range vectors (rate, *_over_time, ...), instant vectors
+// (abs, clamp_*, absent, sort*, timestamp, scalar, label_replace) and
+// scalars (time, vector). Formulas follow Prometheus 2.42's
+// promql/functions.go step for step, including the order of floating-point
+// operations, so results agree bit for bit (the golden test checks this against promtool).
 #include "query/functions.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "query/eval.h"
 
@@ -33,6 +38,13 @@ const std::vector<FunctionInfo>& Table() {
       {"clamp_min", {V::kVector, V::kScalar}},
       {"clamp_max", {V::kVector, V::kScalar}},
       {"absent", {V::kVector}},
+      {"time", {}, V::kScalar},
+      {"vector", {V::kScalar}},
+      {"scalar", {V::kVector}, V::kScalar},
+      {"sort", {V::kVector}},
+      {"sort_desc", {V::kVector}},
+      {"timestamp", {V::kVector}},
+      {"label_replace", {V::kVector, V::kString, V::kString, V::kString, V::kString}},
   };
   return kTable;
 }
@@ -74,7 +86,6 @@ bool IsKnownUnsupportedFunction(std::string_view name) {
                                  "hour",
                                  "idelta",
                                  "label_join",
-                                 "label_replace",
                                  "ln",
                                  "log10",
                                  "log2",
@@ -86,20 +97,14 @@ bool IsKnownUnsupportedFunction(std::string_view name) {
                                  "rad",
                                  "resets",
                                  "round",
-                                 "scalar",
                                  "sgn",
                                  "sin",
                                  "sinh",
-                                 "sort",
-                                 "sort_desc",
                                  "sqrt",
                                  "stddev_over_time",
                                  "stdvar_over_time",
                                  "tan",
                                  "tanh",
-                                 "time",
-                                 "timestamp",
-                                 "vector",
                                  "year"};
   for (const char* n : kNames) {
     if (name == n) return true;
@@ -310,10 +315,196 @@ Result<Value> EvalAbsent(const Node& n, EvalContext* ctx) {
 // rate((x[5m])) is valid PromQL: the parentheses do not change the value.
 const Node& Unparen(const Node& n) { return n.kind == NodeKind::kParen ? Unparen(*n.args[0]) : n; }
 
+// Go's Regexp.Expand: "$1", "${1}", "$name", "${name}" and "$$". A name is
+// the longest run of letters, digits and '_' ("$1x" names group "1x", which
+// does not exist); a group that does not exist or did not take part in the
+// match expands to nothing; a malformed reference ("$", "${1") stays
+// literal. Bytes of multi-byte UTF-8 characters count as letters, since Go
+// takes the Unicode letters among them and label values are rarely others.
+std::string ExpandTemplate(std::string_view tmpl, const RE2& re,
+                           const std::vector<re2::StringPiece>& groups) {
+  auto is_name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+           static_cast<unsigned char>(c) >= 0x80;
+  };
+  std::string out;
+  size_t i = 0;
+  while (i < tmpl.size()) {
+    size_t dollar = tmpl.find('$', i);
+    if (dollar == std::string_view::npos) break;
+    out.append(tmpl.substr(i, dollar - i));
+    i = dollar + 1;
+    if (i < tmpl.size() && tmpl[i] == '$') {
+      out += '$';
+      ++i;
+      continue;
+    }
+    bool brace = i < tmpl.size() && tmpl[i] == '{';
+    size_t name_start = brace ? i + 1 : i;
+    size_t name_end = name_start;
+    while (name_end < tmpl.size() && is_name_char(tmpl[name_end])) ++name_end;
+    if (name_end == name_start || (brace && (name_end >= tmpl.size() || tmpl[name_end] != '}'))) {
+      out += '$';  // malformed: the '$' is literal text
+      continue;
+    }
+    std::string_view name = tmpl.substr(name_start, name_end - name_start);
+    i = brace ? name_end + 1 : name_end;
+    int64_t num = 0;
+    for (char c : name) {
+      if (c < '0' || c > '9' || num >= 100'000'000) {
+        num = -1;
+        break;
+      }
+      num = num * 10 + (c - '0');
+    }
+    if (name.size() > 1 && name[0] == '0') num = -1;  // Go disallows leading zeros
+    if (num < 0) {
+      const auto& named = re.NamedCapturingGroups();
+      auto it = named.find(std::string(name));
+      num = it == named.end() ? -1 : it->second;
+    }
+    if (num >= 0 && static_cast<size_t>(num) < groups.size() && groups[num].data() != nullptr) {
+      out.append(groups[num].data(), groups[num].size());
+    }
+  }
+  out.append(tmpl.substr(std::min(i, tmpl.size())));
+  return out;
+}
+
+bool IsLabelName(std::string_view s) {
+  if (s.empty()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool ok = std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+              (i > 0 && std::isdigit(static_cast<unsigned char>(c)));
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// label_replace(v, dst, replacement, src, regex): where the anchored regex
+// matches src's value, dst becomes the expanded replacement (removed when
+// that is empty); other series pass unchanged. Errors are execution errors,
+// as Prometheus reports them when evaluating, even for an empty vector.
+Result<Value> EvalLabelReplace(const Node& n, EvalContext* ctx) {
+  VIGIL_ASSIGN_OR_RETURN(Value v, Eval(*n.args[0], ctx));
+  // String arguments are literals (the only string expressions), perhaps
+  // parenthesized.
+  const std::string& dst = Unparen(*n.args[1]).str;
+  const std::string& repl = Unparen(*n.args[2]).str;
+  const std::string& src = Unparen(*n.args[3]).str;
+  const std::string& regex = Unparen(*n.args[4]).str;
+  RE2 re("^(?:" + regex + ")$", RE2::Quiet);
+  if (!re.ok()) {
+    return FailedPrecondition("invalid regular expression in label_replace(): " + regex);
+  }
+  if (!IsLabelName(dst)) {
+    return FailedPrecondition("invalid destination label name in label_replace(): " + dst);
+  }
+  std::vector<re2::StringPiece> groups(static_cast<size_t>(re.NumberOfCapturingGroups()) + 1);
+  for (auto& s : v.vec) {
+    std::string src_value;
+    for (const auto& l : s.labels) {
+      if (l.name == src) src_value = l.value;
+    }
+    if (!re.Match(src_value, 0, src_value.size(), RE2::ANCHOR_BOTH, groups.data(),
+                  static_cast<int>(groups.size()))) {
+      continue;
+    }
+    std::string value = ExpandTemplate(repl, re, groups);
+    std::erase_if(s.labels, [&](const wire::Label& l) { return l.name == dst; });
+    s.labels.push_back({dst, std::move(value)});
+    wire::NormalizeLabels(&s.labels);  // sorts; drops dst when the value is empty
+  }
+  VIGIL_RETURN_IF_ERROR(MergeSameLabels(&v.vec));
+  return v;
+}
+
+// sort and sort_desc: ascending or descending by value with NaN last, as
+// Prometheus orders them (ties keep their input order; Prometheus leaves it
+// unspecified). Only an instant query's order is visible: a range query's
+// series are ordered by labels, so Prometheus' sort has no effect there.
+Result<Value> EvalSort(const Node& n, EvalContext* ctx) {
+  VIGIL_ASSIGN_OR_RETURN(Value v, Eval(*n.args[0], ctx));
+  if (ctx->n() != 1) return v;
+  bool desc = n.name == "sort_desc";
+  std::stable_sort(v.vec.begin(), v.vec.end(), [desc](const StepSeries& a, const StepSeries& b) {
+    // A series without a value at the step is dropped from the result;
+    // it goes last only to keep the comparison a strict weak order.
+    if (!a.ok[0] || !b.ok[0]) return a.ok[0] && !b.ok[0];
+    double x = a.v[0], y = b.v[0];
+    if (std::isnan(x)) return false;
+    if (std::isnan(y)) return true;
+    return desc ? x > y : x < y;
+  });
+  return v;
+}
+
+// timestamp(): Prometheus reports the sample's own time only when the
+// argument is a selector (parentheses aside); any other argument has been
+// evaluated at the step, so its timestamp is the step's.
+Result<Value> EvalTimestamp(const Node& n, EvalContext* ctx) {
+  Value v;
+  const Node& arg = Unparen(*n.args[0]);
+  if (arg.kind == NodeKind::kVectorSelector) {
+    VIGIL_ASSIGN_OR_RETURN(v, EvalVectorSelector(arg, ctx, /*sample_times=*/true));
+  } else {
+    VIGIL_ASSIGN_OR_RETURN(v, Eval(*n.args[0], ctx));
+    for (auto& s : v.vec) {
+      for (size_t i = 0; i < s.v.size(); ++i) s.v[i] = static_cast<double>(ctx->steps[i]) / 1000;
+    }
+  }
+  DropMetricName(&v.vec);
+  VIGIL_RETURN_IF_ERROR(MergeSameLabels(&v.vec));
+  return v;
+}
+
+Result<Value> EvalTime(EvalContext* ctx) {
+  Value out;
+  out.type = ValueType::kScalar;
+  for (int64_t t : ctx->steps) out.scalar.push_back(static_cast<double>(t) / 1000);
+  return out;
+}
+
+// vector(s): one series without labels holding s at every step.
+Result<Value> EvalVectorOfScalar(const Node& n, EvalContext* ctx) {
+  VIGIL_ASSIGN_OR_RETURN(Value s, Eval(*n.args[0], ctx));
+  StepSeries ss = ctx->NewSeries({});
+  ss.v = std::move(s.scalar);
+  std::fill(ss.ok.begin(), ss.ok.end(), 1);
+  Value out;
+  out.type = ValueType::kVector;
+  out.vec.push_back(std::move(ss));
+  return out;
+}
+
+// scalar(v): the value of v's only element, NaN unless it has exactly one.
+Result<Value> EvalScalarOfVector(const Node& n, EvalContext* ctx) {
+  VIGIL_ASSIGN_OR_RETURN(Value v, Eval(*n.args[0], ctx));
+  Value out;
+  out.type = ValueType::kScalar;
+  out.scalar.assign(ctx->n(), std::nan(""));
+  for (size_t i = 0; i < ctx->n(); ++i) {
+    int count = 0;
+    for (const auto& s : v.vec) {
+      if (!s.ok[i]) continue;
+      if (++count == 1) out.scalar[i] = s.v[i];
+    }
+    if (count != 1) out.scalar[i] = std::nan("");
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<Value> EvalCall(const Node& n, EvalContext* ctx) {
   if (n.name == "absent") return EvalAbsent(n, ctx);
+  if (n.name == "time") return EvalTime(ctx);
+  if (n.name == "vector") return EvalVectorOfScalar(n, ctx);
+  if (n.name == "scalar") return EvalScalarOfVector(n, ctx);
+  if (n.name == "sort" || n.name == "sort_desc") return EvalSort(n, ctx);
+  if (n.name == "timestamp") return EvalTimestamp(n, ctx);
+  if (n.name == "label_replace") return EvalLabelReplace(n, ctx);
   if (n.name == "quantile_over_time") {
     VIGIL_ASSIGN_OR_RETURN(Value q, Eval(*n.args[0], ctx));
     return EvalRangeCall(n, Unparen(*n.args[1]), q.scalar, ctx);

@@ -13,6 +13,7 @@ namespace vigil::query {
 struct FunctionInfo {
   std::string name;
   std::vector<ValueType> arg_types;
+  ValueType return_type = ValueType::kVector;
 };
 
 // Null when Vigil does not evaluate the function.

@@ -60,6 +60,42 @@ TEST(ParserTest, ErrorsCarryPositions) {
   EXPECT_EQ(P("a\n + )"), "ERROR 2:4: parse error: unexpected \")\"");
 }
 
+TEST(ParserTest, ScalarAndVectorConversions) {
+  EXPECT_EQ(P("time()"), "time()");
+  EXPECT_EQ(P("vector(time())"), "vector(time())");
+  EXPECT_EQ(P("scalar(sum(x)) * 2"), "(scalar(sum(x{})) * 2)");
+  EXPECT_EQ(P("sort_desc(timestamp(x))"), "sort_desc(timestamp(x{}))");
+  // time() and scalar() are scalars: comparing them needs bool, as in Prometheus.
+  EXPECT_EQ(P("time() > 1"),
+            "ERROR 1:8: parse error: comparisons between scalars must use BOOL modifier");
+  EXPECT_EQ(P("scalar(x) > bool time()"), "(scalar(x{}) > bool time())");
+  EXPECT_EQ(P("time(1)"),
+            "ERROR 1:1: parse error: expected 0 argument(s) in call to \"time\", got 1");
+  EXPECT_EQ(P("sort()"),
+            "ERROR 1:1: parse error: expected 1 argument(s) in call to \"sort\", got 0");
+  EXPECT_EQ(P("vector(x)"),
+            "ERROR 1:8: parse error: expected type scalar in call to function \"vector\", got "
+            "instant vector");
+  EXPECT_EQ(P("scalar(1)"),
+            "ERROR 1:8: parse error: expected type instant vector in call to function \"scalar\", "
+            "got scalar");
+  EXPECT_EQ(P("timestamp(x[5m])"),
+            "ERROR 1:11: parse error: expected type instant vector in call to function "
+            "\"timestamp\", got range vector");
+  EXPECT_EQ(P("sort_desc(x, y)"),
+            "ERROR 1:1: parse error: expected 1 argument(s) in call to \"sort_desc\", got 2");
+  EXPECT_EQ(P("label_replace(x, \"a\", \"$1\", \"b\", \"(.*)\")"),
+            "label_replace(x{}, \"a\", \"$1\", \"b\", \"(.*)\")");
+  EXPECT_EQ(P("label_replace(x, \"a\", \"$1\", \"b\")"),
+            "ERROR 1:1: parse error: expected 5 argument(s) in call to \"label_replace\", got 4");
+  EXPECT_EQ(P("label_replace(x, \"a\", 1, \"b\", \"c\")"),
+            "ERROR 1:23: parse error: expected type string in call to function \"label_replace\", "
+            "got scalar");
+  // A range query needs a scalar or an instant vector; time() is one.
+  EXPECT_EQ(ParseExpr("time()").value()->type(), ValueType::kScalar);
+  EXPECT_EQ(ParseExpr("vector(1)").value()->type(), ValueType::kVector);
+}
+
 TEST(ParserTest, UnsupportedIsNamed) {
   EXPECT_NE(
       P("histogram_quantile(0.9, x)").find("histogram_quantile is not supported by Vigil yet"),
@@ -69,6 +105,9 @@ TEST(ParserTest, UnsupportedIsNamed) {
   EXPECT_NE(P("rate(x[5m:1m])").find("subqueries are not supported"), std::string::npos);
   EXPECT_NE(P("x @ 100").find("the @ modifier is not supported"), std::string::npos);
   EXPECT_NE(P("stddev(x)").find("stddev is not supported by Vigil yet"), std::string::npos);
+  EXPECT_NE(
+      P("label_join(x, \"a\", \",\", \"b\")").find("label_join is not supported by Vigil yet"),
+      std::string::npos);
 }
 
 TEST(ParserTest, Durations) {
