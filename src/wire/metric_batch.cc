@@ -38,9 +38,12 @@ bool GetSymbol(std::string_view* in, const std::vector<std::string_view>& syms,
 
 const char* MetricTypeName(MetricType t) {
   switch (t) {
-    case MetricType::kGauge: return "gauge";
-    case MetricType::kCounter: return "counter";
-    case MetricType::kUnknown: break;
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kUnknown:
+      break;
   }
   return "untyped";
 }

@@ -58,10 +58,10 @@ TEST(MetricBatchTest, EveryTruncationIsAnErrorNotACrash) {
 
 TEST(MetricBatchTest, HostileCountsAreRejected) {
   std::string evil;
-  evil.push_back(1);       // version
-  evil.push_back(0);       // source ""
-  evil.push_back(0);       // sequence
-  evil.push_back(0);       // base
+  evil.push_back(1);               // version
+  evil.push_back(0);               // source ""
+  evil.push_back(0);               // sequence
+  evil.push_back(0);               // base
   evil += "\xff\xff\xff\xff\x0f";  // 4 billion symbols
   EXPECT_EQ(DecodeMetricBatch(evil).status().code(), StatusCode::kInvalidArgument);
   std::string future = EncodeMetricBatch(SampleBatch());
