@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.parse
 import urllib.request
 
 VIGIL = os.environ["VIGIL_BIN"]
@@ -153,6 +154,27 @@ class VigilE2E(unittest.TestCase):
         gone = self.vigil("status", check=False)
         self.assertEqual(gone.returncode, 3)
         self.assertIn("not running", gone.stdout)
+
+    def test_recorded_grafana_dashboard_queries_answer(self):
+        """Queries from the NVIDIA DCGM and Node Exporter Full dashboards, sent
+        the way Grafana sends them (range queries over the last minutes)."""
+        self.vigil("up")
+        url = f"http://127.0.0.1:{self.port}"
+        self.wait_for(lambda: len(series(parse_metrics(get(url + "/metrics")[1]),
+                                         "DCGM_FI_DEV_GPU_UTIL")) == 8, what="GPU metrics")
+        time.sleep(3)  # a few samples, so rate() and irate() have two points
+        path = os.path.join(os.environ["VIGIL_SOURCE_DIR"], "tests/e2e/data/grafana_queries.txt")
+        with open(path) as f:
+            queries = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+        self.assertGreater(len(queries), 20)
+        end = time.time()
+        for q in queries:
+            params = urllib.parse.urlencode({"query": q, "start": end - 300, "end": end, "step": 15})
+            status, body = get(f"{url}/api/v1/query_range?{params}")
+            reply = json.loads(body)
+            self.assertEqual(reply["status"], "success", f"{q}: {body[:300]}")
+            self.assertEqual(reply["data"]["resultType"], "matrix", q)
+            self.assertTrue(reply["data"]["result"], f"{q}: no data")
 
     def test_port_in_use_fails_preflight_and_starts_nothing(self):
         with socket.socket() as s:
