@@ -21,9 +21,18 @@ struct ProcessUsage {
   double threads = 0;
 };
 
-bool ReadProcessUsage(Env* env, ProcessUsage* u) {
-  auto stat = env->ReadFile("/proc/self/stat", 4096);
+// The boot time never changes: read once, so a pass reads 4 KiB, not /proc/stat.
+double BootTimeSeconds(Env* env) {
   auto boot = env->ReadFile("/proc/stat", 1 << 16);
+  if (!boot.ok()) return 0;
+  size_t pos = boot->find("\nbtime ");
+  if (pos == std::string::npos) return 0;
+  auto fields = SplitFields(std::string_view(*boot).substr(pos + 7, 24));
+  return fields.empty() ? 0 : ParseDouble(fields[0]).value_or(0);
+}
+
+bool ReadProcessUsage(Env* env, double boot_time_s, ProcessUsage* u) {
+  auto stat = env->ReadFile("/proc/self/stat", 4096);
   if (!stat.ok()) return false;
   size_t close = stat->rfind(')');
   if (close == std::string::npos) return false;
@@ -37,14 +46,7 @@ bool ReadProcessUsage(Env* env, ProcessUsage* u) {
   u->threads = num(20);
   u->vsize_bytes = num(23);
   u->rss_bytes = num(24) * page;
-  if (boot.ok()) {
-    size_t pos = boot->find("\nbtime ");
-    if (pos != std::string::npos) {
-      auto fields = SplitFields(std::string_view(*boot).substr(pos + 7, 24));
-      if (!fields.empty())
-        u->start_time_seconds = ParseDouble(fields[0]).value_or(0) + num(22) / hz;
-    }
-  }
+  u->start_time_seconds = boot_time_s + num(22) / hz;
   return true;
 }
 
@@ -146,7 +148,8 @@ void CollectionLoop::LogIfChanged(const std::string& collector, const Status& st
 
 void CollectionLoop::AddProcessMetrics(wire::MetricBatchBuilder* b) {
   ProcessUsage u;
-  if (!ReadProcessUsage(options_.env, &u)) return;
+  if (boot_time_s_ < 0) boot_time_s_ = BootTimeSeconds(options_.env);
+  if (!ReadProcessUsage(options_.env, boot_time_s_, &u)) return;
   using wire::MetricType;
   b->Family("process_cpu_seconds_total", MetricType::kCounter,
             "Total user and system CPU time spent in seconds.");

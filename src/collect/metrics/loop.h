@@ -69,6 +69,7 @@ class CollectionLoop {
   FrameSink sink_;
   uint64_t next_sequence_;                         // only touched by the pass thread
   std::map<std::string, std::string> last_error_;  // collector -> last error; pass thread only
+  double boot_time_s_ = -1;                        // read once; pass thread only
 
   std::mutex mu_;  // guards stop_ and the cv wait
   std::condition_variable cv_;

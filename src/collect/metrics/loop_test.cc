@@ -70,6 +70,11 @@ TEST(CollectionLoopTest, PassStampsTimeAndReportsCollectorHealth) {
   ASSERT_NE(Find(b, "test_value"), nullptr);
   ASSERT_NE(Find(b, "process_resident_memory_bytes"), nullptr);
   EXPECT_GT(Find(b, "process_resident_memory_bytes")->samples[0].value, 1e5);
+  // Boot time + the process's start ticks: after 2020, not in the future.
+  double started = Find(b, "process_start_time_seconds")->samples[0].value;
+  EXPECT_GT(started, 1.6e9);
+  EXPECT_LE(started, Env::Default()->NowMillis() / 1000.0 + 1);
+  EXPECT_EQ(Find(cap.batches[1], "process_start_time_seconds")->samples[0].value, started);
   EXPECT_EQ(loop.Stats().passes, 2u);
 }
 
