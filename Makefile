@@ -4,17 +4,25 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+# The tests of the threaded code (DESIGN.md: TSan for threaded code).
+TSAN_TESTS := core_test collect_loop_test collect_system_test gpu_collector_test \
+              tsdb_db_test ingester_test http_server_test routes_test
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 VIGIL      := $(BUILD)/src/cli/vigil
 CTEST      := ctest --output-on-failure --no-tests=error -j$(JOBS)
 
-.PHONY: all build up down status test test-release test-asan bench format clean
+.PHONY: all build up down status test test-release test-asan test-tsan bench format clean
 
 all: build
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+
+$(TSAN_BUILD)/build.ninja:
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_TSAN=ON \
+	  -DVIGIL_BUILD_BENCH=OFF $(CMAKE_ARGS)
 
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIGIL_SANITIZE=ON \
@@ -41,7 +49,7 @@ status:
 # only when they are there), so a missing node is an error here.
 test:
 	@scripts/deps.sh test
-	@$(MAKE) --no-print-directory WEB_FLAGS=--require test-release test-asan
+	@$(MAKE) --no-print-directory WEB_FLAGS=--require test-release test-asan test-tsan
 
 test-release: build
 	cd $(BUILD) && $(CTEST)
@@ -54,6 +62,14 @@ test-asan:
 	ninja -C $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(CTEST) -LE peer
+
+# ThreadSanitizer over the tests of the threaded code only (a whole TSan build
+# would double CI time for code that runs on one thread).
+test-tsan:
+	@$(MAKE) --no-print-directory $(TSAN_BUILD)/build.ninja
+	ninja -C $(TSAN_BUILD) -j$(JOBS) $(TSAN_TESTS)
+	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  $(CTEST) -R '^($(subst $(eval) ,|,$(strip $(TSAN_TESTS))))$$'
 
 bench: build
 	@scripts/deps.sh bench
