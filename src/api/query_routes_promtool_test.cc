@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 
 #include "api/query_routes.h"
+#include "core/temp_dir.h"
 
 namespace vigil::api {
 namespace {
@@ -31,9 +31,6 @@ class PromtoolQueryTest : public ::testing::Test {
     if (pt == nullptr || ::access(pt, X_OK) != 0)
       GTEST_SKIP() << "promtool not found (Debian `prometheus`)";
     promtool_ = pt;
-    char tmpl[] = "/tmp/vigil-qpromtool-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     tsdb::Options o;
     o.dir = dir_;
     o.retention_ms = 100LL * 365 * 86'400'000;
@@ -58,10 +55,11 @@ class PromtoolQueryTest : public ::testing::Test {
   void TearDown() override {
     if (server_) server_->Stop();
     if (db_) (void)db_->Close();
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
 
-  std::string promtool_, dir_, url_;
+  TempDir tmp_;  // outlives db_ (declared first)
+  std::string dir_ = tmp_.path();
+  std::string promtool_, url_;
   std::unique_ptr<tsdb::Db> db_;
   std::unique_ptr<HttpServer> server_;
 };

@@ -4,8 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
+
+#include "core/temp_dir.h"
 
 namespace vigil::api {
 namespace {
@@ -17,9 +18,6 @@ constexpr int64_t kT0 = 1'700'000'000'000;  // ms
 class QueryRoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/vigil-qroutes-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     tsdb::Options o;
     o.dir = dir_;
     o.retention_ms = 100LL * 365 * 86'400'000;
@@ -35,10 +33,7 @@ class QueryRoutesTest : public ::testing::Test {
     ASSERT_TRUE(db_->Append(b).ok());
     AddQueryRoutes(&router_, db_.get());
   }
-  void TearDown() override {
-    (void)db_->Close();
-    std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { (void)db_->Close(); }
 
   HttpResponse Get(const std::string& path, std::vector<std::pair<std::string, std::string>> q,
                    const std::string& method = "GET") {
@@ -51,7 +46,8 @@ class QueryRoutesTest : public ::testing::Test {
     return m.route->handler(r);
   }
 
-  std::string dir_;
+  TempDir tmp_;  // outlives db_ (declared first)
+  std::string dir_ = tmp_.path();
   std::unique_ptr<tsdb::Db> db_;
   Router router_;
 };

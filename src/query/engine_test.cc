@@ -6,7 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
+
+#include "core/temp_dir.h"
 
 namespace vigil::query {
 namespace {
@@ -14,9 +15,6 @@ namespace {
 class EngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/vigil-qengine-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     tsdb::Options o;
     o.dir = dir_;
     o.retention_ms = 100LL * 365 * 86'400'000;
@@ -37,10 +35,7 @@ class EngineTest : public ::testing::Test {
     ASSERT_TRUE(db_->Append(b).ok());
     engine_ = std::make_unique<Engine>(db_.get());
   }
-  void TearDown() override {
-    (void)db_->Close();
-    std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { (void)db_->Close(); }
 
   // "labels=value;..." of an instant query at minute m.
   std::string At(std::string_view q, int64_t m) {
@@ -52,7 +47,8 @@ class EngineTest : public ::testing::Test {
     return s;
   }
 
-  std::string dir_;
+  TempDir tmp_;  // outlives db_ (declared first)
+  std::string dir_ = tmp_.path();
   std::unique_ptr<tsdb::Db> db_;
   std::unique_ptr<Engine> engine_;
 };

@@ -10,13 +10,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/temp_dir.h"
 #include "query/engine.h"
 #include "store/tsdb/db.h"
 
@@ -132,9 +132,6 @@ std::vector<std::string> LoadCorpus() {
 class PromqlGoldenTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/vigil-golden-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     tsdb::Options o;
     o.dir = dir_ + "/db";
     o.retention_ms = 100LL * 365 * 86'400'000;  // the input lives in 1970
@@ -148,10 +145,10 @@ class PromqlGoldenTest : public ::testing::Test {
   }
   void TearDown() override {
     if (db_) (void)db_->Close();
-    std::filesystem::remove_all(dir_);
   }
 
-  std::string dir_;
+  TempDir tmp_;  // outlives db_ (declared first)
+  std::string dir_ = tmp_.path();
   std::unique_ptr<tsdb::Db> db_;
 };
 
