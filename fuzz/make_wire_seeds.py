@@ -62,8 +62,38 @@ def batch(source, seq, series):
     return head + body
 
 
-def frame(payload):
-    return b"VGW1" + bytes([1, 0]) + varint(len(payload)) + payload + struct.pack("<I", crc32c(payload))
+def log_batch(source, seq, streams):
+    """streams: [(source_id, labels dict, start, end, (sampled, filtered, truncated),
+                  [(time_ns, offset, level, flags, line)])]"""
+    syms, index = [], {}
+
+    def ref(s):
+        if s not in index:
+            index[s] = len(syms)
+            syms.append(s)
+        return varint(index[s])
+
+    base = next((recs[0][0] for *_, recs in streams if recs), 0)
+    body = varint(len(streams))
+    for source_id, labels, start, end, counters, recs in streams:
+        body += string(source_id)
+        items = sorted(labels.items())
+        body += varint(len(items))
+        for k, v in items:
+            body += ref(k) + ref(v)
+        body += varint(start) + varint(end) + b"".join(varint(c) for c in counters)
+        body += varint(len(recs))
+        prev_t, prev_off = base, start
+        for t, off, level, flags, line in recs:
+            body += svarint(t - prev_t) + varint(off - prev_off) + bytes([level, flags]) + string(line)
+            prev_t, prev_off = t, off
+    head = varint(1) + string(source) + varint(seq) + svarint(base)
+    head += varint(len(syms)) + b"".join(string(s) for s in syms)
+    return head + body
+
+
+def frame(payload, kind=1):
+    return b"VGW1" + bytes([kind, 0]) + varint(len(payload)) + payload + struct.pack("<I", crc32c(payload))
 
 
 def main(out):
@@ -76,6 +106,17 @@ def main(out):
         f.write(b)
     with open(os.path.join(out, "frame.bin"), "wb") as f:
         f.write(frame(b))
+    logs = log_batch("node-a", 9, [
+        ("file:1:2:ab:0", {"job": "train", "source": "/r/train.log"}, 10, 60, (0, 0, 0), [
+            (1700000000000000000, 10, 3, 0, "step 1 loss=2.5"),
+            (1700000000500000000, 26, 5, 0, "Traceback (most recent call last):\n  File \"t.py\""),
+        ]),
+        ("file:1:3:cd:1", {"job": "train"}, 0, 0, (5, 1, 0), []),
+    ])
+    with open(os.path.join(out, "log_batch.bin"), "wb") as f:
+        f.write(logs)
+    with open(os.path.join(out, "log_frame.bin"), "wb") as f:
+        f.write(frame(logs, kind=2))
 
 
 if __name__ == "__main__":

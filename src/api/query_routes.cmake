@@ -1,6 +1,7 @@
 # The Prometheus query API (included by CMakeLists.txt in this folder).
 if(TARGET vigil_http AND TARGET vigil_query)
-  vigil_library(vigil_query_routes SOURCES ${CMAKE_CURRENT_LIST_DIR}/query_routes.cc
+  vigil_library(vigil_query_routes
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/query_routes.cc ${CMAKE_CURRENT_LIST_DIR}/params.cc
     DEPS vigil_http vigil_query vigil_tsdb)
   vigil_test(query_routes_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/query_routes_test.cc
     DEPS vigil_query_routes)

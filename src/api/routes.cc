@@ -30,6 +30,57 @@ std::string Iso8601(int64_t ms) {
   return buf;
 }
 
+// The log store's totals, and per source what volume control sampled away or
+// filtered and what was cut: never silent (docs/log-api.md).
+void AddLogStorePoints(const logstore::LogStore& logs, std::vector<wire::MetricFamily>* families,
+                       std::vector<ExpositionPoint>* points, int64_t now) {
+  logstore::LogStoreStats st = logs.Stats();
+  auto add = [&](const char* name, MetricType type, const char* help, double v) {
+    families->push_back({name, type, help});
+    points->push_back({{{std::string(wire::kMetricNameLabel), name}}, {now, v}});
+  };
+  add("vigil_logstore_streams", MetricType::kGauge, "Log streams in the log store.",
+      static_cast<double>(st.streams));
+  add("vigil_logstore_lines_appended_total", MetricType::kCounter, "Log lines stored since start.",
+      static_cast<double>(st.lines));
+  add("vigil_logstore_duplicate_lines_total", MetricType::kCounter,
+      "Log lines dropped because their source offset was already stored (retries, restarts).",
+      static_cast<double>(st.duplicate_lines));
+  add("vigil_logstore_head_lines", MetricType::kGauge, "Log lines in memory not yet in a block.",
+      static_cast<double>(st.head_lines));
+  add("vigil_logstore_disk_bytes", MetricType::kGauge, "Bytes on disk of the log store.",
+      static_cast<double>(st.disk_bytes));
+
+  struct PerSource {
+    const char* name;
+    const char* help;
+    uint64_t (*value)(const logstore::SourceTotals&);
+  };
+  static constexpr PerSource kPerSource[] = {
+      {"vigil_log_lines_total", "Log lines stored, per source.",
+       [](const logstore::SourceTotals& s) { return s.lines; }},
+      {"vigil_log_bytes_total", "Bytes of log text stored, per source.",
+       [](const logstore::SourceTotals& s) { return s.bytes; }},
+      {"vigil_log_sampled_lines_total",
+       "Log lines below WARN sampled away while the source flooded, per source.",
+       [](const logstore::SourceTotals& s) { return s.counters.sampled_lines; }},
+      {"vigil_log_filtered_lines_total", "Log lines below the configured level floor, per source.",
+       [](const logstore::SourceTotals& s) { return s.counters.filtered_lines; }},
+      {"vigil_log_truncated_lines_total", "Log lines cut at the line size cap, per source.",
+       [](const logstore::SourceTotals& s) { return s.counters.truncated_lines; }},
+  };
+  std::vector<logstore::SourceTotals> sources = logs.Sources();
+  for (const PerSource& m : kPerSource) {
+    families->push_back({m.name, MetricType::kCounter, m.help});
+    for (const auto& src : sources) {
+      wire::Labels labels = src.labels;
+      labels.push_back({std::string(wire::kMetricNameLabel), m.name});
+      wire::NormalizeLabels(&labels);
+      points->push_back({std::move(labels), {now, static_cast<double>(m.value(src))}});
+    }
+  }
+}
+
 // Server-side counters, which no collector sees, appended to /metrics.
 void AddServerPoints(const CoreRouteDeps& deps, std::vector<wire::MetricFamily>* families,
                      std::vector<ExpositionPoint>* points, int64_t now) {
@@ -58,7 +109,9 @@ void AddServerPoints(const CoreRouteDeps& deps, std::vector<wire::MetricFamily>*
       "Retried metric batches acknowledged without storing them again.",
       static_cast<double>(in.duplicate_batches));
   add("vigil_ingest_rejected_batches_total", MetricType::kCounter,
-      "Metric batches rejected as malformed or invalid.", static_cast<double>(in.rejected_batches));
+      "Metric and log batches rejected as malformed or invalid.",
+      static_cast<double>(in.rejected_batches));
+  if (deps.logs != nullptr) AddLogStorePoints(*deps.logs, families, points, now);
 }
 
 HttpResponse Metrics(const CoreRouteDeps& deps) {
@@ -149,6 +202,15 @@ HttpResponse StatusJson(const CoreRouteDeps& deps) {
       .Key("rejected_batches")
       .Uint(in.rejected_batches);
   w.EndObject();
+  if (deps.logs != nullptr) {
+    logstore::LogStoreStats ls = deps.logs->Stats();
+    w.Key("logs").BeginObject();
+    w.Key("streams").Uint(ls.streams).Key("lines").Uint(ls.lines);
+    w.Key("duplicate_lines").Uint(ls.duplicate_lines).Key("head_lines").Uint(ls.head_lines);
+    w.Key("blocks").Uint(ls.blocks).Key("disk_bytes").Uint(ls.disk_bytes);
+    w.Key("batches").Uint(in.log_batches).Key("records").Uint(in.log_records);
+    w.EndObject();
+  }
   WriteGpuStatus(latest, &w);
   WriteCollectors(latest, &w);
   w.EndObject();
@@ -158,8 +220,10 @@ HttpResponse StatusJson(const CoreRouteDeps& deps) {
 HttpResponse Ingest(const CoreRouteDeps& deps, const HttpRequest& req) {
   Status st = deps.ingester->Receive(req.body);
   if (st.ok()) return HttpResponse::Text(204, "");
-  int code = st.code() == StatusCode::kInvalidArgument || st.code() == StatusCode::kCorruption ? 400
-             : st.code() == StatusCode::kResourceExhausted                                     ? 413
+  int code = st.code() == StatusCode::kInvalidArgument || st.code() == StatusCode::kCorruption ||
+                     st.code() == StatusCode::kFailedPrecondition
+                 ? 400
+             : st.code() == StatusCode::kResourceExhausted ? 413
                                                            : 503;
   return HttpResponse::Text(code, st.ToString() + "\n");
 }

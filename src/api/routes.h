@@ -9,6 +9,7 @@
 
 #include "api/http_server.h"
 #include "ingest/ingester.h"
+#include "store/logs/log_store.h"
 #include "store/tsdb/db.h"
 
 namespace vigil::api {
@@ -25,6 +26,7 @@ struct ServerInfo {
 struct CoreRouteDeps {
   ServerInfo info;
   tsdb::Db* db = nullptr;
+  logstore::LogStore* logs = nullptr;  // optional: log store figures in /metrics and status
   ingest::Ingester* ingester = nullptr;
   Env* env = Env::Default();
   // Series whose last sample is older than this are not current (/metrics).

@@ -77,21 +77,12 @@ void PrintHuman(const json& s, const std::string& url) {
 }  // namespace
 
 int RunStatus(const StatusFlags& flags) {
-  std::string base = flags.server;
-  if (base.empty()) {
-    if (const char* env = std::getenv("VIGIL_URL"); env != nullptr && *env != '\0') base = env;
+  auto url = ResolveServerUrl(flags.server, flags.home);
+  if (!url.ok()) {
+    std::printf("%s\n", url.status().message().c_str());
+    return 3;  // LSB "program is not running"
   }
-  if (base.empty()) {
-    HomePaths paths{ResolveHome(flags.home)};
-    auto running = FindRunningInstance(paths);
-    if (!running) {
-      std::printf("Vigil is not running (home %s). Start it with `vigil up`.\n",
-                  paths.home.c_str());
-      return 3;  // LSB "program is not running"
-    }
-    base = running->url;
-  }
-  while (!base.empty() && base.back() == '/') base.pop_back();
+  const std::string& base = *url;
   auto resp = api::HttpGet(base + "/api/v1/status", std::chrono::seconds(5));
   if (!resp.ok()) {
     std::fprintf(stderr, "cannot reach Vigil at %s: %s\n", base.c_str(),

@@ -47,6 +47,11 @@ int RunForeground(const UpFlags& flags, const HomePaths& paths) {
   signal(SIGPIPE, SIG_IGN);
 
   InstanceOptions opts;
+  opts.role = flags.role == "server"  ? Role::kServer
+              : flags.role == "agent" ? Role::kAgent
+                                      : Role::kAll;
+  opts.server_url = flags.server;
+  opts.collect_logs = !flags.no_logs;
   opts.paths = paths;
   opts.listen = flags.listen;
   opts.node_name = flags.node.empty() ? DefaultNodeName() : flags.node;
@@ -97,7 +102,11 @@ int StartBackground(const UpFlags& flags, const HomePaths& paths) {
                                    "--home",
                                    paths.home,
                                    "--interval-ms",
-                                   std::to_string(flags.interval_ms)};
+                                   std::to_string(flags.interval_ms),
+                                   "--role",
+                                   flags.role};
+  if (!flags.server.empty()) args.insert(args.end(), {"--server", flags.server});
+  if (flags.no_logs) args.push_back("--no-logs");
   if (!flags.node.empty()) args.insert(args.end(), {"--node", flags.node});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

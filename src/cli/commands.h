@@ -3,10 +3,17 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "core/status.h"
 
 namespace vigil::cli {
 
 struct UpFlags {
+  // "all" (`vigil up`), "server" (`vigil server`) or "agent" (`vigil agent`).
+  std::string role = "all";
+  std::string server;    // agent: the server's URL
+  bool no_logs = false;  // do not collect logs
   bool foreground = false;
   bool daemon_child = false;  // internal: the background process `up` starts
   std::string listen = "127.0.0.1:9300";
@@ -36,6 +43,28 @@ struct DemoFlags {
   std::string node;
 };
 int RunDemo(const DemoFlags& flags);
+
+struct LogsFlags {
+  std::string home;
+  std::string server;  // URL of an instance; overrides --home
+  bool follow = false;
+  std::string since = "1h";
+  std::string until;  // RFC3339 or Unix seconds; default now
+  int lines = 100;
+  int context = 0;
+  std::string query;  // LogQL or plain words
+};
+int RunLogs(const LogsFlags& flags);
+
+struct RunFlags {
+  std::string name;  // job name; default: from the command line ("python train.py" -> train)
+  std::string home;
+  std::vector<std::string> command;
+};
+int RunRun(const RunFlags& flags);
+// [--name NAME] [--home DIR] [--] CMD ARGS...: options end at "--" or at the
+// first argument that is not one of them.
+Result<RunFlags> ParseRunArgs(int argc, char** argv);
 
 int RunVersion();
 const char* VersionString();

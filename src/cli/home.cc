@@ -79,4 +79,22 @@ std::optional<RunState> FindRunningInstance(const HomePaths& paths) {
   return *state;
 }
 
+Result<std::string> ResolveServerUrl(const std::string& server_flag, const std::string& home_flag) {
+  std::string base = server_flag;
+  if (base.empty()) {
+    if (const char* env = std::getenv("VIGIL_URL"); env != nullptr && *env != '\0') base = env;
+  }
+  if (base.empty()) {
+    HomePaths paths{ResolveHome(home_flag)};
+    auto running = FindRunningInstance(paths);
+    if (!running) {
+      return NotFound("Vigil is not running (home " + paths.home +
+                      "). Start it with `vigil up`, or name a server with --server URL.");
+    }
+    base = running->url;
+  }
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base;
+}
+
 }  // namespace vigil::cli

@@ -3,6 +3,9 @@
 // find a running instance.
 //
 //   $VIGIL_HOME/data/tsdb/   metrics store (docs/tsdb.md)
+//   $VIGIL_HOME/data/logs/   log store (docs/logstore.md)
+//   $VIGIL_HOME/data/agent/  the log agent's checkpoints (docs/tailer.md)
+//   $VIGIL_HOME/spool/run/   output recorded by `vigil run` (docs/discovery.md)
 //   $VIGIL_HOME/logs/vigil.log   Vigil's own log when running in the background
 //   $VIGIL_HOME/run/vigil.lock   flock()ed by the running instance for its lifetime
 //   $VIGIL_HOME/run/state        pid, URL and start time of the running instance
@@ -27,6 +30,9 @@ struct HomePaths {
   std::string home;
   std::string data_dir() const { return home + "/data"; }
   std::string tsdb_dir() const { return home + "/data/tsdb"; }
+  std::string log_store_dir() const { return home + "/data/logs"; }
+  std::string agent_dir() const { return home + "/data/agent"; }
+  std::string run_spool_dir() const { return home + "/spool/run"; }
   std::string logs_dir() const { return home + "/logs"; }
   std::string log_file() const { return home + "/logs/vigil.log"; }
   std::string run_dir() const { return home + "/run"; }
@@ -63,5 +69,10 @@ class InstanceLock {
 // The running instance of this home, or nullopt if none runs (a stale state
 // file left by a crash does not count: the lock is the truth).
 std::optional<RunState> FindRunningInstance(const HomePaths& paths);
+
+// The URL a client subcommand talks to: --server, else $VIGIL_URL, else the
+// running instance of --home/$VIGIL_HOME. NotFound (with what to do) when
+// none runs. No trailing slash.
+Result<std::string> ResolveServerUrl(const std::string& server_flag, const std::string& home_flag);
 
 }  // namespace vigil::cli

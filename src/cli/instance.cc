@@ -3,30 +3,45 @@
 #include <unistd.h>
 
 #include "api/http_server.h"
+#include "api/log_routes.h"
 #include "api/query_routes.h"
 #include "api/routes.h"
 #include "api/web_routes.h"
+#include "collect/logs/log_agent.h"
 #include "collect/metrics/loop.h"
 #include "core/env.h"
 #include "core/log.h"
 #include "core/version.h"
 #include "ingest/ingester.h"
+#include "ship/http_transport.h"
 #include "ship/transport.h"
+#include "store/logs/log_store.h"
 #include "store/tsdb/db.h"
 
 namespace vigil::cli {
 
+namespace {
+
+// The stores and the ingest that feeds them (absent in `vigil agent`).
+struct ServerSide {
+  std::unique_ptr<tsdb::Db> db;
+  std::unique_ptr<logstore::LogStore> logs;
+  std::unique_ptr<ingest::Ingester> ingester;
+};
+
+}  // namespace
+
 struct Instance::Impl {
   InstanceOptions options;
   std::string url;
-  // Declaration order is teardown order in reverse: the loop (agent side)
-  // stops before the server side it feeds.
+  // Declaration order is teardown order in reverse: the agent side stops
+  // before the server side it feeds.
   std::unique_ptr<InstanceLock> lock;
-  std::unique_ptr<tsdb::Db> db;
-  std::unique_ptr<ingest::Ingester> ingester;
+  ServerSide server;
   std::unique_ptr<api::HttpServer> http;
-  std::unique_ptr<ship::InProcessTransport> transport;
+  std::unique_ptr<ship::Transport> transport;
   std::unique_ptr<collect::CollectionLoop> loop;
+  std::unique_ptr<collect::logs::LogAgent> log_agent;
   bool stopped = false;
 };
 
@@ -47,6 +62,52 @@ std::string DefaultNodeName() {
   return buf;
 }
 
+namespace {
+
+Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, ServerSide* impl,
+                      api::Router* router) {
+  const HomePaths& paths = options.paths;
+  tsdb::Options db_options;
+  db_options.dir = paths.tsdb_dir();
+  auto db = tsdb::Db::Open(db_options);
+  if (!db.ok())
+    return db.status().WithContext("cannot open the metrics store in " + db_options.dir);
+  impl->db = std::move(db).value();
+  logstore::Options log_options;
+  log_options.dir = paths.log_store_dir();
+  auto logs = logstore::LogStore::Open(log_options);
+  if (!logs.ok()) {
+    return logs.status().WithContext("cannot open the log store in " + log_options.dir);
+  }
+  impl->logs = std::move(logs).value();
+  impl->ingester = std::make_unique<ingest::Ingester>(impl->db.get(), impl->logs.get());
+
+  api::CoreRouteDeps deps;
+  deps.info = {kVersion,       started_ms,        paths.home,
+               options.listen, options.node_name, paths.data_dir()};
+  deps.db = impl->db.get();
+  deps.logs = impl->logs.get();
+  deps.ingester = impl->ingester.get();
+  api::AddCoreRoutes(router, deps);
+  api::AddQueryRoutes(router, impl->db.get());
+  api::AddLogRoutes(router, impl->logs.get());
+  api::AddWebRoutes(router);
+  return Status::Ok();
+}
+
+collect::logs::LogAgentOptions LogAgentOptionsFor(const InstanceOptions& options) {
+  const HomePaths& paths = options.paths;
+  collect::logs::LogAgentOptions o;
+  o.node = options.node_name;
+  o.state_dir = paths.agent_dir();
+  o.discovery.self_home = paths.home;
+  o.discovery.run_spool_dir = paths.run_spool_dir();
+  o.compress = options.role == Role::kAgent;
+  return o;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Instance>> Instance::Start(
     const InstanceOptions& options,
     std::vector<std::unique_ptr<collect::MetricCollector>> collectors) {
@@ -54,7 +115,7 @@ Result<std::unique_ptr<Instance>> Instance::Start(
   impl->options = options;
   Env* env = Env::Default();
   const HomePaths& paths = options.paths;
-  for (const std::string& dir : {paths.tsdb_dir(), paths.logs_dir(), paths.run_dir()}) {
+  for (const std::string& dir : {paths.data_dir(), paths.logs_dir(), paths.run_dir()}) {
     VIGIL_RETURN_IF_ERROR(env->CreateDirs(dir));
   }
   VIGIL_ASSIGN_OR_RETURN(impl->lock, InstanceLock::Acquire(paths));
@@ -62,24 +123,16 @@ Result<std::unique_ptr<Instance>> Instance::Start(
   // lock now ours, it must not be read as ours until we write the new one.
   (void)env->RemoveFile(paths.state_file());
 
-  tsdb::Options db_options;
-  db_options.dir = paths.tsdb_dir();
-  auto db = tsdb::Db::Open(db_options);
-  if (!db.ok())
-    return db.status().WithContext("cannot open the metrics store in " + db_options.dir);
-  impl->db = std::move(db).value();
-  impl->ingester = std::make_unique<ingest::Ingester>(impl->db.get());
-
   int64_t started_ms = env->NowMillis();
-  api::CoreRouteDeps deps;
-  deps.info = {kVersion,       started_ms,        paths.home,
-               options.listen, options.node_name, paths.data_dir()};
-  deps.db = impl->db.get();
-  deps.ingester = impl->ingester.get();
+  bool server_side = options.role != Role::kAgent;
+  bool agent_side = options.role != Role::kServer;
   api::Router router;
-  api::AddCoreRoutes(&router, deps);
-  api::AddQueryRoutes(&router, impl->db.get());
-  api::AddWebRoutes(&router);
+  if (server_side) {
+    VIGIL_RETURN_IF_ERROR(OpenServerSide(options, started_ms, &impl->server, &router));
+  } else {
+    router.Handle("GET", "/healthz",
+                  [](const api::HttpRequest&) { return api::HttpResponse::Text(200, "ok\n"); });
+  }
   api::HttpServer::Options http_options;
   http_options.listen = options.listen;
   http_options.error_log = [](std::string_view msg) { Log(LogLevel::kWarn, msg); };
@@ -91,17 +144,35 @@ Result<std::unique_ptr<Instance>> Instance::Start(
   RunState state{static_cast<int>(::getpid()), impl->url, options.listen, started_ms, kVersion};
   VIGIL_RETURN_IF_ERROR(env->WriteFileAtomic(paths.state_file(), FormatRunState(state)));
 
-  ingest::Ingester* ingester = impl->ingester.get();
-  impl->transport = std::make_unique<ship::InProcessTransport>(
-      [ingester](std::string_view frame) { return ingester->Receive(frame); });
-  collect::LoopOptions loop_options;
-  loop_options.source = options.node_name;
-  loop_options.interval_ms = options.interval_ms;
-  ship::Transport* transport = impl->transport.get();
-  impl->loop = std::make_unique<collect::CollectionLoop>(
-      loop_options, std::move(collectors),
-      [transport](std::string frame) { return transport->Send(frame); });
-  impl->loop->Start();
+  if (agent_side) {
+    if (server_side) {
+      ingest::Ingester* ingester = impl->server.ingester.get();
+      impl->transport = std::make_unique<ship::InProcessTransport>(
+          [ingester](std::string_view frame) { return ingester->Receive(frame); });
+    } else {
+      impl->transport = std::make_unique<ship::HttpTransport>(options.server_url);
+    }
+    ship::Transport* transport = impl->transport.get();
+    collect::LoopOptions loop_options;
+    loop_options.source = options.node_name;
+    loop_options.interval_ms = options.interval_ms;
+    loop_options.compress = !server_side;
+    impl->loop = std::make_unique<collect::CollectionLoop>(
+        loop_options, std::move(collectors),
+        [transport](std::string frame) { return transport->Send(frame); });
+    impl->loop->Start();
+    if (options.collect_logs) {
+      impl->log_agent = std::make_unique<collect::logs::LogAgent>(
+          LogAgentOptionsFor(options),
+          [transport](std::string frame) { return transport->Send(frame); });
+      Status st = impl->log_agent->Start();
+      if (!st.ok()) {
+        // Metrics still work; say why logs do not.
+        Logf(LogLevel::kError, "log collection not started: %s", st.ToString().c_str());
+        impl->log_agent.reset();
+      }
+    }
+  }
   Logf(LogLevel::kInfo, "vigil %s started: %s, home %s, node %s", kVersion, impl->url.c_str(),
        paths.home.c_str(), options.node_name.c_str());
   return std::unique_ptr<Instance>(new Instance(std::move(impl)));
@@ -114,10 +185,17 @@ Instance::~Instance() { Stop(); }
 void Instance::Stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
-  impl_->loop->Stop();
+  if (impl_->log_agent) impl_->log_agent->Stop();
+  if (impl_->loop) impl_->loop->Stop();
   impl_->http->Stop();
-  Status st = impl_->db->Close();
-  if (!st.ok()) Logf(LogLevel::kError, "closing the metrics store: %s", st.ToString().c_str());
+  if (impl_->server.logs) {
+    Status st = impl_->server.logs->Close();
+    if (!st.ok()) Logf(LogLevel::kError, "closing the log store: %s", st.ToString().c_str());
+  }
+  if (impl_->server.db) {
+    Status st = impl_->server.db->Close();
+    if (!st.ok()) Logf(LogLevel::kError, "closing the metrics store: %s", st.ToString().c_str());
+  }
   (void)Env::Default()->RemoveFile(impl_->options.paths.state_file());
   impl_->lock.reset();
 }

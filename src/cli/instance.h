@@ -1,7 +1,9 @@
-// Instance: the all-in-one composition of `vigil up` — the agent side
-// (collectors, collection loop) and the server side (ingest, store, HTTP API)
-// in one process, joined by an in-process transport that carries the same wire
-// frames a remote agent would send. This is the only place both sides meet.
+// Instance: the composition of `vigil up` — the agent side (metric
+// collectors, collection loop, log agent) and the server side (ingest, stores,
+// HTTP API) in one process, joined by an in-process transport that carries the
+// same wire frames a remote agent would send. This is the only place both
+// sides meet. The same composition runs one side alone: `vigil server`, and
+// `vigil agent --server URL`, whose frames travel over HTTP.
 //
 // Thread safety: Start/Stop/Wait from the owning (main) thread only.
 #pragma once
@@ -17,7 +19,16 @@
 
 namespace vigil::cli {
 
+enum class Role {
+  kAll,     // agent and server in one process (`vigil up`)
+  kServer,  // stores, ingest and the API only (`vigil server`)
+  kAgent,   // collectors and the log agent, shipping to `server_url` (`vigil agent`)
+};
+
 struct InstanceOptions {
+  Role role = Role::kAll;
+  std::string server_url;    // kAgent: where to ship (http://host:port)
+  bool collect_logs = true;  // run the log agent (discovery, tailing)
   HomePaths paths;
   std::string listen = "127.0.0.1:9300";
   std::string node_name;       // defaults to the hostname

@@ -1,29 +1,55 @@
 // vigil: the one binary. Composition root: the only place that sees both the
 // agent side and the server side (DESIGN.md "Data flow").
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
   using namespace vigil::cli;
+  if (argc >= 2 && std::string_view(argv[1]) == "run") {
+    auto run = ParseRunArgs(argc - 2, argv + 2);
+    if (!run.ok()) {
+      std::fprintf(stderr, "vigil run: %s\n", run.status().message().c_str());
+      return 2;
+    }
+    return RunRun(*run);
+  }
   CLI::App app{"Vigil: zero-config observability for GPU machines"};
   app.require_subcommand(1);
   app.set_version_flag("--version", [] { return std::string("vigil ") + VersionString(); });
 
+  // `up`, `server` and `agent` share their flags; they differ in what runs.
   UpFlags up;
+  up.listen.clear();  // the default depends on the subcommand (below)
+  auto add_up_flags = [&up](CLI::App* cmd, const char* default_listen) {
+    cmd->add_flag("--foreground", up.foreground, "Run in this terminal; stop with Ctrl-C");
+    cmd->add_option("--listen", up.listen,
+                    std::string("HTTP address to listen on (default: ") + default_listen + ")");
+    cmd->add_option("--home", up.home,
+                    "State directory (default: $VIGIL_HOME, /var/lib/vigil for root, "
+                    "~/.local/share/vigil otherwise)");
+    cmd->add_option("--node", up.node, "Node name recorded on every series (default: hostname)");
+    cmd->add_option("--interval-ms", up.interval_ms, "Metric collection period in milliseconds")
+        ->check(CLI::Range(100, 60000))
+        ->capture_default_str();
+    cmd->add_flag("--no-logs", up.no_logs, "Do not collect logs");
+    cmd->add_flag("--daemon-child", up.daemon_child)->group("");  // internal
+    cmd->add_option("--role", up.role)->group("");                // internal
+  };
   auto* up_cmd = app.add_subcommand(
       "up", "Start Vigil on this machine (in the background unless --foreground)");
-  up_cmd->add_flag("--foreground", up.foreground, "Run in this terminal; stop with Ctrl-C");
-  up_cmd->add_option("--listen", up.listen, "HTTP address to listen on")->capture_default_str();
-  up_cmd->add_option("--home", up.home,
-                     "State directory (default: $VIGIL_HOME, /var/lib/vigil for root, "
-                     "~/.local/share/vigil otherwise)");
-  up_cmd->add_option("--node", up.node, "Node name recorded on every series (default: hostname)");
-  up_cmd->add_option("--interval-ms", up.interval_ms, "Metric collection period in milliseconds")
-      ->check(CLI::Range(100, 60000))
-      ->capture_default_str();
-  up_cmd->add_flag("--daemon-child", up.daemon_child)->group("");  // internal
+  add_up_flags(up_cmd, "127.0.0.1:9300");
+  auto* server_cmd = app.add_subcommand(
+      "server", "Start only Vigil's server (stores, API, UI) for agents on other machines");
+  add_up_flags(server_cmd, "127.0.0.1:9300");
+  auto* agent_cmd = app.add_subcommand(
+      "agent", "Start only Vigil's agent, shipping this machine's metrics and logs to a server");
+  add_up_flags(agent_cmd, "127.0.0.1:9302");
+  agent_cmd->add_option("--server", up.server, "URL of the Vigil server (http://host:9300)")
+      ->required();
 
   DownFlags down;
   auto* down_cmd = app.add_subcommand("down", "Stop the Vigil instance of this home");
@@ -47,13 +73,47 @@ int main(int argc, char** argv) {
                        "State directory (default: the normal one + \"-demo\")");
   demo_cmd->add_option("--node", demo.node, "Node name (default: hostname)");
 
+  LogsFlags logs;
+  auto* logs_cmd = app.add_subcommand(
+      "logs", "Print log lines of every job, container and `vigil run` on this node");
+  logs_cmd->add_option("query", logs.query,
+                       "Words to search for, or LogQL: '{job=\"train\"} |= \"loss\"'");
+  logs_cmd->add_flag("-f,--follow", logs.follow, "Keep printing new lines as they arrive");
+  logs_cmd->add_option("--since", logs.since, "How far back to look (30s, 10m, 2h, 7d)")
+      ->capture_default_str();
+  logs_cmd->add_option("--until", logs.until, "End of the time range (RFC3339 or Unix seconds)");
+  logs_cmd->add_option("-n,--lines", logs.lines, "Number of lines (the newest)")
+      ->check(CLI::Range(1, 5000))
+      ->capture_default_str();
+  logs_cmd->add_option("-C,--context", logs.context, "Lines of context around each match")
+      ->check(CLI::Range(0, 1000));
+  logs_cmd->add_option("--home", logs.home, "State directory of the instance");
+  logs_cmd->add_option("--server", logs.server,
+                       "URL of a Vigil instance (default: $VIGIL_URL, else the one of --home)");
+
+  // `run` takes the rest of the line as the command, verbatim: it is parsed
+  // before CLI11 (below) and only described here for --help.
+  app.add_subcommand("run",
+                     "Run a command, show its output as usual and record it for Vigil's logs: "
+                     "vigil run [--name NAME] [--home DIR] -- CMD ARGS...");
+
   app.add_subcommand("version", "Print the version");
 
   CLI11_PARSE(app, argc, argv);
 
+  if (up.listen.empty()) up.listen = *agent_cmd ? "127.0.0.1:9302" : "127.0.0.1:9300";
   if (*up_cmd) return RunUp(up);
+  if (*server_cmd) {
+    if (up.role == "all") up.role = "server";
+    return RunUp(up);
+  }
+  if (*agent_cmd) {
+    up.role = "agent";
+    return RunUp(up);
+  }
   if (*down_cmd) return RunDown(down);
   if (*status_cmd) return RunStatus(status);
   if (*demo_cmd) return RunDemo(demo);
+  if (*logs_cmd) return RunLogs(logs);
   return RunVersion();
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "wire/frame.h"
+#include "wire/log_batch.h"
 #include "wire/metric_batch.h"
 
 namespace vigil::ingest {
@@ -64,6 +65,16 @@ bool SortedUnique(const wire::Labels& labels) {
   return true;
 }
 
+void SetLabel(wire::Labels* labels, std::string_view name, const std::string& value) {
+  auto it = std::lower_bound(labels->begin(), labels->end(), name,
+                             [](const wire::Label& l, std::string_view n) { return l.name < n; });
+  if (it != labels->end() && it->name == name) {
+    it->value = value;
+  } else {
+    labels->insert(it, {std::string(name), value});
+  }
+}
+
 void AddNodeLabel(wire::MetricBatch* b) {
   for (auto& s : b->series) {
     // The common case: setting or inserting the node label in place keeps the
@@ -71,14 +82,7 @@ void AddNodeLabel(wire::MetricBatch* b) {
     // without sorting every series of every batch. (Validate rejected an
     // empty source, so the node label's value is never empty.)
     if (SortedUnique(s.labels)) {
-      auto it = std::lower_bound(
-          s.labels.begin(), s.labels.end(), kNodeLabel,
-          [](const wire::Label& l, std::string_view name) { return l.name < name; });
-      if (it != s.labels.end() && it->name == kNodeLabel) {
-        it->value = b->source;
-      } else {
-        s.labels.insert(it, {std::string(kNodeLabel), b->source});
-      }
+      SetLabel(&s.labels, kNodeLabel, b->source);
       continue;
     }
     std::erase_if(s.labels, [](const wire::Label& l) { return l.name == kNodeLabel; });
@@ -87,20 +91,40 @@ void AddNodeLabel(wire::MetricBatch* b) {
   }
 }
 
+// Log streams carry free-form labels from discovery (container names, pod
+// names): their names must still be valid label names so they can be queried.
+Status ValidateLogs(const wire::LogBatch& b) {
+  if (b.source.empty()) return InvalidArgument("log batch has no source node name");
+  for (const auto& s : b.streams) {
+    for (const auto& l : s.labels) {
+      if (!ValidName(l.name, false)) {
+        return InvalidArgument("invalid label name '" + l.name + "' on log source " + s.source_id);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
+Status Ingester::Reject(Status st) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.rejected_batches;
+  return st;
+}
+
 Status Ingester::Receive(std::string_view frame) {
-  auto reject = [this](Status st) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.rejected_batches;
-    return st;
-  };
   auto decoded = wire::DecodeFrame(frame);
-  if (!decoded.ok()) return reject(decoded.status());
-  auto batch = wire::DecodeMetricBatch(decoded->payload);
-  if (!batch.ok()) return reject(batch.status());
+  if (!decoded.ok()) return Reject(decoded.status());
+  if (decoded->kind == wire::FrameKind::kLogs) return ReceiveLogs(decoded->payload);
+  return ReceiveMetrics(decoded->payload);
+}
+
+Status Ingester::ReceiveMetrics(std::string_view payload) {
+  auto batch = wire::DecodeMetricBatch(payload);
+  if (!batch.ok()) return Reject(batch.status());
   Status valid = Validate(*batch);
-  if (!valid.ok()) return reject(valid);
+  if (!valid.ok()) return Reject(valid);
 
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -118,6 +142,28 @@ Status Ingester::Receive(std::string_view frame) {
   last = std::max(last, batch->sequence);
   ++stats_.batches;
   stats_.samples += batch->SampleCount();
+  return Status::Ok();
+}
+
+// No sequence check here: the log store drops already-stored records by
+// source offset (docs/wire.md "Exactly-once for logs"), which also holds
+// across agent restarts and server crashes.
+Status Ingester::ReceiveLogs(std::string_view payload) {
+  if (logs_ == nullptr) {
+    return Reject(FailedPrecondition("this server does not store logs"));
+  }
+  auto batch = wire::DecodeLogBatch(payload);
+  if (!batch.ok()) return Reject(batch.status());
+  Status valid = ValidateLogs(*batch);
+  if (!valid.ok()) return Reject(valid);
+  for (auto& s : batch->streams) {
+    std::erase_if(s.labels, [](const wire::Label& l) { return l.value.empty(); });
+    SetLabel(&s.labels, kNodeLabel, batch->source);
+  }
+  VIGIL_RETURN_IF_ERROR(logs_->Append(batch->source, *batch));
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.log_batches;
+  stats_.log_records += batch->RecordCount();
   return Status::Ok();
 }
 

@@ -1,9 +1,12 @@
 #include "query/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <mutex>
+#include <span>
 #include <thread>
 
 #include "query/eval.h"
@@ -20,72 +23,12 @@ Status EvalContext::CheckDeadline() const {
   return Status::Ok();
 }
 
-namespace {
-
-// Appends each series of `more` (later samples) to the series of `out` with
-// the same labels; both are sorted by labels, as Db::Select returns them.
-void AppendSlice(std::vector<wire::Series> more, std::vector<wire::Series>* out) {
-  std::map<wire::Labels, size_t> index;
-  for (size_t i = 0; i < out->size(); ++i) index.emplace((*out)[i].labels, i);
-  bool added = false;
-  for (auto& s : more) {
-    auto it = index.find(s.labels);
-    if (it == index.end()) {
-      out->push_back(std::move(s));
-      added = true;
-      continue;
-    }
-    auto& dst = (*out)[it->second].samples;
-    dst.insert(dst.end(), s.samples.begin(), s.samples.end());
-  }
-  if (added) {
-    std::sort(out->begin(), out->end(),
-              [](const wire::Series& a, const wire::Series& b) { return a.labels < b.labels; });
-  }
-}
-
-// Db::Select over [mint, maxt], split into time slices read by parallel
-// threads when the range is long. Slices end on chunk-window multiples (2 h)
-// so that no chunk is decoded twice. Each thread writes only its own slot;
-// the slots are read after join.
-Result<std::vector<wire::Series>> ParallelSelect(const tsdb::Db* db,
-                                                 const std::vector<tsdb::Matcher>& m, int64_t mint,
-                                                 int64_t maxt, const EngineOptions& o) {
-  int n = o.select_threads;
-  if (n <= 1 || maxt - mint < o.parallel_select_min_ms) return db->Select(m, mint, maxt);
-  constexpr int64_t kAlign = 2 * 3600 * 1000;
-  std::vector<int64_t> bounds = {mint};
-  for (int i = 1; i < n; ++i) {
-    int64_t b = mint + (maxt - mint) / n * i;
-    b = b - ((b % kAlign) + kAlign) % kAlign;  // floor to the window
-    if (b > bounds.back()) bounds.push_back(b);
-  }
-  bounds.push_back(maxt + 1);
-  size_t slices = bounds.size() - 1;
-  std::vector<Result<std::vector<wire::Series>>> parts(slices,
-                                                       Status(StatusCode::kInternal, "not run"));
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < slices; ++i) {
-    threads.emplace_back([&, i] { parts[i] = db->Select(m, bounds[i], bounds[i + 1] - 1); });
-  }
-  parts[0] = db->Select(m, bounds[0], bounds[1] - 1);
-  for (auto& t : threads) t.join();
-  for (auto& p : parts) {
-    if (!p.ok()) return p.status();
-  }
-  std::vector<wire::Series> out = std::move(parts[0]).value();
-  for (size_t i = 1; i < slices; ++i) AppendSlice(std::move(parts[i]).value(), &out);
-  return out;
-}
-
-}  // namespace
-
 Result<std::vector<wire::Series>> SelectForSteps(const Node& sel, int64_t extra_ms,
                                                  EvalContext* ctx) {
   int64_t mint = ctx->steps.front() - sel.offset_ms - extra_ms;
   int64_t maxt = ctx->steps.back() - sel.offset_ms;
   VIGIL_ASSIGN_OR_RETURN(std::vector<wire::Series> series,
-                         ParallelSelect(ctx->db, sel.matchers, mint, maxt, ctx->opts));
+                         ctx->db->Select(sel.matchers, mint, maxt));
   if (series.size() > ctx->opts.max_series) {
     return ResourceExhausted("query selects " + std::to_string(series.size()) +
                              " series, more than the limit of " +
@@ -100,28 +43,108 @@ Result<std::vector<wire::Series>> SelectForSteps(const Node& sel, int64_t extra_
   return series;
 }
 
+namespace {
+
+// Work shared by the threads of one EvalEachSeries. Each series index is
+// taken by exactly one thread (next), which alone writes its slot; the
+// counters are atomic and the first error is kept under mu.
+struct EachState {
+  const tsdb::SeriesSelection* sel = nullptr;
+  const EvalContext* ctx = nullptr;
+  const SeriesEvalFn* fn = nullptr;
+  std::vector<StepSeries> slots;
+  std::vector<uint8_t> keep;
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> nonempty{0};
+  std::atomic<uint64_t> samples{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  Status error;
+
+  void Fail(Status st) {
+    std::lock_guard lock(mu);
+    if (!failed.exchange(true)) error = std::move(st);
+  }
+
+  Status One(size_t i, std::vector<wire::Sample>* buf) {
+    VIGIL_RETURN_IF_ERROR(sel->Samples(i, buf));
+    if (buf->empty()) return Status::Ok();
+    if (nonempty.fetch_add(1) + 1 > ctx->opts.max_series) {
+      return ResourceExhausted("query selects more than the limit of " +
+                               std::to_string(ctx->opts.max_series) + " series");
+    }
+    uint64_t total = samples.fetch_add(buf->size()) + buf->size();
+    if (ctx->samples_loaded + total > ctx->opts.max_samples) {
+      return ResourceExhausted(
+          "query processing would load too many samples into memory in query execution");
+    }
+    VIGIL_RETURN_IF_ERROR(ctx->CheckDeadline());
+    slots[i] = ctx->NewSeries(sel->labels(i));
+    keep[i] = (*fn)(*buf, &slots[i]) ? 1 : 0;
+    return Status::Ok();
+  }
+
+  void Work() {
+    std::vector<wire::Sample> buf;  // reused: one series decoded at a time
+    for (size_t i = next++; i < slots.size() && !failed.load(); i = next++) {
+      Status st = One(i, &buf);
+      if (!st.ok()) Fail(std::move(st));
+    }
+  }
+};
+
+}  // namespace
+
+Result<std::vector<StepSeries>> EvalEachSeries(const Node& sel, int64_t extra_ms, EvalContext* ctx,
+                                               const SeriesEvalFn& fn) {
+  int64_t mint = ctx->steps.front() - sel.offset_ms - extra_ms;
+  int64_t maxt = ctx->steps.back() - sel.offset_ms;
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<tsdb::SeriesSelection> selection,
+                         ctx->db->SelectSeries(sel.matchers, mint, maxt));
+  EachState st;
+  st.sel = selection.get();
+  st.ctx = ctx;
+  st.fn = &fn;
+  st.slots.resize(selection->size());
+  st.keep.resize(selection->size());
+  size_t threads = 1;
+  if (maxt - mint >= ctx->opts.parallel_select_min_ms) {
+    int want = ctx->opts.select_threads;
+    if (want <= 0) want = static_cast<int>(std::min(4u, std::thread::hardware_concurrency()));
+    threads = std::min(static_cast<size_t>(std::max(want, 1)), selection->size());
+  }
+  std::vector<std::thread> workers;
+  for (size_t k = 1; k < threads; ++k) workers.emplace_back([&st] { st.Work(); });
+  st.Work();
+  for (auto& w : workers) w.join();
+  if (st.failed.load()) return st.error;
+  ctx->samples_loaded += st.samples.load();
+  std::vector<StepSeries> out;
+  for (size_t i = 0; i < st.slots.size(); ++i) {
+    if (st.keep[i]) out.push_back(std::move(st.slots[i]));
+  }
+  return out;
+}
+
 // The latest sample at or before each step, if within the lookback delta.
 Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx, bool sample_times) {
-  VIGIL_ASSIGN_OR_RETURN(std::vector<wire::Series> series,
-                         SelectForSteps(n, ctx->opts.lookback_ms, ctx));
-  Value out;
-  out.type = ValueType::kVector;
-  out.vec.reserve(series.size());
-  for (auto& s : series) {
-    StepSeries ss = ctx->NewSeries(std::move(s.labels));
-    const auto& smp = s.samples;
+  const EvalContext& c = *ctx;
+  auto eval = [&](std::span<const wire::Sample> smp, StepSeries* ss) {
     size_t j = 0;  // first sample after the current reference time
     bool any = false;
-    for (size_t i = 0; i < ctx->n(); ++i) {
-      int64_t ref = ctx->steps[i] - n.offset_ms;
+    for (size_t i = 0; i < c.n(); ++i) {
+      int64_t ref = c.steps[i] - n.offset_ms;
       while (j < smp.size() && smp[j].t_ms <= ref) ++j;
-      if (j == 0 || smp[j - 1].t_ms < ref - ctx->opts.lookback_ms) continue;
-      ss.v[i] = sample_times ? static_cast<double>(smp[j - 1].t_ms) / 1000 : smp[j - 1].value;
-      ss.ok[i] = 1;
+      if (j == 0 || smp[j - 1].t_ms < ref - c.opts.lookback_ms) continue;
+      ss->v[i] = sample_times ? static_cast<double>(smp[j - 1].t_ms) / 1000 : smp[j - 1].value;
+      ss->ok[i] = 1;
       any = true;
     }
-    if (any) out.vec.push_back(std::move(ss));
-  }
+    return any;
+  };
+  Value out;
+  out.type = ValueType::kVector;
+  VIGIL_ASSIGN_OR_RETURN(out.vec, EvalEachSeries(n, ctx->opts.lookback_ms, ctx, eval));
   return out;
 }
 

@@ -6,14 +6,19 @@
 // Evaluation is column-wise: every node produces, for each output series, a
 // dense array with one slot per step. A selector reads each series once for
 // the whole range and walks it with a moving window, so a 24 h range at 60 s
-// step costs one Select per selector, not one per step.
+// step costs one selection per selector, not one per step. Series are
+// decoded one at a time into a reused buffer (Db::SelectSeries), never all
+// samples of a selection at once.
 //
 // Errors: InvalidArgument for a bad or unsupported expression (HTTP 400),
 // FailedPrecondition for evaluation errors such as many-to-many matching
 // (422), ResourceExhausted when a limit is hit (422), DeadlineExceeded on
 // timeout (503).
 //
-// Thread safety: an Engine is immutable; queries may run concurrently.
+// Thread safety: an Engine is immutable; queries may run concurrently. A
+// long range query starts up to EngineOptions::select_threads short-lived
+// threads of its own (joined before it returns); the Env must then be safe to
+// call from them (Env::Default() is).
 #pragma once
 
 #include <cstdint>
@@ -38,12 +43,13 @@ struct EngineOptions {
   uint64_t max_samples = 50'000'000;
   // Series one selector may return.
   size_t max_series = 100'000;
-  // With more than one thread, a selection longer than parallel_select_min_ms
-  // is read as time slices in parallel (decoding chunks dominates long range
-  // queries). Off by default: on the 2-core reference machine under load it
-  // measured slower (bench/RESULTS.md "Range queries").
-  int select_threads = 1;
-  int64_t parallel_select_min_ms = 6 * 3600 * 1000;
+  // Threads that decode and evaluate the series of one selector in parallel
+  // when its selection spans at least parallel_select_min_ms (decoding
+  // chunks dominates long range queries). 0: the number of CPUs, at most 4.
+  // Each series is evaluated by one thread alone, so results do not depend
+  // on the thread count (bit for bit).
+  int select_threads = 0;
+  int64_t parallel_select_min_ms = 3600 * 1000;
   Env* env = Env::Default();
 };
 

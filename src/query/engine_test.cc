@@ -209,7 +209,7 @@ TEST_F(EngineTest, RangeQuery) {
 TEST_F(EngineTest, ParallelSelectGivesTheSameAnswer) {
   EngineOptions o;
   o.select_threads = 3;
-  o.parallel_select_min_ms = 1;  // split even this short range
+  o.parallel_select_min_ms = 1;  // use threads even for this short range
   Engine parallel(db_.get(), o);
   for (const char* q : {"g", "rate(c[3m])", "sum by (i) (g)"}) {
     auto a = engine_->Range(q, 0, 20 * 60'000, 60'000);
@@ -220,6 +220,32 @@ TEST_F(EngineTest, ParallelSelectGivesTheSameAnswer) {
       EXPECT_EQ(a->series[i].labels, b->series[i].labels) << q;
       EXPECT_EQ(a->series[i].points, b->series[i].points) << q;
     }
+  }
+}
+
+TEST_F(EngineTest, LimitsHoldWithAndWithoutThreads) {
+  for (int threads : {1, 3}) {
+    EngineOptions o;
+    o.select_threads = threads;
+    o.parallel_select_min_ms = 1;
+    o.max_series = 2;  // g has 3 series
+    Engine few_series(db_.get(), o);
+    auto r = few_series.Range("sum(g)", 0, 20 * 60'000, 60'000);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << threads;
+    EXPECT_TRUE(few_series.Range("rate(c[5m])", 0, 20 * 60'000, 60'000).ok()) << threads;
+
+    o.max_series = 100;
+    o.max_samples = 62;  // g{...} in this range: 3 x 21 samples
+    Engine few_samples(db_.get(), o);
+    r = few_samples.Range("max_over_time(g[20m])", 20 * 60'000, 20 * 60'000, 60'000);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << threads;
+    // The budget counts every selector of the query: c alone fits, c + g does not.
+    EXPECT_TRUE(few_samples.Range("c", 0, 20 * 60'000, 60'000).ok()) << threads;
+    r = few_samples.Range("sum(c) + sum(g)", 0, 20 * 60'000, 60'000);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
   }
 }
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,9 +43,24 @@ struct EvalContext {
 
 Result<Value> Eval(const Node& node, EvalContext* ctx);
 // Series matching the selector with samples in [first step - offset - extra,
-// last step - offset], counted against the sample budget.
+// last step - offset], counted against the sample budget. Materializes every
+// sample: only for raw range-vector output (instant query "foo[5m]").
 Result<std::vector<wire::Series>> SelectForSteps(const Node& sel, int64_t extra_ms,
                                                  EvalContext* ctx);
+
+// Computes one output series from one selected series' samples (by time);
+// returns whether any step got a value. Called concurrently from several
+// threads (each call with its own series), so it must only read shared state.
+using SeriesEvalFn = std::function<bool(std::span<const wire::Sample>, StepSeries*)>;
+
+// The selector's series over [first step - offset - extra, last step -
+// offset], decoded one at a time into a reused buffer and handed to `fn`
+// (never every sample in memory at once), spread over
+// EngineOptions::select_threads threads for long ranges. Returns the series
+// for which fn returned true, sorted by labels. Enforces max_series,
+// max_samples and the deadline like SelectForSteps.
+Result<std::vector<StepSeries>> EvalEachSeries(const Node& sel, int64_t extra_ms, EvalContext* ctx,
+                                               const SeriesEvalFn& fn);
 
 // A vector selector's value at each step: the latest sample within the
 // lookback delta, or with sample_times that sample's timestamp in seconds

@@ -131,8 +131,25 @@ struct Window {
   Span b, e;
   int64_t range_start, range_end, range_ms;
   double param;  // quantile_over_time's phi at this step
+  // No sample of the whole series is negative or below its predecessor, so
+  // no window holds a counter reset (see ExtrapolatedRate).
+  bool no_resets;
   size_t size() const { return static_cast<size_t>(e - b); }
 };
+
+// Whether a counter reset correction can never apply to `smp`: the reset loop
+// of ExtrapolatedRate adds to the result only when a value is below the one
+// before it (or, for a window's first sample, below 0). Comparisons with NaN
+// are false in both places, so a NaN is treated alike.
+bool NoResets(std::span<const wire::Sample> smp) {
+  bool bad = false;
+  double prev = 0;
+  for (const auto& s : smp) {
+    bad |= (s.value < prev) | (s.value < 0);  // no branches: one pass at memory speed
+    prev = s.value;
+  }
+  return !bad;
+}
 
 // Prometheus' extrapolatedRate: rate, increase, delta.
 bool ExtrapolatedRate(const Window& w, bool counter, bool rate, double* out) {
@@ -140,7 +157,8 @@ bool ExtrapolatedRate(const Window& w, bool counter, bool rate, double* out) {
   const wire::Sample& first = w.b[0];
   const wire::Sample& last = w.e[-1];
   double result = last.value - first.value;
-  if (counter) {
+  // Skipping the loop when it cannot add anything keeps the result bit for bit.
+  if (counter && !w.no_resets) {
     double last_value = 0;
     for (Span p = w.b; p != w.e; ++p) {
       if (p->value < last_value) result += last_value;
@@ -233,41 +251,62 @@ bool OverTime(const std::string& name, const Window& w, double* out) {
   return true;
 }
 
-bool RangeFunction(const std::string& name, const Window& w, double* out) {
-  if (name == "rate") return ExtrapolatedRate(w, true, true, out);
-  if (name == "increase") return ExtrapolatedRate(w, true, false, out);
-  if (name == "delta") return ExtrapolatedRate(w, false, false, out);
-  if (name == "irate") return IRate(w, out);
-  if (name == "deriv") return Deriv(w, out);
-  return OverTime(name, w, out);
+// The function for one step's window, chosen once per call rather than by
+// name at every step.
+using RangeFn = bool (*)(const std::string& name, const Window& w, double* out);
+
+RangeFn FindRangeFn(const std::string& name) {
+  if (name == "rate") {
+    return [](const std::string&, const Window& w, double* o) {
+      return ExtrapolatedRate(w, true, true, o);
+    };
+  }
+  if (name == "increase") {
+    return [](const std::string&, const Window& w, double* o) {
+      return ExtrapolatedRate(w, true, false, o);
+    };
+  }
+  if (name == "delta") {
+    return [](const std::string&, const Window& w, double* o) {
+      return ExtrapolatedRate(w, false, false, o);
+    };
+  }
+  if (name == "irate")
+    return [](const std::string&, const Window& w, double* o) { return IRate(w, o); };
+  if (name == "deriv")
+    return [](const std::string&, const Window& w, double* o) { return Deriv(w, o); };
+  return OverTime;
 }
 
 // Evaluates a function over a range selector with a moving window per series.
 Result<Value> EvalRangeCall(const Node& n, const Node& sel, const std::vector<double>& param,
                             EvalContext* ctx) {
-  VIGIL_ASSIGN_OR_RETURN(std::vector<wire::Series> series, SelectForSteps(sel, sel.range_ms, ctx));
-  Value out;
-  out.type = ValueType::kVector;
-  for (auto& s : series) {
-    VIGIL_RETURN_IF_ERROR(ctx->CheckDeadline());
-    StepSeries ss = ctx->NewSeries(std::move(s.labels));
-    Span base = s.samples.data();
-    size_t lo = 0, hi = 0, count = s.samples.size();
+  const EvalContext& c = *ctx;
+  RangeFn f = FindRangeFn(n.name);
+  bool counter = n.name == "rate" || n.name == "increase";
+  auto eval = [&](std::span<const wire::Sample> smp, StepSeries* ss) {
+    bool no_resets = counter && NoResets(smp);
+    Span base = smp.data();
+    size_t lo = 0, hi = 0, count = smp.size();
     bool any = false;
-    for (size_t i = 0; i < ctx->n(); ++i) {
-      int64_t end = ctx->steps[i] - sel.offset_ms;
+    for (size_t i = 0; i < c.n(); ++i) {
+      int64_t end = c.steps[i] - sel.offset_ms;
       int64_t start = end - sel.range_ms;
       while (lo < count && base[lo].t_ms < start) ++lo;
       if (hi < lo) hi = lo;
       while (hi < count && base[hi].t_ms <= end) ++hi;
-      Window w{base + lo, base + hi, start, end, sel.range_ms, param.empty() ? 0 : param[i]};
-      if (RangeFunction(n.name, w, &ss.v[i])) {
-        ss.ok[i] = 1;
+      Window w{base + lo, base + hi, start, end, sel.range_ms, param.empty() ? 0 : param[i],
+               no_resets};
+      if (f(n.name, w, &ss->v[i])) {
+        ss->ok[i] = 1;
         any = true;
       }
     }
-    if (any) out.vec.push_back(std::move(ss));
-  }
+    return any;
+  };
+  Value out;
+  out.type = ValueType::kVector;
+  VIGIL_ASSIGN_OR_RETURN(out.vec, EvalEachSeries(sel, sel.range_ms, ctx, eval));
   if (n.name != "last_over_time") DropMetricName(&out.vec);
   VIGIL_RETURN_IF_ERROR(MergeSameLabels(&out.vec));
   return out;

@@ -34,6 +34,70 @@ void AppendUtf8(uint32_t cp, std::string* out) {
   }
 }
 
+bool IsDurationUnit(std::string_view q, size_t i, size_t* len) {
+  if (i >= q.size()) return false;
+  if (q.substr(i, 2) == "ms") {
+    *len = 2;
+  } else if (std::string_view("smhdwy").find(q[i]) != std::string_view::npos) {
+    *len = 1;
+  } else {
+    return false;
+  }
+  // "5min" is not a duration; a unit must not run into more letters.
+  return !(i + *len < q.size() && std::isalpha(static_cast<unsigned char>(q[i + *len])));
+}
+
+// A number ("1", "1.5e3", "0x1f", ".5") or a duration ("5m", "1h30m").
+size_t LexNumberOrDuration(std::string_view q, size_t i, Tok* kind) {
+  size_t start = i;
+  if (q.substr(i, 2) == "0x" || q.substr(i, 2) == "0X") {
+    i += 2;
+    while (i < q.size() && std::isxdigit(static_cast<unsigned char>(q[i]))) ++i;
+    *kind = Tok::kNumber;
+    return i;
+  }
+  while (i < q.size() && IsDigit(q[i])) ++i;
+  size_t ulen = 0;
+  if (i > start && IsDurationUnit(q, i, &ulen)) {
+    // Durations: digits+unit repeated.
+    while (i > start && IsDurationUnit(q, i, &ulen)) {
+      i += ulen;
+      size_t d = i;
+      while (i < q.size() && IsDigit(q[i])) ++i;
+      if (i == d) break;
+    }
+    *kind = Tok::kDuration;
+    return i;
+  }
+  if (i < q.size() && q[i] == '.') {
+    ++i;
+    while (i < q.size() && IsDigit(q[i])) ++i;
+  }
+  if (i < q.size() && (q[i] == 'e' || q[i] == 'E')) {
+    size_t j = i + 1;
+    if (j < q.size() && (q[j] == '+' || q[j] == '-')) ++j;
+    if (j < q.size() && IsDigit(q[j])) {
+      i = j;
+      while (i < q.size() && IsDigit(q[i])) ++i;
+    }
+  }
+  *kind = Tok::kNumber;
+  return i;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 // Go's strconv.Unquote rules for "..." and '...' (PromQL strings); `...` is raw.
 Result<size_t> LexString(std::string_view q, size_t i, std::string* out) {
   char quote = q[i];
@@ -103,70 +167,6 @@ Result<size_t> LexString(std::string_view q, size_t i, std::string* out) {
   if (i >= q.size()) return LexError(q, start, "unterminated quoted string");
   return i + 1;
 }
-
-bool IsDurationUnit(std::string_view q, size_t i, size_t* len) {
-  if (i >= q.size()) return false;
-  if (q.substr(i, 2) == "ms") {
-    *len = 2;
-  } else if (std::string_view("smhdwy").find(q[i]) != std::string_view::npos) {
-    *len = 1;
-  } else {
-    return false;
-  }
-  // "5min" is not a duration; a unit must not run into more letters.
-  return !(i + *len < q.size() && std::isalpha(static_cast<unsigned char>(q[i + *len])));
-}
-
-// A number ("1", "1.5e3", "0x1f", ".5") or a duration ("5m", "1h30m").
-size_t LexNumberOrDuration(std::string_view q, size_t i, Tok* kind) {
-  size_t start = i;
-  if (q.substr(i, 2) == "0x" || q.substr(i, 2) == "0X") {
-    i += 2;
-    while (i < q.size() && std::isxdigit(static_cast<unsigned char>(q[i]))) ++i;
-    *kind = Tok::kNumber;
-    return i;
-  }
-  while (i < q.size() && IsDigit(q[i])) ++i;
-  size_t ulen = 0;
-  if (i > start && IsDurationUnit(q, i, &ulen)) {
-    // Durations: digits+unit repeated.
-    while (i > start && IsDurationUnit(q, i, &ulen)) {
-      i += ulen;
-      size_t d = i;
-      while (i < q.size() && IsDigit(q[i])) ++i;
-      if (i == d) break;
-    }
-    *kind = Tok::kDuration;
-    return i;
-  }
-  if (i < q.size() && q[i] == '.') {
-    ++i;
-    while (i < q.size() && IsDigit(q[i])) ++i;
-  }
-  if (i < q.size() && (q[i] == 'e' || q[i] == 'E')) {
-    size_t j = i + 1;
-    if (j < q.size() && (q[j] == '+' || q[j] == '-')) ++j;
-    if (j < q.size() && IsDigit(q[j])) {
-      i = j;
-      while (i < q.size() && IsDigit(q[i])) ++i;
-    }
-  }
-  *kind = Tok::kNumber;
-  return i;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
 
 std::string PosString(std::string_view q, size_t pos) {
   size_t line = 1, col = 1;

@@ -51,6 +51,11 @@ struct Token {
 // Splits a query into tokens; the last one is kEnd. Errors carry positions.
 Result<std::vector<Token>> Lex(std::string_view q);
 
+// Reads the quoted string that starts at q[i] ('"', '\'' or '`'), appending
+// its value to *out (Go's strconv.Unquote rules; `...` is raw). Returns the
+// index just past the closing quote. Shared with the log query parser.
+Result<size_t> LexString(std::string_view q, size_t i, std::string* out);
+
 // "1:7" for byte offset 6 (lines and columns count from 1).
 std::string PosString(std::string_view q, size_t pos);
 

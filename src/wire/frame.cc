@@ -44,7 +44,8 @@ Result<Frame> DecodeFrame(std::string_view data) {
   auto kind = static_cast<uint8_t>(data[0]);
   auto flags = static_cast<uint8_t>(data[1]);
   data.remove_prefix(2);
-  if (kind != static_cast<uint8_t>(FrameKind::kMetrics)) {
+  if (kind != static_cast<uint8_t>(FrameKind::kMetrics) &&
+      kind != static_cast<uint8_t>(FrameKind::kLogs)) {
     return InvalidArgument("unknown wire frame kind " + std::to_string(kind));
   }
   if ((flags & ~kFlagZstd) != 0) return InvalidArgument("unknown wire frame flags");

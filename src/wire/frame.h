@@ -14,7 +14,8 @@ namespace vigil::wire {
 
 enum class FrameKind : uint8_t {
   kMetrics = 1,
-  // kLogs = 2 and kEvents = 3 are reserved for the log and event pipelines.
+  kLogs = 2,
+  // kEvents = 3 is reserved for the event pipeline.
 };
 
 // Upper bound on a decoded payload, so a hostile frame cannot make the server

@@ -127,8 +127,12 @@ void CollectionLoop::RunPass(int64_t t_ms) {
   Status st = sink_(std::move(frame));
   if (!st.ok()) {
     ++sink_errors_;
-    Logf(LogLevel::kWarn, "metrics batch not delivered: %s", st.ToString().c_str());
+    // Once per outage, not once per pass, while a server is away.
+    if (sink_ok_) Logf(LogLevel::kWarn, "metrics batch not delivered: %s", st.ToString().c_str());
+  } else if (!sink_ok_) {
+    Log(LogLevel::kInfo, "metrics are delivered again");
   }
+  sink_ok_ = st.ok();
   ++passes_;
 }
 

@@ -78,6 +78,7 @@ class CollectionLoop {
 
   std::atomic<uint64_t> passes_{0};
   std::atomic<uint64_t> sink_errors_{0};
+  bool sink_ok_ = true;  // the last delivery worked (loop thread only)
   std::atomic<uint64_t> skipped_ticks_{0};
 };
 

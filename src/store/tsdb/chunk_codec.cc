@@ -156,10 +156,37 @@ class BitReader {
   }
   size_t bytes_consumed() const { return (pos_ + 7) / 8; }
 
+  // Whether `count` reads of `nbits` (<= 56) bits may use ReadUnchecked: every
+  // one of them then has a whole 8-byte load inside the input.
+  bool CanReadUnchecked(uint64_t count, int nbits) const {
+    if (nbits > 56) return false;
+    uint64_t end = pos_ + count * static_cast<uint64_t>(nbits);
+    return end / 8 + 8 <= in_.size();
+  }
+  // Read without bounds checks; only after CanReadUnchecked said yes.
+  uint64_t ReadUnchecked(int nbits) {
+    uint64_t w;
+    std::memcpy(&w, in_.data() + (pos_ >> 3), 8);
+    if constexpr (std::endian::native == std::endian::little) w = __builtin_bswap64(w);
+    uint64_t v = nbits == 0 ? 0 : (w << (pos_ & 7)) >> (64 - nbits);
+    pos_ += static_cast<uint64_t>(nbits);
+    return v;
+  }
+
  private:
   std::string_view in_;
   uint64_t pos_ = 0;
 };
+
+// GetVarint64 with the one-byte case (most deltas of regular data) inlined.
+inline bool GetVarint64Fast(std::string_view* in, uint64_t* v) {
+  if (!in->empty() && static_cast<uint8_t>(in->front()) < 0x80) {
+    *v = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    return true;
+  }
+  return GetVarint64(in, v);
+}
 
 // ----------------------------------------------------------------- timestamps
 
@@ -176,22 +203,42 @@ void EncodeTimestamps(std::span<const wire::Sample> s, std::string* out) {
   }
 }
 
-bool DecodeTimestamps(std::string_view* in, size_t n, std::vector<wire::Sample>* out) {
-  int64_t t = 0, delta = 0;
-  for (size_t i = 0; i < n; ++i) {
-    int64_t v;
-    if (!GetVarsint64(in, &v)) return false;
-    if (i == 0) {
-      t = v;
-    } else if (i == 1) {
-      delta = v;
-      t = WrapAdd(t, delta);
-    } else {
-      delta = WrapAdd(delta, v);
-      t = WrapAdd(t, delta);
+// Fills the times of `out` (sized by the caller). The loop reads bytes
+// directly: regular timestamps are runs of one-byte zero delta-of-deltas, and
+// this loop is a large part of what a long range query costs.
+bool DecodeTimestamps(std::string_view* in, std::span<wire::Sample> out) {
+  const char* p = in->data();
+  const char* const end = p + in->size();
+  auto next = [&](int64_t* v) {
+    if (p != end && static_cast<uint8_t>(*p) < 0x80) {
+      *v = ZigZagDecode(static_cast<uint8_t>(*p++));
+      return true;
     }
-    out->push_back({t, 0});
+    std::string_view rest(p, static_cast<size_t>(end - p));
+    uint64_t u;
+    if (!GetVarint64(&rest, &u)) return false;
+    p = rest.data();
+    *v = ZigZagDecode(u);
+    return true;
+  };
+  const size_t n = out.size();
+  int64_t t = 0, delta = 0, v = 0;
+  if (n > 0) {
+    if (!next(&t)) return false;
+    out[0].t_ms = t;
   }
+  if (n > 1) {
+    if (!next(&delta)) return false;
+    t = WrapAdd(t, delta);
+    out[1].t_ms = t;
+  }
+  for (size_t i = 2; i < n; ++i) {
+    if (!next(&v)) return false;
+    delta = WrapAdd(delta, v);
+    t = WrapAdd(t, delta);
+    out[i].t_ms = t;
+  }
+  in->remove_prefix(static_cast<size_t>(p - in->data()));
   return true;
 }
 
@@ -349,7 +396,7 @@ void PutPackedBits(const std::vector<uint64_t>& r, std::string* out) {
   PutLengthPrefixed(out, w.Finish());
 }
 
-bool GetPackedBits(std::string_view* in, size_t count, std::vector<uint64_t>* r) {
+bool GetPackedBits(std::string_view* in, size_t count, uint64_t* r) {
   std::string_view bits;
   if (!GetLengthPrefixed(in, &bits)) return false;
   BitReader rd(bits);
@@ -367,10 +414,15 @@ bool GetPackedBits(std::string_view* in, size_t count, std::vector<uint64_t>* r)
       if (hb + 1 + width > 64 || !rd.Read(static_cast<int>(hb + 1), &h)) return false;
       high[idx] = h << width;
     }
+    int w = static_cast<int>(width);
+    if (rd.CanReadUnchecked(n, w)) {
+      for (size_t i = 0; i < n; ++i) r[b + i] = high[i] | rd.ReadUnchecked(w);
+      continue;
+    }
     for (size_t i = 0; i < n; ++i) {
       uint64_t low;
-      if (!rd.Read(static_cast<int>(width), &low)) return false;
-      r->push_back(high[i] | low);
+      if (!rd.Read(w, &low)) return false;
+      r[b + i] = high[i] | low;
     }
   }
   return rd.bytes_consumed() == bits.size();
@@ -436,7 +488,11 @@ void EncodeInts(const std::vector<int64_t>& v, std::string* out) {
   out->append(best);
 }
 
-bool DecodeInts(std::string_view* in, size_t n, std::vector<int64_t>* v) {
+// Decodes an integer stream of out.size() values and stores each as
+// value / 10^e in out[i].value (the decimal decoder; exceptions are applied
+// by the caller afterwards).
+bool DecodeIntsScaled(std::string_view* in, int e, std::span<wire::Sample> out) {
+  size_t n = out.size();
   if (in->empty()) return false;
   auto tag = static_cast<uint8_t>((*in)[0]);
   in->remove_prefix(1);
@@ -446,34 +502,68 @@ bool DecodeInts(std::string_view* in, size_t n, std::vector<int64_t>* v) {
   int64_t base;
   if (!GetVarint64(in, &g) || g == 0 || !GetVarsint64(in, &base)) return false;
   size_t n_codes = kind == kIntsOffset ? n : n - 1;
-  std::vector<uint64_t> codes;
-  codes.reserve(n_codes);
-  if (pack == kPackBits) {
-    if (!GetPackedBits(in, n_codes, &codes)) return false;
-  } else {
+  const double p = kPow10[e];
+  auto put = [&](size_t i, int64_t x) {
+    // Dividing by 1 is exact, so e == 0 may skip the division.
+    out[i].value = e == 0 ? static_cast<double>(x) : static_cast<double>(x) / p;
+  };
+  if (pack == kPackVarint && kind != kIntsOffset) {
+    // One pass from the varints to the values (the common case for counters):
+    // a local cursor, because through `in` the compiler must assume that each
+    // store may change the view and reload it every value.
+    std::string_view rest = *in;
+    put(0, base);
+    int64_t value = base, delta = 0;
     for (size_t i = 0; i < n_codes; ++i) {
       uint64_t c;
-      if (!GetVarint64(in, &c)) return false;
-      codes.push_back(c);
+      if (!GetVarint64Fast(&rest, &c)) return false;
+      auto x = static_cast<int64_t>(static_cast<uint64_t>(ZigZagDecode(c)) * g);
+      if (kind == kIntsDelta) {
+        value = WrapAdd(value, x);
+      } else {
+        delta = WrapAdd(delta, x);
+        value = WrapAdd(value, delta);
+      }
+      put(i + 1, value);
     }
-  }
-  v->reserve(n);
-  if (kind == kIntsOffset) {
-    for (uint64_t c : codes)
-      v->push_back(static_cast<int64_t>(static_cast<uint64_t>(base) + c * g));
+    *in = rest;
     return true;
   }
-  v->push_back(base);
-  int64_t value = base, delta = 0;
-  for (uint64_t c : codes) {
-    auto x = static_cast<int64_t>(static_cast<uint64_t>(ZigZagDecode(c)) * g);
-    if (kind == kIntsDelta) {
-      value = WrapAdd(value, x);
-    } else {
-      delta = WrapAdd(delta, x);
-      value = WrapAdd(value, delta);
+  // Reused per thread: decoding must not allocate per chunk (queries decode
+  // thousands of chunks). Bounded by kMaxSamples.
+  thread_local std::vector<uint64_t> codes;
+  codes.resize(n_codes);
+  if (pack == kPackBits) {
+    if (!GetPackedBits(in, n_codes, codes.data())) return false;
+  } else {
+    std::string_view rest = *in;
+    uint64_t* c = codes.data();
+    for (size_t i = 0; i < n_codes; ++i) {
+      if (!GetVarint64Fast(&rest, &c[i])) return false;
     }
-    v->push_back(value);
+    *in = rest;
+  }
+  if (kind == kIntsOffset) {
+    for (size_t i = 0; i < n; ++i) {
+      put(i, static_cast<int64_t>(static_cast<uint64_t>(base) + codes[i] * g));
+    }
+    return true;
+  }
+  put(0, base);
+  int64_t value = base, delta = 0;
+  if (kind == kIntsDelta) {
+    for (size_t i = 0; i < n_codes; ++i) {
+      value =
+          WrapAdd(value, static_cast<int64_t>(static_cast<uint64_t>(ZigZagDecode(codes[i])) * g));
+      put(i + 1, value);
+    }
+  } else {
+    for (size_t i = 0; i < n_codes; ++i) {
+      delta =
+          WrapAdd(delta, static_cast<int64_t>(static_cast<uint64_t>(ZigZagDecode(codes[i])) * g));
+      value = WrapAdd(value, delta);
+      put(i + 1, value);
+    }
   }
   return true;
 }
@@ -511,9 +601,7 @@ bool DecodeDecimal(std::string_view* in, std::span<wire::Sample> out) {
     index += gap;
     exceptions.emplace_back(index, v);
   }
-  std::vector<int64_t> ints;
-  if (!DecodeInts(in, out.size(), &ints)) return false;
-  for (size_t i = 0; i < out.size(); ++i) out[i].value = static_cast<double>(ints[i]) / kPow10[e];
+  if (!DecodeIntsScaled(in, e, out)) return false;
   for (const auto& [i, v] : exceptions) out[i].value = v;
   return true;
 }
@@ -646,7 +734,8 @@ Status DecodeChunk(std::string_view data, std::vector<wire::Sample>* out) {
   auto body_codec = static_cast<uint8_t>(in[0]);
   in.remove_prefix(1);
 
-  std::string unpacked;
+  // Reused per thread (bounded by kMaxBodyBytes): no allocation per chunk.
+  thread_local std::string unpacked;
   if (body_codec == kBodyZstd) {
     uint64_t raw_len;
     if (!GetVarint64(&in, &raw_len) || raw_len > kMaxBodyBytes) return Corrupt("bad body size");
@@ -664,12 +753,12 @@ Status DecodeChunk(std::string_view data, std::vector<wire::Sample>* out) {
   if (n > in.size() * 8) return Corrupt("sample count larger than body");
 
   size_t base = out->size();
-  out->reserve(base + n);
-  if (!DecodeTimestamps(&in, n, out) || in.empty()) {
+  out->resize(base + n);
+  std::span<wire::Sample> samples(out->data() + base, n);
+  if (!DecodeTimestamps(&in, samples) || in.empty()) {
     out->resize(base);
     return Corrupt("bad timestamps");
   }
-  std::span<wire::Sample> samples(out->data() + base, n);
   auto mode = static_cast<uint8_t>(in[0]);
   in.remove_prefix(1);
   bool ok = mode == kValuesDecimal ? DecodeDecimal(&in, samples)

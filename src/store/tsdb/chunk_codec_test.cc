@@ -176,6 +176,28 @@ TEST(ChunkCodecTest, WideIntegersUseEveryBitWidth) {
   RoundTrip(Regular(v));
 }
 
+TEST(ChunkCodecTest, EveryWidthAndLengthAroundBlockEnds) {
+  // The decoder unpacks a block without per-value bounds checks only when the
+  // whole block has 8 readable bytes past each value; the last blocks of a
+  // chunk fall back to checked reads. Lengths around block multiples and every
+  // value width cross that switch at every position.
+  std::mt19937_64 rng(31);
+  for (int bits : {1, 3, 7, 8, 13, 31, 32, 33, 47, 52}) {
+    for (size_t n : {2u, 3u, 31u, 32u, 33u, 34u, 63u, 64u, 65u, 97u}) {
+      std::vector<double> v;
+      for (size_t i = 0; i < n; ++i) {
+        v.push_back(static_cast<double>(rng() & ((uint64_t{1} << bits) - 1)) / 100);
+      }
+      RoundTrip(Regular(v));
+      // Irregular times too: wide delta-of-deltas take the multi-byte varint path.
+      std::vector<Sample> irregular = Regular(v);
+      int64_t t = 1700000000000;
+      for (auto& smp : irregular) smp.t_ms = t += 1 + static_cast<int64_t>(rng() % 100000);
+      RoundTrip(irregular);
+    }
+  }
+}
+
 TEST(ChunkCodecTest, AStrayValueDoesNotRaiseTheExponent) {
   std::mt19937_64 rng(41);
   std::vector<double> v;

@@ -1,5 +1,6 @@
 #include "store/tsdb/chunk_store.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 
@@ -156,6 +157,36 @@ Status ChunkStore::Read(const std::vector<uint64_t>& ids, int64_t mint, int64_t 
     VIGIL_ASSIGN_OR_RETURN(Partition * p, GetPartition(it->first, false));
     VIGIL_RETURN_IF_ERROR(ReadPartition(p, ids, mint, maxt, out));
   }
+  return Status::Ok();
+}
+
+Status ChunkStore::SeriesWithChunks(const std::vector<uint64_t>& ids, int64_t mint, int64_t maxt,
+                                    std::vector<uint64_t>* out) {
+  if (ids.empty() || mint > maxt) return Status::Ok();
+  std::vector<uint64_t> left = ids;  // not found yet
+  std::lock_guard lock(mu_);
+  for (auto it = partitions_.lower_bound(DayOf(mint));
+       it != partitions_.end() && it->first <= DayOf(maxt) && !left.empty(); ++it) {
+    VIGIL_ASSIGN_OR_RETURN(Partition * p, GetPartition(it->first, false));
+    // The (series_id, min_t) index answers this; the blob column is never read.
+    VIGIL_ASSIGN_OR_RETURN(SqliteStmt stmt,
+                           p->db->Prepare("SELECT 1 FROM chunks WHERE series_id = ?1 AND "
+                                          "min_t <= ?3 AND max_t >= ?2 LIMIT 1"));
+    std::vector<uint64_t> still;
+    for (uint64_t id : left) {
+      stmt.BindInt64(1, static_cast<int64_t>(id));
+      stmt.BindInt64(2, mint);
+      stmt.BindInt64(3, maxt);
+      Status st;
+      bool found = stmt.Step(&st);
+      stmt.Reset();
+      VIGIL_RETURN_IF_ERROR(st.WithContext(p->path));
+      (found ? out : &still)->push_back(id);
+    }
+    left = std::move(still);
+  }
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
   return Status::Ok();
 }
 

@@ -49,6 +49,11 @@ class ChunkStore {
   Status Read(const std::vector<uint64_t>& ids, int64_t mint, int64_t maxt,
               std::vector<StoredChunk>* out);
 
+  // Appends to `out` the ids (of `ids`) that have a chunk overlapping
+  // [mint, maxt], without reading chunk bytes; sorted, no duplicates.
+  Status SeriesWithChunks(const std::vector<uint64_t>& ids, int64_t mint, int64_t maxt,
+                          std::vector<uint64_t>* out);
+
   // The newest chunk of every series (at open: last samples and replay bounds).
   Status NewestChunks(std::unordered_map<uint64_t, StoredChunk>* out);
 

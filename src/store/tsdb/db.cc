@@ -254,8 +254,11 @@ Status DbImpl::Append(const wire::MetricBatch& batch) {
   return Status::Ok();
 }
 
-Status DbImpl::DecodeInto(const StoredChunk& c, int64_t mint, int64_t maxt, int64_t below,
-                          std::vector<wire::Sample>* out) const {
+namespace {
+
+// Appends the samples of chunk `c` in [mint, maxt] and before `below` to `out`.
+Status DecodeInto(const StoredChunk& c, int64_t mint, int64_t maxt, int64_t below,
+                  std::vector<wire::Sample>* out) {
   size_t start = out->size();
   Status st = DecodeChunk(c.data, out);
   if (!st.ok()) {
@@ -274,44 +277,145 @@ Status DbImpl::DecodeInto(const StoredChunk& c, int64_t mint, int64_t maxt, int6
   return Status::Ok();
 }
 
-Result<std::vector<wire::Series>> DbImpl::Select(const std::vector<Matcher>& matchers,
-                                                 int64_t mint_ms, int64_t maxt_ms) const {
-  std::vector<HeadPart> parts;
+// One matched series: what the head held at selection time and the bytes of
+// its persisted chunks, decoded on demand.
+struct SelectedSeries {
+  uint64_t id = 0;
+  wire::Labels labels;
+  std::vector<wire::Sample> head;
+  int64_t head_from = 0;  // persisted samples at or after this time are in `head`
+  std::vector<StoredChunk> chunks;
+};
+
+class SelectionImpl final : public SeriesSelection {
+ public:
+  SelectionImpl(std::vector<SelectedSeries> series, int64_t mint, int64_t maxt)
+      : series_(std::move(series)), mint_(mint), maxt_(maxt) {}
+
+  size_t size() const override { return series_.size(); }
+  const wire::Labels& labels(size_t i) const override { return series_[i].labels; }
+
+  Status Samples(size_t i, std::vector<wire::Sample>* out) const override {
+    out->clear();
+    if (i >= series_.size()) return InvalidArgument("series index out of range");
+    const SelectedSeries& s = series_[i];
+    size_t expected = s.head.size();
+    // count comes from disk: clamped, so a corrupt row cannot force a huge allocation.
+    for (const auto& c : s.chunks) {
+      expected += static_cast<size_t>(std::clamp<int64_t>(c.count, 0, 1 << 20));
+    }
+    out->reserve(expected);
+    for (const auto& c : s.chunks) {
+      VIGIL_RETURN_IF_ERROR(DecodeInto(c, mint_, maxt_, s.head_from, out));
+    }
+    out->insert(out->end(), s.head.begin(), s.head.end());
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<SelectedSeries> series_;
+  int64_t mint_, maxt_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SeriesSelection>> DbImpl::SelectSeries(const std::vector<Matcher>& matchers,
+                                                              int64_t mint_ms,
+                                                              int64_t maxt_ms) const {
+  std::vector<SelectedSeries> series;
   std::vector<uint64_t> ids;
   {
     std::lock_guard lock(mu_);
     if (closed_) return FailedPrecondition("the metric store is closed");
     VIGIL_ASSIGN_OR_RETURN(ids, index_.Match(matchers));
-    parts.reserve(ids.size());
-    for (uint64_t id : ids) {
-      HeadPart p{id, *index_.LabelsOf(id), {}, 0};
-      p.head_from = head_.CopyRange(id, mint_ms, maxt_ms, &p.samples);
-      parts.push_back(std::move(p));
+    series.resize(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      series[i].id = ids[i];
+      series[i].labels = *index_.LabelsOf(ids[i]);
+      series[i].head_from = head_.CopyRange(ids[i], mint_ms, maxt_ms, &series[i].head);
     }
   }
   std::vector<StoredChunk> chunks;
   VIGIL_RETURN_IF_ERROR(store_->Read(ids, mint_ms, maxt_ms, &chunks));
   // Chunks come ordered by day, then series, then time: per series, by time.
-  std::unordered_map<uint64_t, std::vector<const StoredChunk*>> by_series;
-  for (const auto& c : chunks) by_series[c.series_id].push_back(&c);
+  // ids are sorted, so a binary search finds each chunk's series.
+  for (auto& c : chunks) {
+    auto it = std::lower_bound(ids.begin(), ids.end(), c.series_id);
+    if (it == ids.end() || *it != c.series_id) continue;
+    series[static_cast<size_t>(it - ids.begin())].chunks.push_back(std::move(c));
+  }
+  std::sort(series.begin(), series.end(),
+            [](const SelectedSeries& a, const SelectedSeries& b) { return a.labels < b.labels; });
+  return std::unique_ptr<SeriesSelection>(
+      std::make_unique<SelectionImpl>(std::move(series), mint_ms, maxt_ms));
+}
 
+Result<std::vector<wire::Series>> DbImpl::Select(const std::vector<Matcher>& matchers,
+                                                 int64_t mint_ms, int64_t maxt_ms) const {
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<SeriesSelection> sel,
+                         SelectSeries(matchers, mint_ms, maxt_ms));
   std::vector<wire::Series> out;
-  for (auto& p : parts) {
-    wire::Series s{std::move(p.labels), {}};
-    size_t expected = p.samples.size();
-    // count comes from disk: clamped, so a corrupt row cannot force a huge allocation.
-    for (const StoredChunk* c : by_series[p.id]) {
-      expected += static_cast<size_t>(std::clamp<int64_t>(c->count, 0, 1 << 20));
-    }
-    s.samples.reserve(expected);
-    for (const StoredChunk* c : by_series[p.id]) {
-      VIGIL_RETURN_IF_ERROR(DecodeInto(*c, mint_ms, maxt_ms, p.head_from, &s.samples));
-    }
-    s.samples.insert(s.samples.end(), p.samples.begin(), p.samples.end());
+  for (size_t i = 0; i < sel->size(); ++i) {
+    wire::Series s{sel->labels(i), {}};
+    VIGIL_RETURN_IF_ERROR(sel->Samples(i, &s.samples));
     if (!s.samples.empty()) out.push_back(std::move(s));
   }
-  std::sort(out.begin(), out.end(),
-            [](const wire::Series& a, const wire::Series& b) { return a.labels < b.labels; });
+  return out;
+}
+
+namespace {
+
+// Whether the head holds a sample of `hs` in [mint, maxt].
+bool HeadHasData(const HeadSeries& hs, int64_t mint, int64_t maxt) {
+  auto has = [&](const ChunkBuffer& b) {
+    auto lo = std::lower_bound(b.samples.begin(), b.samples.end(), mint,
+                               [](const wire::Sample& s, int64_t t) { return s.t_ms < t; });
+    return lo != b.samples.end() && lo->t_ms <= maxt;
+  };
+  for (const auto& b : hs.closed) {
+    if (has(b)) return true;
+  }
+  return hs.has_open && has(hs.open);
+}
+
+}  // namespace
+
+Result<std::vector<wire::Labels>> DbImpl::SeriesLabels(const std::vector<Matcher>& matchers,
+                                                       int64_t mint_ms, int64_t maxt_ms) const {
+  std::vector<wire::Labels> out;
+  std::vector<uint64_t> ask_store;  // may have data in range only in persisted chunks
+  std::vector<uint64_t> ids;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return FailedPrecondition("the metric store is closed");
+    VIGIL_ASSIGN_OR_RETURN(ids, index_.Match(matchers));
+    // Nothing older than this is kept (retention drops whole older days).
+    int64_t oldest = head_.MinTime();
+    if (store_min_time_ != kNoTime && (oldest == kNoTime || store_min_time_ < oldest)) {
+      oldest = store_min_time_;
+    }
+    for (uint64_t id : ids) {
+      const HeadSeries* hs = head_.Find(id);
+      // last_t is the newest sample accepted or persisted: before the range
+      // (or before everything still kept) means no data in it.
+      if (hs == nullptr || hs->last_t == kNoTime || hs->last_t < mint_ms) continue;
+      if (oldest == kNoTime || hs->last_t < oldest) continue;
+      if (hs->last_t <= maxt_ms) {
+        out.push_back(*index_.LabelsOf(id));  // its newest sample is in the range
+      } else if (HeadHasData(*hs, mint_ms, maxt_ms)) {
+        out.push_back(*index_.LabelsOf(id));
+      } else {
+        ask_store.push_back(id);
+      }
+    }
+  }
+  if (!ask_store.empty()) {
+    std::vector<uint64_t> found;
+    VIGIL_RETURN_IF_ERROR(store_->SeriesWithChunks(ask_store, mint_ms, maxt_ms, &found));
+    std::lock_guard lock(mu_);
+    for (uint64_t id : found) out.push_back(*index_.LabelsOf(id));
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

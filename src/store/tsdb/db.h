@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,13 +52,31 @@ struct LatestPoint {
 
 struct DbStats {
   uint64_t series = 0;
-  uint64_t samples_appended = 0;       // since open
-  uint64_t samples_out_of_order = 0;   // dropped: at or before the series' last time
-  uint64_t head_samples = 0;           // in memory, not yet in a closed chunk
-  uint64_t persisted_chunks = 0;       // since open
-  uint64_t disk_bytes = 0;             // everything under dir
-  int64_t min_time_ms = 0;             // oldest sample kept (0 if none)
-  int64_t max_time_ms = 0;             // newest sample (0 if none)
+  uint64_t samples_appended = 0;      // since open
+  uint64_t samples_out_of_order = 0;  // dropped: at or before the series' last time
+  uint64_t head_samples = 0;          // in memory, not yet in a closed chunk
+  uint64_t persisted_chunks = 0;      // since open
+  uint64_t disk_bytes = 0;            // everything under dir
+  int64_t min_time_ms = 0;            // oldest sample kept (0 if none)
+  int64_t max_time_ms = 0;            // newest sample (0 if none)
+};
+
+// The series a selection matched, read one at a time (Db::SelectSeries).
+// Holds a snapshot taken at selection time (head samples copied, chunk bytes
+// read) and decodes a series only when asked, so a long range query never has
+// every sample of every series in memory at once.
+//
+// Thread safety: immutable after creation; Samples() may be called
+// concurrently (each caller with its own buffer).
+class SeriesSelection {
+ public:
+  virtual ~SeriesSelection() = default;
+  // Series matched, sorted by labels. Some may have no sample in the range.
+  virtual size_t size() const = 0;
+  virtual const wire::Labels& labels(size_t i) const = 0;
+  // Replaces *out with series i's samples in the range, by time. The buffer
+  // is meant to be reused across calls: its capacity is kept.
+  virtual Status Samples(size_t i, std::vector<wire::Sample>* out) const = 0;
 };
 
 class Db {
@@ -75,6 +94,18 @@ class Db {
   // from persisted chunks and the head, sorted by labels then time.
   virtual Result<std::vector<wire::Series>> Select(const std::vector<Matcher>& matchers,
                                                    int64_t mint_ms, int64_t maxt_ms) const = 0;
+
+  // The same selection, decoded lazily per series (see SeriesSelection).
+  virtual Result<std::unique_ptr<SeriesSelection>> SelectSeries(
+      const std::vector<Matcher>& matchers, int64_t mint_ms, int64_t maxt_ms) const = 0;
+
+  // Labels of the series matching all matchers that have data in
+  // [mint_ms, maxt_ms], sorted, without reading samples: a persisted chunk
+  // counts when its time bounds overlap the range (as Prometheus' series
+  // API). With the whole time range, only the series index is consulted.
+  virtual Result<std::vector<wire::Labels>> SeriesLabels(const std::vector<Matcher>& matchers,
+                                                         int64_t mint_ms,
+                                                         int64_t maxt_ms) const = 0;
 
   // The last sample of each series whose last sample is at or after since_ms.
   virtual std::vector<LatestPoint> Latest(int64_t since_ms) const = 0;

@@ -44,6 +44,11 @@ class DbImpl final : public Db {
   Status Append(const wire::MetricBatch& batch) override;
   Result<std::vector<wire::Series>> Select(const std::vector<Matcher>& matchers, int64_t mint_ms,
                                            int64_t maxt_ms) const override;
+  Result<std::unique_ptr<SeriesSelection>> SelectSeries(const std::vector<Matcher>& matchers,
+                                                        int64_t mint_ms,
+                                                        int64_t maxt_ms) const override;
+  Result<std::vector<wire::Labels>> SeriesLabels(const std::vector<Matcher>& matchers,
+                                                 int64_t mint_ms, int64_t maxt_ms) const override;
   std::vector<LatestPoint> Latest(int64_t since_ms) const override;
   std::vector<wire::MetricFamily> Families() const override;
   Status Maintain() override;
@@ -61,13 +66,6 @@ class DbImpl final : public Db {
     wire::MetricFamily family;
     uint64_t segment;
   };
-  // What a Select copied from the head of one series.
-  struct HeadPart {
-    uint64_t id;
-    wire::Labels labels;
-    std::vector<wire::Sample> samples;
-    int64_t head_from;  // persisted samples at or after this time are in `samples`
-  };
 
   // Open, in db.cc.
   Status LockDir();
@@ -78,8 +76,6 @@ class DbImpl final : public Db {
   void AddSeriesLocked(uint64_t id, const wire::Labels& labels, uint64_t segment);
   Status NoteFamilyLocked(const wire::MetricFamily& f, std::vector<std::string>* records);
   Result<uint64_t> SeriesIdLocked(const wire::Labels& labels, std::vector<std::string>* records);
-  Status DecodeInto(const StoredChunk& c, int64_t mint, int64_t maxt, int64_t below,
-                    std::vector<wire::Sample>* out) const;
 
   // Maintenance, in db_maintain.cc.
   Status PersistCatalog();

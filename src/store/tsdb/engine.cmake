@@ -16,6 +16,6 @@ if(TARGET vigil_tsdb_codec)
     SOURCES series_index_test.cc wal_test.cc head_test.cc chunk_store_test.cc
     DEPS vigil_tsdb)
   vigil_test(tsdb_db_test
-    SOURCES db_test.cc db_crash_test.cc
+    SOURCES db_test.cc db_crash_test.cc db_select_test.cc
     DEPS vigil_tsdb)
 endif()

@@ -1,0 +1,313 @@
+// `vigil run [--name NAME] -- CMD ARGS...`: runs a command whose output goes
+// to a terminal or a pipe (which Vigil cannot read passively), passes that
+// output through unchanged, and records it in the home's run spool, where log
+// discovery picks it up like any other log file (docs/discovery.md).
+//
+// Faithful pass-through: when our stdout/stderr is a terminal, the command
+// gets a pseudo-terminal of the same size for each, so it still sees a TTY
+// (colours, `\r` progress bars, line buffering) and its bytes reach the real
+// terminal as written (output processing is off, so "\n" is not turned into
+// "\r\n" in the recording). Otherwise it gets pipes. Signals sent to the
+// wrapper (kill, a scheduler's SIGTERM) are forwarded; signals from the
+// terminal (Ctrl-C) reach the command directly through its process group and
+// are not forwarded twice. The wrapper exits as the command did, and records
+// the exit code or signal next to the output.
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/home.h"
+#include "core/env.h"
+#include "core/json_writer.h"
+#include "discover/job_name.h"
+
+extern char** environ;
+
+namespace vigil::cli {
+namespace {
+
+volatile sig_atomic_t g_child_pid = 0;
+int g_signal_pipe[2] = {-1, -1};
+
+// Forwards signals that were sent to us (kill, sigqueue); the terminal's own
+// SIGINT/SIGQUIT already reach the command, which shares our process group.
+void OnSignal(int sig, siginfo_t* info, void*) {
+  int saved = errno;
+  bool from_terminal = info != nullptr && info->si_code == SI_KERNEL;
+  if (sig == SIGWINCH) {
+    char c = 'w';
+    (void)!::write(g_signal_pipe[1], &c, 1);
+  } else if (g_child_pid > 0 && !from_terminal) {
+    ::kill(g_child_pid, sig);
+  }
+  errno = saved;
+}
+
+void InstallSignalForwarding() {
+  struct sigaction sa {};
+  sa.sa_sigaction = OnSignal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT}) {
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+// A pseudo-terminal whose slave looks like our terminal (size, modes) but
+// passes bytes through unprocessed.
+bool OpenPtyLike(int like_fd, int* master, int* slave) {
+  struct winsize ws {};
+  bool have_ws = ::ioctl(like_fd, TIOCGWINSZ, &ws) == 0;
+  if (::openpty(master, slave, nullptr, nullptr, have_ws ? &ws : nullptr) != 0) return false;
+  struct termios t {};
+  if (::tcgetattr(*slave, &t) == 0) {
+    t.c_oflag &= ~static_cast<tcflag_t>(OPOST);
+    ::tcsetattr(*slave, TCSANOW, &t);
+  }
+  ::fcntl(*master, F_SETFD, FD_CLOEXEC);
+  return true;
+}
+
+bool WriteAll(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+std::string SafeName(std::string name) {
+  for (char& c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) c = '_';
+  }
+  if (name.empty()) name = "run";
+  return name.substr(0, 64);
+}
+
+struct RunRecord {
+  std::string name;
+  std::vector<std::string> cmd;
+  int pid = 0;
+  int64_t started_ms = 0;
+  bool ended = false;
+  int exit_code = 0;
+  int signal = 0;
+  int64_t ended_ms = 0;
+};
+
+std::string RecordJson(const RunRecord& r) {
+  JsonWriter w;
+  w.BeginObject().Key("name").String(r.name).Key("cmd").BeginArray();
+  for (const auto& a : r.cmd) w.String(a);
+  w.EndArray().Key("pid").Int(r.pid).Key("started_ms").Int(r.started_ms);
+  if (r.ended) {
+    w.Key("ended_ms").Int(r.ended_ms);
+    if (r.signal != 0) {
+      w.Key("signal").Int(r.signal).Key("signal_name").String(sigabbrev_np(r.signal) ?: "");
+    } else {
+      w.Key("exit_code").Int(r.exit_code);
+    }
+  }
+  w.EndObject();
+  return w.Release() + "\n";
+}
+
+}  // namespace
+
+Result<RunFlags> ParseRunArgs(int argc, char** argv) {
+  RunFlags flags;
+  int i = 0;
+  for (; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    std::string* target = a == "--name" ? &flags.name : a == "--home" ? &flags.home : nullptr;
+    if (target != nullptr) {
+      if (i + 1 >= argc) return InvalidArgument(std::string(a) + " needs a value");
+      *target = argv[++i];
+      continue;
+    }
+    if (a.starts_with("--name=")) {
+      flags.name = a.substr(7);
+    } else if (a.starts_with("--home=")) {
+      flags.home = a.substr(7);
+    } else if (a.starts_with("-")) {
+      return InvalidArgument("unknown option " + std::string(a) +
+                             " (put the command after --: vigil run -- CMD ARGS...)");
+    } else {
+      break;
+    }
+  }
+  for (; i < argc; ++i) flags.command.emplace_back(argv[i]);
+  if (flags.command.empty()) {
+    return InvalidArgument("no command given. Usage: vigil run [--name NAME] -- CMD ARGS...");
+  }
+  return flags;
+}
+
+int RunRun(const RunFlags& flags) {
+  if (flags.command.empty()) {
+    std::fprintf(stderr,
+                 "vigil run: no command given. Usage: vigil run [--name NAME] -- CMD ARGS...\n");
+    return 2;
+  }
+  Env* env = Env::Default();
+  HomePaths paths{ResolveHome(flags.home)};
+  RunRecord rec;
+  rec.cmd = flags.command;
+  rec.name = flags.name.empty() ? discover::JobNameFromCmdline(flags.command, "").name : flags.name;
+  rec.started_ms = env->NowMillis();
+  std::string base =
+      JoinPath(paths.run_spool_dir(), SafeName(rec.name) + "." + std::to_string(rec.started_ms) +
+                                          "-" + std::to_string(::getpid()));
+  std::string log_path = base + ".log", meta_path = base + ".json";
+  int log_fd = -1;
+  if (Status st = env->CreateDirs(paths.run_spool_dir()); st.ok()) {
+    log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  }
+  if (log_fd < 0) {
+    // Recording is a bonus; running the command is the promise.
+    std::fprintf(stderr,
+                 "vigil run: cannot record output under %s (%s); running without recording\n",
+                 paths.run_spool_dir().c_str(), std::strerror(errno));
+  }
+
+  // out[0]/err[0]: what we read; out[1]/err[1]: what the command writes to.
+  int out[2] = {-1, -1}, err[2] = {-1, -1};
+  bool out_tty = ::isatty(STDOUT_FILENO) && OpenPtyLike(STDOUT_FILENO, &out[0], &out[1]);
+  if (!out_tty && ::pipe2(out, O_CLOEXEC) != 0) out[0] = out[1] = -1;
+  bool err_tty = ::isatty(STDERR_FILENO) && OpenPtyLike(STDERR_FILENO, &err[0], &err[1]);
+  if (!err_tty && ::pipe2(err, O_CLOEXEC) != 0) err[0] = err[1] = -1;
+  if (out[0] < 0 || err[0] < 0) {
+    std::fprintf(stderr, "vigil run: cannot create pipes: %s\n", std::strerror(errno));
+    return 125;
+  }
+  if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return 125;
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
+  std::vector<char*> argv;
+  for (const auto& a : flags.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  // Block forwarded signals until the pid is known, so none is lost.
+  sigset_t all, old;
+  sigfillset(&all);
+  ::sigprocmask(SIG_BLOCK, &all, &old);
+  InstallSignalForwarding();
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &old);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT}) {
+    sigaddset(&defaults, sig);
+  }
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = 0;
+  int rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    std::fprintf(stderr, "vigil run: cannot run %s: %s\n", argv[0], std::strerror(rc));
+    if (log_fd >= 0) {
+      ::close(log_fd);
+      ::unlink(log_path.c_str());
+    }
+    return rc == ENOENT ? 127 : 126;
+  }
+  g_child_pid = pid;
+  rec.pid = pid;
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  ::close(out[1]);
+  ::close(err[1]);
+  if (log_fd >= 0) (void)env->WriteFileAtomic(meta_path, RecordJson(rec));
+
+  // Relay until both outputs reach EOF (a pty master reports EIO when the
+  // last writer closes it).
+  struct pollfd fds[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {g_signal_pipe[0], POLLIN, 0}};
+  const int dest[2] = {STDOUT_FILENO, STDERR_FILENO};
+  bool log_ok = log_fd >= 0;
+  char buf[65536];
+  int open_outputs = 2;
+  while (open_outputs > 0) {
+    if (::poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[2].revents & POLLIN) {
+      while (::read(g_signal_pipe[0], buf, sizeof(buf)) > 0) {
+      }
+      struct winsize ws {};
+      if (out_tty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) ::ioctl(out[0], TIOCSWINSZ, &ws);
+      if (err_tty && ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0) ::ioctl(err[0], TIOCSWINSZ, &ws);
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_outputs;
+        continue;
+      }
+      (void)WriteAll(dest[i], buf, static_cast<size_t>(n));
+      if (log_ok && !WriteAll(log_fd, buf, static_cast<size_t>(n))) {
+        std::fprintf(stderr, "vigil run: recording stopped: %s\n", std::strerror(errno));
+        log_ok = false;
+      }
+    }
+  }
+
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  g_child_pid = 0;
+  rec.ended = true;
+  rec.ended_ms = env->NowMillis();
+  if (WIFSIGNALED(wstatus)) {
+    rec.signal = WTERMSIG(wstatus);
+  } else {
+    rec.exit_code = WEXITSTATUS(wstatus);
+  }
+  if (log_fd >= 0) {
+    ::fsync(log_fd);
+    ::close(log_fd);
+    (void)env->WriteFileAtomic(meta_path, RecordJson(rec));
+  }
+  if (rec.signal != 0) {
+    // Die the same way, so a shell or scheduler sees what the command did.
+    ::signal(rec.signal, SIG_DFL);
+    ::raise(rec.signal);
+    return 128 + rec.signal;
+  }
+  return rec.exit_code;
+}
+
+}  // namespace vigil::cli

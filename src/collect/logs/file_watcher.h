@@ -1,0 +1,70 @@
+// FileWatcher: wakes the log reader when a watched file may have changed, so
+// lines reach the server promptly without busy polling.
+//
+// inotify watches the *directories* of the watched files (a file watch would
+// miss the file that replaces it on rotation): IN_MODIFY, IN_CREATE,
+// IN_MOVED_FROM/TO, IN_DELETE, IN_CLOSE_WRITE, IN_ATTRIB. Any event in such a
+// directory wakes Wait(); the caller then asks its tailers for data, which is
+// cheap when nothing changed. Where inotify is unavailable, its watch limit is
+// reached, or a directory does not exist yet, Wait() falls back to polling
+// every poll_interval_ms (directories are re-tried on each Wait). inotify does
+// not see writes made on another host (NFS) or some overlay setups; callers
+// should still read on a slow timer.
+//
+// Thread safety: Watch, Unwatch and Wait are called from one thread (the
+// reader loop); Wake() may be called from any thread to end a Wait early.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+
+namespace vigil::collect::logs {
+
+struct FileWatcherOptions {
+  int64_t poll_interval_ms = 250;
+  bool force_polling = false;  // tests, and file systems where inotify lies
+};
+
+class FileWatcher {
+ public:
+  static Result<std::unique_ptr<FileWatcher>> Create(FileWatcherOptions options = {});
+  ~FileWatcher();
+  FileWatcher(const FileWatcher&) = delete;
+  FileWatcher& operator=(const FileWatcher&) = delete;
+
+  // Starts watching the directory of `file_path` (reference-counted per
+  // directory). Never fails for a missing directory: that one is polled.
+  Status Watch(const std::string& file_path);
+  void Unwatch(const std::string& file_path);
+
+  // Blocks until something may have changed in a watched directory (true),
+  // Wake() was called (true), or timeout_ms passed (false). With polled
+  // directories it returns true after at most poll_interval_ms.
+  bool Wait(int64_t timeout_ms);
+  void Wake();
+
+  // True when at least one directory is polled rather than watched.
+  bool polling() const;
+  size_t watched_dirs() const { return dirs_.size(); }
+
+ private:
+  explicit FileWatcher(FileWatcherOptions options) : options_(options) {}
+  void TryAddWatches();
+  bool DrainEvents();
+
+  FileWatcherOptions options_;
+  int inotify_fd_ = -1;
+  int wake_fd_ = -1;  // eventfd
+  struct Dir {
+    int refs = 0;
+    int wd = -1;  // -1: polled
+  };
+  std::map<std::string, Dir> dirs_;
+  std::map<int, std::string> by_wd_;
+};
+
+}  // namespace vigil::collect::logs

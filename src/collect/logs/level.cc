@@ -1,0 +1,317 @@
+#include "collect/logs/level.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+namespace vigil::collect::logs {
+namespace {
+
+using wire::LogLevel;
+
+// Character classes by table: the token scan below touches every byte of
+// the line's head, so one load per byte matters.
+constexpr uint8_t kWordBit = 1, kAlphaBit = 2, kUpperBit = 4, kDigitBit = 8, kLevelStartBit = 16;
+constexpr std::array<uint8_t, 256> MakeClasses() {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    if (c >= 'A' && c <= 'Z') t[c] = kWordBit | kAlphaBit | kUpperBit;
+    if (c >= 'a' && c <= 'z') t[c] = kWordBit | kAlphaBit;
+    if (c >= '0' && c <= '9') t[c] = kWordBit | kDigitBit;
+    if (c == '_') t[c] = kWordBit;
+    // First letters of level names (LevelFromWord) and logfmt keys.
+    for (char l : std::string_view("tdfinwescpalTDFINWESCPAL")) {
+      if (c == l) t[c] |= kLevelStartBit;
+    }
+  }
+  return t;
+}
+constexpr std::array<uint8_t, 256> kClass = MakeClasses();
+uint8_t ClassOf(char c) { return kClass[static_cast<unsigned char>(c)]; }
+
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+bool IsUpper(char c) { return ClassOf(c) & kUpperBit; }
+bool IsAlpha(char c) { return ClassOf(c) & kAlphaBit; }
+bool IsDigit(char c) { return ClassOf(c) & kDigitBit; }
+bool IsWord(char c) { return ClassOf(c) & kWordBit; }
+
+// Up to 8 lower-case letters packed little-endian into one integer.
+constexpr uint64_t Pack(std::string_view s) {
+  uint64_t k = 0;
+  for (size_t i = 0; i < s.size() && i < 8; ++i) {
+    k |= static_cast<uint64_t>(static_cast<unsigned char>(s[i])) << (8 * i);
+  }
+  return k;
+}
+
+bool EqualsLower(std::string_view word, std::string_view lower) {
+  if (word.size() != lower.size()) return false;
+  for (size_t i = 0; i < word.size(); ++i) {
+    if (Lower(word[i]) != lower[i]) return false;
+  }
+  return true;
+}
+
+bool AllUpper(std::string_view w) {
+  for (char c : w) {
+    if (!IsUpper(c)) return false;
+  }
+  return !w.empty();
+}
+
+// Copies up to `max` bytes of the first line into buf without ANSI escape
+// sequences: colored console loggers wrap the level in them.
+size_t StripAnsi(std::string_view s, char* buf, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size() && n < max; ++i) {
+    char c = s[i];
+    if (c == '\n') break;
+    if (c == '\x1b') {
+      ++i;
+      if (i < s.size() && s[i] == '[') {
+        ++i;
+        while (i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e)) ++i;
+      }
+      continue;
+    }
+    buf[n++] = c;
+  }
+  return n;
+}
+
+// Reads a level value after "key" ':' (JSON) or '=' (logfmt): a quoted or
+// bare word, or a pino/bunyan number (10..60).
+bool ValueLevel(std::string_view s, size_t i, LogLevel* level) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  bool quoted = i < s.size() && s[i] == '"';
+  if (quoted) ++i;
+  size_t b = i;
+  while (i < s.size() && (IsAlpha(s[i]) || IsDigit(s[i]))) ++i;
+  std::string_view v = s.substr(b, i - b);
+  if (!v.empty() && IsDigit(v[0]) && !quoted) {
+    int n = 0;
+    for (char c : v) {
+      if (!IsDigit(c) || n > 100) return false;
+      n = n * 10 + (c - '0');
+    }
+    static const LogLevel kPino[] = {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo,
+                                     LogLevel::kWarn,  LogLevel::kError, LogLevel::kFatal};
+    if (n < 10 || n > 60 || n % 10 != 0) return false;
+    *level = kPino[n / 10 - 1];
+    return true;
+  }
+  return LevelFromWord(v, level);
+}
+
+LogLevel JsonLevel(std::string_view line) {
+  std::string_view s = line.substr(0, 2048);
+  static const char* const kKeys[] = {"\"level\"", "\"severity\"",  "\"levelname\"",
+                                      "\"lvl\"",   "\"log.level\"", "\"loglevel\""};
+  for (const char* key : kKeys) {
+    size_t at = s.find(key);
+    if (at == std::string_view::npos) continue;
+    size_t i = at + strlen(key);
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    if (i >= s.size() || s[i] != ':') continue;
+    LogLevel level;
+    if (ValueLevel(s, i + 1, &level)) return level;
+  }
+  return LogLevel::kUnknown;
+}
+
+bool GlogLetter(char c, LogLevel* level) {
+  switch (c) {
+    case 'I':
+      *level = LogLevel::kInfo;
+      return true;
+    case 'W':
+      *level = LogLevel::kWarn;
+      return true;
+    case 'E':
+      *level = LogLevel::kError;
+      return true;
+    case 'F':
+      *level = LogLevel::kFatal;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// glog/absl/klog: one of IWEF, MMDD, a space, then the time.
+bool GlogLevel(std::string_view s, LogLevel* level) {
+  if (s.size() < 8 || !IsDigit(s[1]) || !IsDigit(s[2]) || !IsDigit(s[3]) || !IsDigit(s[4]) ||
+      s[5] != ' ' || !IsDigit(s[6])) {
+    return false;
+  }
+  return GlogLetter(s[0], level);
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The line's first token when it is a (dotted) exception or warning class:
+// "ValueError: x", "torch.cuda.OutOfMemoryError: ...", "KeyboardInterrupt".
+bool ExceptionStart(std::string_view s, LogLevel* level) {
+  size_t i = 0;
+  while (i < s.size() && (IsWord(s[i]) || s[i] == '.' || s[i] == '$')) ++i;
+  if (i == 0 || !IsAlpha(s[0])) return false;
+  std::string_view name = s.substr(0, i);
+  bool colon = i < s.size() && s[i] == ':';
+  if (!colon && i != s.size()) return false;
+  if (EndsWith(name, "Error") || EndsWith(name, "Exception") || name == "KeyboardInterrupt") {
+    *level = LogLevel::kError;
+    return true;
+  }
+  if (colon && EndsWith(name, "Warning")) {
+    *level = LogLevel::kWarn;
+    return true;
+  }
+  return false;
+}
+
+// torchrun and friends prefix each worker's lines: "[rank0]:", "[default3]:".
+size_t WorkerPrefix(std::string_view s) {
+  if (s.size() < 4 || s[0] != '[') return 0;
+  size_t i = 1;
+  while (i < s.size() && i < 24 && IsAlpha(s[i])) ++i;
+  size_t letters = i - 1;
+  while (i < s.size() && i < 24 && IsDigit(s[i])) ++i;
+  if (letters == 0 || i == letters + 1 || i + 1 >= s.size() || s[i] != ']' || s[i + 1] != ':') {
+    return 0;
+  }
+  i += 2;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return i;
+}
+
+}  // namespace
+
+bool LevelFromWord(std::string_view w, LogLevel* level) {
+  if (w.size() < 3 || w.size() > 8) return false;
+  uint64_t key = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (!IsAlpha(w[i])) return false;
+    key |= static_cast<uint64_t>(static_cast<unsigned char>(Lower(w[i]))) << (8 * i);
+  }
+  // One switch over packed names instead of string compares: this runs for
+  // many words of every line.
+  switch (key) {
+    case Pack("trace"):
+    case Pack("trc"):
+    case Pack("finest"):
+      *level = LogLevel::kTrace;
+      return true;
+    case Pack("debug"):
+    case Pack("dbg"):
+    case Pack("fine"):
+    case Pack("finer"):
+      *level = LogLevel::kDebug;
+      return true;
+    case Pack("info"):
+    case Pack("inf"):
+    case Pack("notice"):
+      *level = LogLevel::kInfo;
+      return true;
+    case Pack("warn"):
+    case Pack("warning"):
+    case Pack("wrn"):
+      *level = LogLevel::kWarn;
+      return true;
+    case Pack("error"):
+    case Pack("err"):
+    case Pack("eror"):
+    case Pack("severe"):
+      *level = LogLevel::kError;
+      return true;
+    case Pack("fatal"):
+    case Pack("ftl"):
+    case Pack("critical"):
+    case Pack("crit"):
+    case Pack("panic"):
+    case Pack("emerg"):
+    case Pack("alert"):
+      *level = LogLevel::kFatal;
+      return true;
+    default:
+      return false;
+  }
+}
+
+LogLevel DetectLevel(std::string_view line) {
+  size_t start = 0;
+  while (start < line.size() && (line[start] == ' ' || line[start] == '\t')) ++start;
+  line.remove_prefix(start);
+  if (line.empty()) return LogLevel::kUnknown;
+  if (line[0] == '{') return JsonLevel(line.substr(0, line.find('\n')));
+
+  char buf[kLevelScanBytes];
+  std::string_view s;
+  if (memchr(line.data(), '\x1b', std::min(line.size(), kLevelScanBytes)) != nullptr) {
+    s = std::string_view(buf, StripAnsi(line, buf, kLevelScanBytes));
+  } else {
+    s = line.substr(0, std::min({line.size(), kLevelScanBytes, line.find('\n')}));
+  }
+
+  LogLevel level;
+  if (GlogLevel(s, &level)) return level;
+  // c10 (PyTorch C++): "[W socket.cpp:663] ..." and "[W1129 10:00:00.1 ...]".
+  if (s.size() > 3 && s[0] == '[') {
+    if (s[2] == ' ' && GlogLetter(s[1], &level)) return level;
+    if (GlogLevel(s.substr(1), &level)) return level;
+  }
+  s.remove_prefix(WorkerPrefix(s));
+  if (s.starts_with("Traceback (most recent call last)") || s.starts_with("Exception in thread")) {
+    return LogLevel::kError;
+  }
+  if (ExceptionStart(s, &level)) return level;
+
+  bool first_word = true;
+  size_t i = 0;
+  while (i < s.size()) {
+    if (!IsWord(s[i])) {
+      ++i;
+      continue;
+    }
+    size_t b = i;
+    while (i < s.size() && IsWord(s[i])) ++i;
+    std::string_view w = s.substr(b, i - b);
+    char prev = b > 0 ? s[b - 1] : ' ';
+    char next = i < s.size() ? s[i] : ' ';
+    bool alpha = IsAlpha(w[0]);
+    bool was_first = first_word && alpha;
+    if (alpha) first_word = false;
+    if (!alpha) continue;
+    // Fast reject: no level name starts with this letter, and it is not a
+    // key (logfmt) or a "XxxWarning:".
+    if (!(ClassOf(w[0]) & kLevelStartBit) && next != ':' && next != '=') continue;
+
+    // logfmt: level=warn, lvl="error".
+    if (next == '=' && (EqualsLower(w, "level") || EqualsLower(w, "lvl") ||
+                        EqualsLower(w, "severity") || EqualsLower(w, "loglevel"))) {
+      if (ValueLevel(s, i + 1, &level)) return level;
+      continue;
+    }
+    if (!LevelFromWord(w, &level)) {
+      // "/x.py:3: UserWarning: msg" (Python's warnings module).
+      if (next == ':' && w.size() > 7 && EndsWith(w, "Warning")) return LogLevel::kWarn;
+      continue;
+    }
+    // "key=INFO" is a value of some other setting (NCCL_DEBUG=INFO).
+    if (prev == '=' || prev == '.' || prev == '/' || next == '=' || next == '.' || next == '/') {
+      continue;
+    }
+    if (AllUpper(w)) return level;
+    bool bracketed = (prev == '[' || prev == '<' || prev == '(') &&
+                     (next == ']' || next == '>' || next == ')' || next == '|');
+    if (bracketed) return level;
+    // "Error: ...", "error: ...", "warning: ..." as the first word (Go, Rust,
+    // compilers, git).
+    if (was_first && next == ':') return level;
+  }
+  return LogLevel::kUnknown;
+}
+
+}  // namespace vigil::collect::logs

@@ -1,0 +1,137 @@
+// LogAgent: the agent side of the log pipeline, end to end on one thread:
+//
+//   discover ─► tail ─► envelope ─► encoding ─► multiline ─► level ─► volume ─► batch ─► send
+//
+// Every few seconds it asks discovery which files to follow; it reads new
+// bytes when the file watcher says something changed, turns them into
+// records, and sends them as one wire frame (kind 2) through `send` (the
+// in-process ingest, or HTTP to a server). A checkpoint advances only after
+// the send succeeded; while the server is away the agent retries with backoff
+// and reads nothing more: the files are the buffer, so memory stays bounded
+// and nothing is dropped (docs/log-agent.md).
+//
+// Thread safety: Start/Stop from the owning thread; Stats() from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collect/logs/checkpoint.h"
+#include "collect/logs/envelope.h"
+#include "collect/logs/multiline.h"
+#include "collect/logs/tailer.h"
+#include "collect/logs/volume.h"
+#include "core/env.h"
+#include "core/status.h"
+#include "discover/log_sources.h"
+#include "ship/backoff.h"
+
+namespace vigil::collect::logs {
+
+struct LogAgentOptions {
+  std::string node;       // the agent's node name (wire source)
+  std::string state_dir;  // checkpoints live here
+  discover::DiscoveryOptions discovery;
+  // Replaces discovery (tests, `vigil run` spool only, ...) when set.
+  std::function<std::vector<discover::LogSource>()> discover_override;
+  int64_t discovery_interval_ms = 3000;
+  // A source no longer discovered is closed once read to its end and idle this long.
+  int64_t close_after_ms = 60'000;
+  // A file seen at the agent's first discovery with no checkpoint is read
+  // from its start when at most this big, else from its end (a 50 GB log
+  // of last month is not news).
+  uint64_t read_existing_max_bytes = 16u << 20;
+
+  size_t batch_max_bytes = 1u << 20;     // of line text per frame
+  int64_t batch_max_delay_ms = 200;      // a line waits at most this long to be sent
+  size_t read_chunk_bytes = 256u << 10;  // per ReadSome call
+  bool compress = false;                 // zstd frames (over a network)
+
+  TailerOptions tailer;
+  EnvelopeOptions envelope;
+  MultilineOptions multiline;
+  VolumeOptions volume;
+  ship::BackoffOptions backoff;
+  Env* env = nullptr;  // nullptr: Env::Default()
+};
+
+struct LogAgentStats {
+  uint64_t sources = 0;  // files followed now
+  uint64_t lines_read = 0;
+  uint64_t bytes_read = 0;
+  uint64_t records_sent = 0;
+  uint64_t batches_sent = 0;
+  uint64_t send_failures = 0;    // attempts that will be retried
+  uint64_t batches_refused = 0;  // refused by the server as invalid (skipped, logged)
+  uint64_t sampled_lines = 0;
+  uint64_t filtered_lines = 0;
+  uint64_t truncated_lines = 0;
+  uint64_t lost_sources = 0;  // checkpointed files gone when we came back
+  bool server_reachable = true;
+};
+
+class LogAgent {
+ public:
+  // Delivers one encoded frame; OK once the server stored it durably.
+  // InvalidArgument: refused for good (the batch is skipped, with a log line).
+  // Anything else: retried with backoff.
+  using Sender = std::function<Status(std::string frame)>;
+
+  LogAgent(LogAgentOptions options, Sender send);
+  ~LogAgent();  // Stop()s
+  LogAgent(const LogAgent&) = delete;
+  LogAgent& operator=(const LogAgent&) = delete;
+
+  // Opens the checkpoint store and starts the agent's thread.
+  Status Start();
+  // Sends what has been read (one last attempt), then stops. Idempotent.
+  void Stop();
+
+  // One pass without a thread (tests): discover if due, read, send.
+  // Returns the number of records sent.
+  Result<size_t> RunOnce();
+
+  LogAgentStats Stats() const;
+
+ private:
+  struct Source;
+  struct Batch;
+
+  void Loop();
+  void Discover(bool first);
+  bool ReadInto(Batch* batch);
+  void ProcessChunk(Source& src, TailChunk chunk, Batch* batch);
+  void FlushIdle(Batch* batch, bool all);
+  Status SendBatch(Batch* batch, bool retry_until_stopped);
+  void AfterAck(Batch* batch);
+
+  LogAgentOptions options_;
+  Env* env_;
+  Sender send_;
+  std::unique_ptr<CheckpointStore> checkpoints_;
+  std::unique_ptr<class FileWatcher> watcher_;
+  std::unique_ptr<discover::LogSourceDiscoverer> discoverer_;  // keeps a cache across rounds
+  std::vector<std::unique_ptr<Source>> sources_;               // loop thread only
+  std::unique_ptr<Batch> pending_;                             // read but not yet acknowledged
+  int64_t last_discovery_ms_ = 0;
+  bool first_discovery_ = true;
+  uint64_t sequence_ = 0;
+  ship::Backoff backoff_;
+
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex wait_mu_;  // guards nothing but the wait below
+  std::condition_variable wait_cv_;
+
+  mutable std::mutex stats_mu_;
+  LogAgentStats stats_;  // guarded by stats_mu_
+};
+
+}  // namespace vigil::collect::logs

@@ -1,0 +1,199 @@
+#include "collect/logs/log_agent.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+#include "core/temp_dir.h"
+#include "wire/frame.h"
+#include "wire/log_batch.h"
+
+namespace vigil::collect::logs {
+namespace {
+
+// Decodes frames and keeps records the way the server does: per source id,
+// records that begin before the committed end offset are duplicates.
+class DedupReceiver {
+ public:
+  Status Receive(const std::string& frame) {
+    auto f = wire::DecodeFrame(frame);
+    if (!f.ok()) return f.status();
+    EXPECT_EQ(f->kind, wire::FrameKind::kLogs);
+    auto b = wire::DecodeLogBatch(f->payload);
+    if (!b.ok()) return b.status();
+    EXPECT_EQ(b->source, "node-a");
+    ++batches;
+    for (const auto& s : b->streams) {
+      uint64_t& committed = committed_[s.source_id];
+      for (const auto& r : s.records) {
+        if (r.offset < committed) {
+          ++duplicates;
+          continue;
+        }
+        records.push_back(r);
+        labels.push_back(s.labels);
+      }
+      committed = std::max(committed, s.end_offset);
+      counters.sampled_lines += s.counters.sampled_lines;
+      counters.truncated_lines += s.counters.truncated_lines;
+    }
+    return Status::Ok();
+  }
+  std::vector<std::string> Lines() const {
+    std::vector<std::string> out;
+    for (const auto& r : records) out.push_back(r.line);
+    return out;
+  }
+
+  std::vector<wire::LogRecord> records;
+  std::vector<wire::Labels> labels;
+  wire::LogSourceCounters counters;
+  int batches = 0;
+  int duplicates = 0;
+
+ private:
+  std::map<std::string, uint64_t> committed_;
+};
+
+class LogAgentTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<LogAgent> NewAgent(discover::LogFormat format = discover::LogFormat::kPlain) {
+    LogAgentOptions o;
+    o.node = "node-a";
+    o.state_dir = dir_.path() + "/state";
+    o.discovery_interval_ms = 0;
+    std::string path = log_;
+    o.discover_override = [path, format] {
+      discover::LogSource s;
+      s.path = path;
+      s.format = format;
+      s.labels = {{"job", "train"}, {"source", path}};
+      return std::vector<discover::LogSource>{s};
+    };
+    return std::make_unique<LogAgent>(o, [this](std::string frame) {
+      if (fail_next_ > 0) {
+        --fail_next_;
+        if (store_then_fail_) (void)server_.Receive(frame);  // stored, but the ack is lost
+        return Unavailable("server away");
+      }
+      return server_.Receive(frame);
+    });
+  }
+  void Write(const std::string& text) {
+    std::ofstream f(log_, std::ios::app | std::ios::binary);
+    f << text;
+  }
+
+  TempDir dir_;
+  std::string log_ = dir_.path() + "/train.log";
+  DedupReceiver server_;
+  int fail_next_ = 0;
+  bool store_then_fail_ = false;
+};
+
+TEST_F(LogAgentTest, ShipsLinesWithOffsetsLabelsAndLevels) {
+  // An error line may be followed by indented detail lines, so it is held
+  // until a line that does not continue it arrives (or a timeout).
+  Write("step 1 loss=2.5\nWARNING:root:lr is high\nE1129 10:00:00.1 1 x.cc:1] bad\n");
+  auto agent = NewAgent();
+  auto n = agent->RunOnce();
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 2u);
+  Write("step 2\n");
+  ASSERT_TRUE(agent->RunOnce().ok());
+  ASSERT_EQ(server_.records.size(), 4u);
+  EXPECT_EQ(server_.records[3].line, "step 2");
+  EXPECT_EQ(server_.records[0].offset, 0u);
+  EXPECT_EQ(server_.records[1].offset, 16u);
+  EXPECT_EQ(server_.records[1].level, wire::LogLevel::kWarn);
+  EXPECT_EQ(server_.records[2].level, wire::LogLevel::kError);
+  EXPECT_EQ(wire::LabelsToString(server_.labels[0]), "{job=\"train\",source=\"" + log_ + "\"}");
+  EXPECT_EQ(agent->Stats().lines_read, 4u);
+}
+
+TEST_F(LogAgentTest, JoinsATracebackIntoOneErrorRecord) {
+  Write(
+      "epoch 1\nTraceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+      "    main()\nRuntimeError: CUDA error: out of memory\nnext line\n");
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->RunOnce().ok());
+  // The traceback's end is only known when a line that does not continue it
+  // arrives; "next line" does, so three records.
+  ASSERT_EQ(server_.Lines().size(), 3u) << testing::PrintToString(server_.Lines());
+  EXPECT_EQ(server_.records[1].line.substr(0, 34), "Traceback (most recent call last):");
+  EXPECT_NE(server_.records[1].line.find("RuntimeError: CUDA error"), std::string::npos);
+  EXPECT_EQ(server_.records[1].level, wire::LogLevel::kError);
+}
+
+TEST_F(LogAgentTest, RestartFromCheckpointSendsNothingTwice) {
+  Write("a\nb\n");
+  ASSERT_TRUE(NewAgent()->RunOnce().ok());
+  Write("c\n");
+  ASSERT_TRUE(NewAgent()->RunOnce().ok());
+  EXPECT_EQ(server_.Lines(), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(server_.duplicates, 0);
+}
+
+TEST_F(LogAgentTest, ServerAwayKeepsTheBatchAndRetriesIt) {
+  Write("one\ntwo\n");
+  auto agent = NewAgent();
+  fail_next_ = 2;
+  EXPECT_FALSE(agent->RunOnce().ok());
+  EXPECT_FALSE(agent->RunOnce().ok());
+  EXPECT_TRUE(server_.records.empty());
+  Write("three\n");
+  ASSERT_TRUE(agent->RunOnce().ok());
+  EXPECT_EQ(server_.Lines(), (std::vector<std::string>{"one", "two", "three"}));
+  EXPECT_EQ(agent->Stats().send_failures, 2u);
+}
+
+TEST_F(LogAgentTest, LostAcknowledgementThenCrashIsDeduplicatedByOffsets) {
+  Write("one\ntwo\n");
+  {
+    auto agent = NewAgent();
+    fail_next_ = 1;
+    store_then_fail_ = true;  // the server stored it; the agent never heard
+    EXPECT_FALSE(agent->RunOnce().ok());
+  }  // the agent dies without a checkpoint past "two"
+  Write("three\n");
+  ASSERT_TRUE(NewAgent()->RunOnce().ok());
+  EXPECT_EQ(server_.Lines(), (std::vector<std::string>{"one", "two", "three"}));
+  EXPECT_EQ(server_.duplicates, 2);
+}
+
+TEST_F(LogAgentTest, DockerStreamsGetTheirOwnIdsAndLabels) {
+  Write(R"({"log":"out 1\n","stream":"stdout","time":"2024-01-02T03:04:05.5Z"})"
+        "\n"
+        R"({"log":"err 1\n","stream":"stderr","time":"2024-01-02T03:04:06Z"})"
+        "\n"
+        R"({"log":"out 2\n","stream":"stdout","time":"2024-01-02T03:04:07Z"})"
+        "\n");
+  auto agent = NewAgent(discover::LogFormat::kDockerJson);
+  ASSERT_TRUE(agent->RunOnce().ok());
+  ASSERT_EQ(server_.records.size(), 3u);
+  std::map<std::string, std::vector<std::string>> by_stream;
+  for (size_t i = 0; i < server_.records.size(); ++i) {
+    std::string stream;
+    for (const auto& l : server_.labels[i]) {
+      if (l.name == "stream") stream = l.value;
+    }
+    by_stream[stream].push_back(server_.records[i].line);
+  }
+  EXPECT_EQ(by_stream["stdout"], (std::vector<std::string>{"out 1", "out 2"}));
+  EXPECT_EQ(by_stream["stderr"], (std::vector<std::string>{"err 1"}));
+  EXPECT_EQ(server_.records[0].time_ns, 1704164645500000000);
+}
+
+TEST_F(LogAgentTest, APartialLineIsHeldThenCompleted) {
+  Write("whole\nhal");
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->RunOnce().ok());
+  EXPECT_EQ(server_.Lines(), (std::vector<std::string>{"whole"}));
+  Write("f done\n");
+  ASSERT_TRUE(agent->RunOnce().ok());
+  EXPECT_EQ(server_.Lines(), (std::vector<std::string>{"whole", "half done"}));
+}
+
+}  // namespace
+}  // namespace vigil::collect::logs

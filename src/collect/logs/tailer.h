@@ -1,0 +1,173 @@
+// FileTailer: follows one log file path and hands out its complete lines,
+// with byte offsets, across rotation (rename+create, copytruncate), deletion
+// and agent restarts. Rules and guarantees are in docs/tailer.md.
+//
+// Pull-based: the agent calls ReadSome() when FileWatcher says something may
+// have changed (and on a timer); each call reads a bounded amount and returns
+// one TailChunk about exactly one source (one source_id). When a rotated file
+// is still being drained, its chunks come before the new file's.
+//
+// Delivery contract with the caller (the agent loop):
+//  - Ship chunk.lines as one wire::LogStream {source_id, start_offset,
+//    end_offset}; a chunk may consume bytes without lines (the skipped tail of
+//    an over-long line): still ship its range, the server then moves on.
+//  - When chunk.first_of_source, CheckpointStore::Commit(chunk.StartCheckpoint())
+//    before shipping it: that pins the source's fingerprint, so a restart
+//    recognises the same bytes under the same source_id.
+//  - After the server acknowledged through chunk.end_offset,
+//    Commit(chunk.EndCheckpoint()); once a chunk in finished_sources is
+//    acknowledged (and for every entry of `lost`), Forget() that source.
+//  - On restart, FileTailer::Open(path, options, store.ForPath(path)).
+//
+// Thread safety: none; one FileTailer is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "collect/logs/checkpoint.h"
+#include "core/env.h"
+#include "core/status.h"
+
+namespace vigil::collect::logs {
+
+// A line as read, before parsing: bytes without the '\n' (and without the
+// '\r' of a "\r\n"), flags from wire::kLogFlag*.
+struct RawLine {
+  uint64_t offset = 0;  // byte offset of its first byte in the source
+  std::string bytes;
+  uint8_t flags = 0;  // wire::kLogFlagTruncated, wire::kLogFlagPartial
+  int64_t read_time_ns = 0;
+  bool operator==(const RawLine&) const = default;
+};
+
+// A source the tailer was asked to resume but could no longer find: its lines
+// after the checkpoint offset are lost (how many is unknown; the file is gone).
+struct LostSource {
+  SourceCheckpoint checkpoint;
+  std::string reason;
+};
+
+struct TailChunk {
+  std::string path;
+  std::string source_id;  // empty when the tailer has no readable source now
+  SourceIdentity identity;
+  uint64_t start_offset = 0;  // where this chunk's consumed range begins
+  uint64_t end_offset = 0;    // just past the last byte consumed
+  ResumeState start_resume = ResumeState::kLineStart;
+  ResumeState end_resume = ResumeState::kLineStart;
+  std::vector<RawLine> lines;
+  bool first_of_source = false;  // first chunk of a new source_id: pin it
+  // Sources that ended with this chunk (at most this chunk's source_id):
+  // rotated away or deleted and drained, or truncated (a new generation
+  // follows). Nothing more will come from them.
+  std::vector<std::string> finished_sources;
+  // Checkpointed sources that could not be found again (reported once).
+  std::vector<LostSource> lost;
+
+  bool finished() const { return !finished_sources.empty(); }
+  // Nothing to ship, commit or forget.
+  bool empty() const {
+    return lines.empty() && start_offset == end_offset && finished_sources.empty() && lost.empty();
+  }
+  SourceCheckpoint StartCheckpoint() const;
+  SourceCheckpoint EndCheckpoint() const;
+};
+
+struct TailerOptions {
+  // Lines longer than this are cut: the head is emitted with kLogFlagTruncated,
+  // the rest up to the newline is consumed unread. Memory per source stays
+  // below max_line_bytes + 64 KiB.
+  size_t max_line_bytes = 1u << 20;
+  // A last line without '\n' is held until it completes, or emitted with
+  // kLogFlagPartial after this long without the file growing.
+  int64_t partial_flush_ms = 5000;
+  // A rotated-away or deleted file is kept open and read for this long after
+  // its last growth (writers reopen their log a little after the rename).
+  int64_t rotate_wait_ms = 5000;
+  // With no checkpoint for the file found at Open, start at its end (only
+  // lines written from now on) instead of its beginning.
+  bool start_at_end = false;
+  // Rotated files drained at once at most; past it the oldest is finished as
+  // soon as it is read to its end.
+  size_t max_draining = 8;
+  // Directory entries examined when looking for a file rotated while down.
+  size_t max_sibling_scan = 4096;
+  // Clock (MonotonicMillis for timeouts, NowMillis for read_time_ns) and
+  // directory listing. nullptr: Env::Default().
+  Env* env = nullptr;
+};
+
+struct TailerStats {
+  uint64_t lines = 0;
+  uint64_t bytes_consumed = 0;
+  uint64_t truncated_lines = 0;
+  uint64_t partial_lines = 0;
+  uint64_t rotations = 0;     // path switched to another file or vanished
+  uint64_t truncations = 0;   // copytruncate / truncation: new generation
+  uint64_t lost_sources = 0;  // checkpointed sources not found on restart
+  uint64_t finished_sources = 0;
+};
+
+class FileTailer {
+ public:
+  // Follows `path` (which need not exist yet). `checkpoints` are this path's
+  // entries from CheckpointStore::ForPath. Fails on a compressed rotated file
+  // (IsRotatedCompressed) or a path that is not a regular file.
+  static Result<std::unique_ptr<FileTailer>> Open(std::string path, TailerOptions options = {},
+                                                  std::vector<SourceCheckpoint> checkpoints = {});
+  ~FileTailer();
+  FileTailer(const FileTailer&) = delete;
+  FileTailer& operator=(const FileTailer&) = delete;
+
+  // Reads at most about max_bytes of file data (at least one line's worth) and
+  // returns one chunk. An empty() chunk means nothing new for now. Errors
+  // (unreadable file) leave the tailer usable: call again later.
+  Result<TailChunk> ReadSome(size_t max_bytes);
+
+  // True while a file is open (the path's file, or rotated ones draining).
+  // False after a deleted file was finished and nothing is at the path.
+  bool HasOpenSources() const;
+  // Source ids currently open, draining ones first (ids fixed so far).
+  std::vector<std::string> OpenSourceIds() const;
+  const std::string& path() const { return path_; }
+  const TailerStats& stats() const { return stats_; }
+
+  struct Source;  // one open file in one generation (tailer.cc)
+
+ private:
+  FileTailer(std::string path, TailerOptions options);
+  Status Resume(std::vector<SourceCheckpoint> checkpoints);
+  Status CheckPath(int64_t now, bool* changed);
+  Status OpenCurrent(bool at_end);
+  Status Pump(Source& s, bool is_current, size_t max_bytes, int64_t now, TailChunk* out);
+  uint64_t NextGeneration(uint64_t dev, uint64_t ino);
+
+  std::string path_;
+  TailerOptions options_;
+  Env* env_;
+  std::unique_ptr<Source> current_;
+  std::vector<std::unique_ptr<Source>> draining_;  // oldest first
+  std::vector<LostSource> lost_;                   // to report with the next chunk
+  // Highest generation used per (dev, ino), so a reused inode or a truncated
+  // file never repeats a source_id. Bounded (cleared past 4096 entries).
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> generations_;
+  std::string buf_;  // read buffer
+  TailerStats stats_;
+};
+
+// True for names of compressed files (".gz", ".bz2", ".xz", ".zst", ".lz4",
+// ".zip", ".Z", ".lzma", ".7z", ".tgz", ".br", ".snappy"): rotated copies that
+// discovery must never tail.
+bool IsRotatedCompressed(std::string_view path);
+
+// The fingerprint of a file's head: FNV-1a 64 over birth time (0 when the
+// file system has none), length and bytes. Exposed for tests and docs.
+uint64_t FingerprintBytes(int64_t btime_ns, std::string_view head);
+
+}  // namespace vigil::collect::logs

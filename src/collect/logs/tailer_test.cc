@@ -1,0 +1,290 @@
+#include "collect/logs/tailer.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "collect/logs/tailer_test_util.h"
+#include "core/temp_dir.h"
+#include "wire/log_batch.h"
+
+namespace vigil::collect::logs {
+namespace {
+
+using namespace vigil::collect::logs::tailtest;  // NOLINT: test helpers
+
+TEST_F(TailerTest, CompleteLinesWithOffsetsAndPartialHeld) {
+  Writer w(path_);
+  w.Write("a\nbb\nccc");
+  auto t = FileTailer::Open(path_, Fast(&env_));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto c = (*t)->ReadSome(1 << 20);
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->lines.size(), 2u);
+  EXPECT_EQ(c->lines[0], (RawLine{0, "a", 0, c->lines[0].read_time_ns}));
+  EXPECT_EQ(c->lines[1].offset, 2u);
+  EXPECT_EQ(c->lines[1].bytes, "bb");
+  EXPECT_GT(c->lines[0].read_time_ns, 0);
+  EXPECT_EQ(c->start_offset, 0u);
+  EXPECT_EQ(c->end_offset, 5u);  // not past the held "ccc"
+  EXPECT_TRUE(c->first_of_source);
+  EXPECT_TRUE(c->source_id.starts_with("file:"));
+  EXPECT_TRUE(c->source_id.ends_with(":0"));
+  EXPECT_TRUE((*t)->ReadSome(100)->empty());
+  w.Write("c\n");
+  c = (*t)->ReadSome(100);
+  ASSERT_EQ(c->lines.size(), 1u);
+  EXPECT_EQ(c->lines[0].bytes, "cccc");
+  EXPECT_EQ(c->lines[0].offset, 5u);
+  EXPECT_EQ(c->start_offset, 5u);
+  EXPECT_EQ(c->end_offset, 10u);
+  EXPECT_FALSE(c->first_of_source);
+}
+
+TEST_F(TailerTest, StripsCarriageReturnOnlyBeforeNewline) {
+  Writer w(path_);
+  w.Write("a\r\nb\rc\r\n\r\n\rd\n");
+  auto t = FileTailer::Open(path_, Fast(&env_));
+  auto got = Drain(**t).lines;
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "b\rc", "", "\rd"}));
+  // "\r" then "\n" in separate writes is still a "\r\n".
+  w.Write("e\r");
+  EXPECT_TRUE(Drain(**t).lines.empty());
+  w.Write("\n");
+  EXPECT_EQ(Drain(**t).lines, std::vector<std::string>{"e"});
+}
+
+TEST_F(TailerTest, PartialLineFlushedAfterTimeoutWithoutGrowth) {
+  Writer w(path_);
+  w.Write("abc");
+  auto t = FileTailer::Open(path_, Fast(&env_));
+  EXPECT_TRUE((*t)->ReadSome(100)->empty());
+  env_.now_ms += 4999;
+  EXPECT_TRUE((*t)->ReadSome(100)->empty());
+  w.Write("d\r");  // growth restarts the wait
+  env_.now_ms += 4999;
+  EXPECT_TRUE((*t)->ReadSome(100)->empty());
+  env_.now_ms += 4999;
+  EXPECT_TRUE((*t)->ReadSome(100)->empty());
+  env_.now_ms += 1;
+  auto c = (*t)->ReadSome(100);
+  ASSERT_EQ(c->lines.size(), 1u);
+  EXPECT_EQ(c->lines[0].bytes, "abcd\r");  // a lone '\r' is kept
+  EXPECT_EQ(c->lines[0].flags, wire::kLogFlagPartial);
+  EXPECT_EQ(c->end_offset, 5u);
+  EXPECT_EQ(c->end_resume, ResumeState::kAfterPartial);
+  // The newline that completes the flushed line makes no empty line.
+  w.Write("\nnext\n");
+  c = (*t)->ReadSome(100);
+  ASSERT_EQ(c->lines.size(), 1u);
+  EXPECT_EQ(c->lines[0].bytes, "next");
+  EXPECT_EQ(c->lines[0].offset, 6u);
+  EXPECT_EQ((*t)->stats().partial_lines, 1u);
+}
+
+TEST_F(TailerTest, HugeLineIsCutFlaggedAndTheFileGoesOn) {
+  Writer w(path_);
+  const size_t kMax = 1u << 20;
+  std::string huge(5u << 20, 'x');
+  for (size_t i = 0; i < huge.size(); i += 4096) huge[i] = static_cast<char>('a' + i % 26);
+  w.Write("first\n");
+  auto t = FileTailer::Open(path_, Fast(&env_));
+  std::vector<RawLine> lines;
+  uint64_t max_range = 0, last_end = 0;
+  int calls = 0;
+  // The huge line arrives in pieces, newline last: the head must be emitted
+  // before the newline exists (memory stays bounded), the rest skipped.
+  for (size_t off = 0; off < huge.size(); off += 512 * 1024) {
+    w.Write(huge.substr(off, 512 * 1024));
+    for (;;) {
+      auto c = (*t)->ReadSome(64 * 1024);
+      ASSERT_TRUE(c.ok());
+      ++calls;
+      if (c->empty()) break;
+      EXPECT_EQ(c->start_offset, last_end);
+      last_end = c->end_offset;
+      max_range = std::max(max_range, c->end_offset - c->start_offset);
+      for (auto& l : c->lines) lines.push_back(l);
+    }
+  }
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1].offset, 6u);
+  EXPECT_EQ(lines[1].bytes, huge.substr(0, kMax));
+  EXPECT_EQ(lines[1].flags, wire::kLogFlagTruncated);
+  EXPECT_EQ(last_end, 6u + huge.size());  // skipped bytes are consumed
+  w.Write("\nafter 1\nafter 2\n");
+  auto rest = Drain(**t);
+  EXPECT_EQ(rest.lines, (std::vector<std::string>{"after 1", "after 2"}));
+  EXPECT_EQ(rest.chunks.front().lines[0].offset, 6u + huge.size() + 1);
+  // Never the whole line in one read: each chunk covers at most the cap plus
+  // one read block.
+  EXPECT_LE(max_range, kMax + 128 * 1024);
+  EXPECT_GT(calls, 40);
+  EXPECT_EQ((*t)->stats().truncated_lines, 1u);
+}
+
+TEST_F(TailerTest, LineOfExactlyTheCapWithCrLfIsNotTruncated) {
+  Writer w(path_);
+  TailerOptions o = Fast(&env_);
+  o.max_line_bytes = 8;
+  w.Write("12345678\r");
+  auto t = FileTailer::Open(path_, o);
+  EXPECT_TRUE(Drain(**t).lines.empty());
+  w.Write("\n123456789\nabc\n");
+  auto c = Drain(**t);
+  ASSERT_EQ(c.lines, (std::vector<std::string>{"12345678", "12345678", "abc"}));
+  EXPECT_EQ(c.chunks[0].lines[0].flags, 0);
+  EXPECT_EQ(c.chunks[0].lines[1].flags, wire::kLogFlagTruncated);
+  EXPECT_EQ(c.chunks[0].lines[2].offset, 20u);
+}
+
+TEST_F(TailerTest, RenameRotationReadsOldFileToItsEndThenTheNewOne) {
+  TailerOptions o = Fast(&env_);
+  o.rotate_wait_ms = 5000;
+  auto w = std::make_unique<Writer>(path_);
+  w->Write(Numbered(1, 100));
+  auto t = FileTailer::Open(path_, o);
+  auto first = Drain(**t);
+  EXPECT_EQ(first.lines, NumberedLines(1, 100));
+  std::string old_id = first.chunks[0].source_id;
+  // logrotate: rename, create; the application writes a few more lines to
+  // the old file before it reopens its log.
+  ASSERT_EQ(::rename(path_.c_str(), (path_ + ".1").c_str()), 0);
+  w->Write(Numbered(101, 110));
+  Writer w2(path_);
+  w2.Write(Numbered(111, 150));
+  auto second = Drain(**t);
+  w->Write(Numbered(151, 155));  // later still, within rotate_wait
+  auto third = Drain(**t);
+  EXPECT_EQ(second.lines, [] {
+    auto v = NumberedLines(101, 110);
+    auto n = NumberedLines(111, 150);
+    v.insert(v.end(), n.begin(), n.end());
+    return v;
+  }());
+  EXPECT_EQ(third.lines, NumberedLines(151, 155));
+  EXPECT_EQ(third.chunks[0].source_id, old_id);
+  EXPECT_EQ(second.chunks[0].source_id, old_id);
+  EXPECT_EQ(second.chunks[0].lines[0].offset, Numbered(1, 100).size());
+  std::string new_id = second.chunks.back().source_id;
+  EXPECT_NE(new_id, old_id);
+  EXPECT_EQ(second.chunks.back().lines.back().offset, Numbered(111, 149).size());
+  EXPECT_TRUE(second.chunks.back().first_of_source);
+  EXPECT_EQ((*t)->OpenSourceIds(), (std::vector<std::string>{old_id, new_id}));
+  // After rotate_wait without growth the old file is finished.
+  env_.now_ms += 5000;
+  auto fin = (*t)->ReadSome(100);
+  ASSERT_TRUE(fin.ok());
+  EXPECT_EQ(fin->source_id, old_id);
+  EXPECT_EQ(fin->finished_sources, std::vector<std::string>{old_id});
+  EXPECT_EQ(fin->end_offset, Numbered(1, 110).size() + Numbered(151, 155).size());
+  EXPECT_EQ((*t)->OpenSourceIds(), std::vector<std::string>{new_id});
+  EXPECT_EQ((*t)->stats().rotations, 1u);
+}
+
+TEST_F(TailerTest, CopyTruncateStartsANewGeneration) {
+  Writer w(path_);
+  w.Write(Numbered(1, 50));
+  auto t = FileTailer::Open(path_, Fast(&env_));
+  auto a = Drain(**t);
+  std::string gen0 = a.chunks[0].source_id;
+  EXPECT_TRUE(gen0.ends_with(":0"));
+  std::filesystem::copy_file(path_, path_ + ".1");
+  ASSERT_EQ(::truncate(path_.c_str(), 0), 0);
+  w.Write(Numbered(51, 60));  // O_APPEND: written from offset 0
+  auto b = Drain(**t);
+  ASSERT_GE(b.chunks.size(), 2u);
+  EXPECT_EQ(b.chunks[0].source_id, gen0);
+  EXPECT_EQ(b.chunks[0].finished_sources, std::vector<std::string>{gen0});
+  EXPECT_TRUE(b.chunks[0].lines.empty());
+  EXPECT_TRUE(b.chunks[1].source_id.ends_with(":1"));
+  EXPECT_EQ(b.chunks[1].lines[0].offset, 0u);
+  EXPECT_EQ(b.lines, NumberedLines(51, 60));
+  EXPECT_EQ((*t)->stats().truncations, 1u);
+}
+
+TEST_F(TailerTest, TruncationRewrittenPastOurOffsetIsCaughtByTheFingerprint) {
+  Writer w(path_);
+  w.Write("short\n");
+  auto t = FileTailer::Open(path_, Fast(&env_));
+  EXPECT_EQ(Drain(**t).lines, std::vector<std::string>{"short"});
+  ASSERT_EQ(::truncate(path_.c_str(), 0), 0);
+  w.Write(Numbered(1, 20));  // longer than what we had read
+  auto b = Drain(**t);
+  EXPECT_EQ(b.lines, NumberedLines(1, 20));
+  EXPECT_TRUE(b.chunks[0].finished());
+  EXPECT_TRUE(b.chunks.back().source_id.ends_with(":1"));
+}
+
+TEST_F(TailerTest, DeletedWhileOpenIsReadToItsEndThenFinished) {
+  auto w = std::make_unique<Writer>(path_);
+  w->Write(Numbered(1, 10));
+  auto t = FileTailer::Open(path_, Fast(&env_));
+  auto c = (*t)->ReadSome(20);  // only part of it
+  ASSERT_TRUE(c.ok());
+  std::string id = c->source_id;
+  ASSERT_EQ(::unlink(path_.c_str()), 0);
+  w->Write(Numbered(11, 12) + "tail-without-newline");
+  auto rest = Drain(**t);
+  std::vector<std::string> all;
+  for (auto& l : c->lines) all.push_back(l.bytes);
+  all.insert(all.end(), rest.lines.begin(), rest.lines.end());
+  auto want = NumberedLines(1, 12);
+  want.push_back("tail-without-newline");
+  EXPECT_EQ(all, want);
+  EXPECT_EQ(rest.chunks.back().finished_sources, std::vector<std::string>{id});
+  EXPECT_EQ(rest.chunks.back().lines.back().flags, wire::kLogFlagPartial);
+  EXPECT_FALSE((*t)->HasOpenSources());
+  // The path coming back is followed again, as a new source.
+  Writer w2(path_);
+  w2.Write("again\n");
+  auto again = Drain(**t);
+  EXPECT_EQ(again.lines, std::vector<std::string>{"again"});
+  EXPECT_NE(again.chunks[0].source_id, id);
+}
+
+TEST_F(TailerTest, MissingPathIsFollowedOnceItAppears) {
+  auto t = FileTailer::Open(path_, Fast(&env_));
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE((*t)->ReadSome(100)->empty());
+  EXPECT_FALSE((*t)->HasOpenSources());
+  Writer w(path_);
+  w.Write("hello\n");
+  EXPECT_EQ(Drain(**t).lines, std::vector<std::string>{"hello"});
+}
+
+TEST_F(TailerTest, StartAtEndSkipsExistingContentAndItsOpenLine) {
+  Writer w(path_);
+  w.Write("old 1\nold 2\nhalf of ");
+  TailerOptions o = Fast(&env_);
+  o.start_at_end = true;
+  auto t = FileTailer::Open(path_, o);
+  w.Write("an old line\nnew 1\n");
+  auto c = Drain(**t);
+  EXPECT_EQ(c.lines, std::vector<std::string>{"new 1"});
+}
+
+TEST_F(TailerTest, CompressedRotatedFilesAreNeverOpened) {
+  EXPECT_TRUE(IsRotatedCompressed("/var/log/app.log.1.gz"));
+  EXPECT_TRUE(IsRotatedCompressed("app.log-20240101.bz2"));
+  EXPECT_TRUE(IsRotatedCompressed("app.log.2.XZ"));
+  EXPECT_TRUE(IsRotatedCompressed("a.zst"));
+  EXPECT_TRUE(IsRotatedCompressed("a.log.Z"));
+  EXPECT_FALSE(IsRotatedCompressed("/var/log/app.log"));
+  EXPECT_FALSE(IsRotatedCompressed("/var/log/app.log.1"));
+  EXPECT_FALSE(IsRotatedCompressed("gz"));
+  EXPECT_FALSE(IsRotatedCompressed(""));
+  Writer w(path_ + ".1.gz");
+  w.Write("\x1f\x8b binary\n");
+  auto t = FileTailer::Open(path_ + ".1.gz", Fast(&env_));
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(FileTailer::Open(tmp_.path(), Fast(&env_)).ok());  // a directory
+}
+
+}  // namespace
+}  // namespace vigil::collect::logs

@@ -1,0 +1,144 @@
+// On-disk encodings of the log store (byte layouts in docs/logstore.md): WAL
+// record bodies, compressed blocks and their token filter, label sets and
+// day-partition names. Pure functions; decoders take untrusted bytes and fail
+// with Corruption, never crash, and bound every allocation by the input.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "wire/log_batch.h"
+
+namespace vigil::logstore {
+
+inline constexpr int64_t kDayNs = int64_t{86400} * 1000 * 1000 * 1000;
+
+// "unknown" ... "fatal" (kept here so the store does not depend on the
+// collector's level parser).
+const char* LevelName(int level);
+
+// Label sets: varint count, then length-prefixed name and value of each.
+void PutLabels(std::string* dst, const wire::Labels& labels);
+bool GetLabels(std::string_view* in, wire::Labels* out);
+
+// Day number (days since 1970-01-01) of a time; negative times go to day 0.
+int64_t DayOf(int64_t time_ns);
+// "2026-11-30.db" for a day number.
+std::string PartitionFileName(int64_t day);
+// Day number of a partition file name, or -1 when the name is not one.
+int64_t ParsePartitionFileName(std::string_view name);
+
+// ---- WAL records ---------------------------------------------------------
+
+enum class WalRecordType : uint8_t { kStream = 1, kLines = 2 };
+
+struct WalLine {
+  int64_t time_ns = 0;
+  uint8_t level = 0;
+  uint8_t flags = 0;
+  std::string_view text;  // points into the record body
+};
+
+// One LogStream as the store accepted it: the new committed offset of its
+// source, the counters it carried and the lines it kept (line numbers and
+// sequence numbers are consecutive from first_line_no / first_seq).
+struct WalLinesRecord {
+  uint64_t stream_id = 0;
+  std::string_view node;
+  std::string_view source_id;
+  uint64_t end_offset = 0;
+  wire::LogSourceCounters counters;
+  uint64_t duplicates = 0;
+  uint64_t first_line_no = 0;
+  uint64_t first_seq = 0;
+  std::vector<WalLine> lines;
+};
+
+struct WalRecord {
+  WalRecordType type = WalRecordType::kLines;
+  uint64_t stream_id = 0;  // kStream
+  wire::Labels labels;     // kStream
+  WalLinesRecord lines;    // kLines
+};
+
+void EncodeStreamRecord(std::string* dst, uint64_t id, const wire::Labels& labels);
+// Appends the header of a kLines record; lines follow with AddWalLine.
+void EncodeLinesHeader(std::string* dst, const WalLinesRecord& r, uint64_t line_count);
+void AddWalLine(std::string* dst, int64_t time_ns, uint8_t level, uint8_t flags,
+                std::string_view text);
+// The views in `out` point into `body`.
+Status DecodeWalRecord(std::string_view body, WalRecord* out);
+
+// ---- blocks --------------------------------------------------------------
+
+// A line as the block codec sees it.
+struct BlockLine {
+  int64_t time_ns = 0;
+  uint64_t seq = 0;
+  uint8_t level = 0;
+  uint8_t flags = 0;
+  std::string_view text;
+};
+
+// The summary kept in the partition row (and in memory) for each block.
+struct BlockHeader {
+  uint64_t stream_id = 0;
+  uint64_t first_line_no = 0;
+  uint64_t last_line_no = 0;  // inclusive; lines are consecutive
+  int64_t min_time = 0;
+  int64_t max_time = 0;
+  uint64_t min_seq = 0;
+  uint64_t max_seq = 0;
+  std::array<uint32_t, wire::kLogLevelCount> level_counts{};
+  uint64_t raw_bytes = 0;  // sum of line sizes
+  uint64_t lines() const { return last_line_no - first_line_no + 1; }
+};
+
+// Compresses lines (zstd) and fills the header's summary fields (not
+// stream_id / first_line_no, which the caller sets).
+std::string EncodeBlock(const std::vector<BlockLine>& lines, BlockHeader* header);
+
+// Decoded block. Lines' text views point into `text`.
+struct DecodedBlock {
+  std::vector<int64_t> times;
+  std::vector<uint64_t> seqs;
+  std::vector<uint8_t> meta;      // level | flags << 4
+  std::vector<uint32_t> offsets;  // line i is text[offsets[i], offsets[i+1])
+  std::string text;
+  size_t size() const { return times.size(); }
+  std::string_view line(size_t i) const {
+    return std::string_view(text).substr(offsets[i], offsets[i + 1] - offsets[i]);
+  }
+};
+Status DecodeBlock(std::string_view data, DecodedBlock* out);
+
+// ---- token filter -------------------------------------------------------
+//
+// A bloom filter of the distinct case-folded byte trigrams of a block's lines.
+// A line that contains pattern P contains every trigram of P, so a block is
+// skipped for `|= P` only when some trigram of lowercase(P) is absent.
+// Patterns shorter than 3 bytes never skip.
+
+class TrigramCollector {
+ public:
+  TrigramCollector();
+  void Add(std::string_view text);
+  // The filter for everything added since the last Build, then resets.
+  std::string Build();
+
+ private:
+  std::vector<uint64_t> seen_;  // 2^24-bit set of trigrams (2 MiB)
+  std::vector<uint32_t> distinct_;
+};
+
+// The trigrams of lowercase(pattern); empty when the pattern is shorter than 3.
+std::vector<uint32_t> PatternTrigrams(std::string_view pattern);
+// False only when the filter proves some trigram absent. A malformed filter
+// says "may contain".
+bool FilterMayContain(std::string_view filter, const std::vector<uint32_t>& trigrams);
+
+}  // namespace vigil::logstore

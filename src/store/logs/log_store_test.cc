@@ -1,0 +1,512 @@
+// LogStore behaviour: append and query in both directions, matchers and line
+// filters, dedup by source offsets, context, live tail, histogram, labels,
+// block skipping checked against a brute-force scan, retention, reopen.
+#include "store/logs/log_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "store/logs/log_store_test_util.h"
+
+namespace vigil::logstore {
+namespace {
+
+using testing::FakeClockEnv;
+using testing::kNowMs;
+using testing::kSec;
+using testing::kT0;
+using testing::Lines;
+using testing::MakeBatch;
+using testing::MakeStream;
+using testing::Rec;
+using wire::LogLevel;
+
+class LogStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Reopen(); }
+  void Reopen() {
+    if (store_) {
+      ASSERT_TRUE(store_->Close().ok());
+    }
+    store_.reset();
+    auto s = LogStore::Open(options_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+  }
+  // Lines "line 0" .. "line n-1" one second apart in one source.
+  void AppendNumbered(const std::string& source, wire::Labels labels, int n, int first = 0) {
+    std::vector<Rec> recs;
+    for (int i = first; i < first + n; ++i) {
+      recs.push_back({kT0 + i * kSec, i % 3 == 0 ? LogLevel::kError : LogLevel::kInfo,
+                      "line " + std::to_string(i)});
+    }
+    uint64_t start = 0;
+    for (int i = 0; i < first; ++i) start += ("line " + std::to_string(i)).size() + 1;
+    ASSERT_TRUE(
+        store_->Append("n1", MakeBatch({MakeStream(source, std::move(labels), start, recs)})).ok());
+  }
+  QueryResult Q(LogQuery q) {
+    auto r = store_->Query(q);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::move(*r) : QueryResult{};
+  }
+
+  TempDir dir_;
+  FakeClockEnv env_;
+  Options options_ = testing::TestOptions(dir_.path(), &env_);
+  std::unique_ptr<LogStore> store_;
+};
+
+TEST_F(LogStoreTest, QueryDirectionsLimitAndTimeRange) {
+  AppendNumbered("s1", {{"job", "a"}}, 10);
+  ASSERT_TRUE(store_->Maintain().ok());         // 10 lines, block_max_lines 4: blocks 4+4+2
+  AppendNumbered("s1", {{"job", "a"}}, 3, 10);  // head only
+  EXPECT_EQ(store_->Stats().blocks, 3u);
+  EXPECT_EQ(store_->Stats().head_lines, 3u);
+
+  LogQuery q;
+  auto r = Q(q);
+  ASSERT_EQ(r.entries.size(), 13u);
+  EXPECT_EQ(r.entries.front().line, "line 12");  // backward: newest first
+  EXPECT_EQ(r.entries.back().line, "line 0");
+  EXPECT_FALSE(r.truncated);
+  EXPECT_EQ(r.entries[0].labels->size(), 2u);  // job + node
+
+  q.forward = true;
+  q.limit = 5;
+  r = Q(q);
+  EXPECT_EQ(Lines(r.entries),
+            (std::vector<std::string>{"line 0", "line 1", "line 2", "line 3", "line 4"}));
+  EXPECT_TRUE(r.truncated);
+
+  q.forward = false;
+  q.limit = 2;
+  r = Q(q);
+  EXPECT_EQ(Lines(r.entries), (std::vector<std::string>{"line 12", "line 11"}));
+  // Early stop: the newest blocks were enough.
+  EXPECT_LE(r.blocks_scanned, 1u);
+
+  q.limit = 100;
+  q.start_ns = kT0 + 3 * kSec;
+  q.end_ns = kT0 + 6 * kSec;
+  r = Q(q);
+  EXPECT_EQ(Lines(r.entries), (std::vector<std::string>{"line 5", "line 4", "line 3"}));
+  EXPECT_EQ(r.entries[0].ref.line_no, 5u);
+}
+
+TEST_F(LogStoreTest, MergesStreamsByTimeThenSeq) {
+  ASSERT_TRUE(store_
+                  ->Append("n1", MakeBatch({MakeStream("a", {{"job", "a"}}, 0,
+                                                       {{kT0 + 1, LogLevel::kInfo, "a1"},
+                                                        {kT0 + 3, LogLevel::kInfo, "a3"}}),
+                                            MakeStream("b", {{"job", "b"}}, 0,
+                                                       {{kT0 + 2, LogLevel::kInfo, "b2"},
+                                                        {kT0 + 3, LogLevel::kInfo, "b3"}})}))
+                  .ok());
+  LogQuery q;
+  q.forward = true;
+  EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"a1", "b2", "a3", "b3"}));
+  ASSERT_TRUE(store_->Maintain().ok());
+  q.forward = false;
+  EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"b3", "a3", "b2", "a1"}));
+}
+
+TEST_F(LogStoreTest, MatchersAndFilters) {
+  ASSERT_TRUE(store_
+                  ->Append("n1", MakeBatch({MakeStream("a", {{"job", "train"}}, 0,
+                                                       {{kT0 + 1, LogLevel::kError, "CUDA error"},
+                                                        {kT0 + 2, LogLevel::kInfo, "step 1"}}),
+                                            MakeStream("b", {{"job", "eval"}}, 0,
+                                                       {{kT0 + 3, LogLevel::kWarn, "slow step"},
+                                                        {kT0 + 4, LogLevel::kInfo, "done"}})}))
+                  .ok());
+  ASSERT_TRUE(store_
+                  ->Append("n2", MakeBatch({MakeStream("a", {{"job", "train"}}, 0,
+                                                       {{kT0 + 5, LogLevel::kInfo, "n2 step"}})}))
+                  .ok());
+  for (int pass = 0; pass < 2; ++pass) {
+    LogQuery q;
+    q.forward = true;
+    q.matchers = {{MatchType::kEqual, "job", "train"}};
+    EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"CUDA error", "step 1", "n2 step"}));
+    q.matchers = {{MatchType::kEqual, "job", "train"}, {MatchType::kNotEqual, "node", "n2"}};
+    EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"CUDA error", "step 1"}));
+    q.matchers = {{MatchType::kRegex, "job", "tr.*|ev"}};  // fully anchored: "ev" != "eval"
+    EXPECT_EQ(Q(q).entries.size(), 3u);
+    q.matchers = {{MatchType::kNotRegex, "job", "train"}};
+    EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"slow step", "done"}));
+    q.matchers = {{MatchType::kEqual, "container", ""}};  // absent label equals ""
+    EXPECT_EQ(Q(q).entries.size(), 5u);
+    q.matchers = {{MatchType::kRegex, "level", "warn|error"}};
+    EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"CUDA error", "slow step"}));
+    q.matchers = {{MatchType::kNotEqual, "level", "info"}, {MatchType::kEqual, "job", "eval"}};
+    EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"slow step"}));
+
+    q.matchers.clear();
+    q.filters = {{FilterType::kContains, "step"}};
+    EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"step 1", "slow step", "n2 step"}));
+    q.filters = {{FilterType::kContains, "step"}, {FilterType::kNotContains, "slow"}};
+    EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"step 1", "n2 step"}));
+    q.filters = {{FilterType::kRegex, "^(CUDA|done)"}};
+    EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"CUDA error", "done"}));
+    q.filters = {{FilterType::kNotRegex, "step"}};
+    EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"CUDA error", "done"}));
+    q.filters = {{FilterType::kContains, "cuda"}};  // case-sensitive
+    EXPECT_TRUE(Q(q).entries.empty());
+    ASSERT_TRUE(store_->Close().ok());  // cuts every head: second pass reads blocks
+    Reopen();
+  }
+}
+
+TEST_F(LogStoreTest, InvalidRegexIsInvalidArgument) {
+  LogQuery q;
+  q.filters = {{FilterType::kRegex, "(unclosed"}};
+  auto r = store_->Query(q);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("(unclosed"), std::string::npos);
+  q.filters.clear();
+  q.matchers = {{MatchType::kRegex, "job", "a["}};
+  EXPECT_EQ(store_->Query(q).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Since(q, 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Histogram(q, kSec).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(LogStoreTest, DedupByCommittedOffsets) {
+  auto s1 = MakeStream("src1", {{"job", "a"}}, 0,
+                       {{kT0 + 1, LogLevel::kInfo, "one"}, {kT0 + 2, LogLevel::kInfo, "two"}});
+  s1.counters.sampled_lines = 5;
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({s1})).ok());
+  // A retried batch: nothing stored twice, counters not added twice.
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({s1})).ok());
+  EXPECT_EQ(store_->Stats().lines, 2u);
+  EXPECT_EQ(store_->Stats().duplicate_lines, 2u);
+  // Overlapping offsets: "two" again plus "three".
+  auto s2 = MakeStream("src1", {{"job", "a"}}, 4,
+                       {{kT0 + 2, LogLevel::kInfo, "two"}, {kT0 + 3, LogLevel::kInfo, "three"}});
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({s2})).ok());
+  EXPECT_EQ(store_->Stats().lines, 3u);
+  EXPECT_EQ(store_->Stats().duplicate_lines, 3u);
+  // The same source id on another node is another source.
+  ASSERT_TRUE(store_->Append("n2", MakeBatch({s1})).ok());
+  EXPECT_EQ(store_->Stats().lines, 5u);
+  // A rotated file: new source id, same labels, same stream, offsets from 0.
+  auto s3 = MakeStream("src1-rotated", {{"job", "a"}}, 0, {{kT0 + 4, LogLevel::kInfo, "four"}});
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({s3})).ok());
+  LogQuery q;
+  q.forward = true;
+  q.matchers = {{MatchType::kEqual, "node", "n1"}};
+  auto r = Q(q);
+  EXPECT_EQ(Lines(r.entries), (std::vector<std::string>{"one", "two", "three", "four"}));
+  EXPECT_EQ(r.entries[0].ref.stream_id, r.entries[3].ref.stream_id);
+  EXPECT_EQ(r.entries[3].ref.line_no, 3u);
+  // Counter-only stream (no records) still adds up.
+  wire::LogStream c = MakeStream("src1-rotated", {{"job", "a"}}, s3.end_offset, {});
+  c.end_offset += 100;
+  c.counters.filtered_lines = 7;
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({c})).ok());
+  auto check = [&] {
+    auto src = store_->Sources();
+    ASSERT_EQ(src.size(), 2u);  // one per stream (n1, n2)
+    const SourceTotals& t = src[0].labels[1].value == "n1" ? src[0] : src[1];
+    EXPECT_EQ(t.lines, 4u);
+    EXPECT_EQ(t.bytes, 3u + 3 + 5 + 4);
+    EXPECT_EQ(t.counters.sampled_lines, 5u);
+    EXPECT_EQ(t.counters.filtered_lines, 7u);
+    EXPECT_EQ(store_->Stats().streams, 2u);
+  };
+  check();
+  Reopen();  // the offsets and totals survive a restart
+  check();
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({s1, s2, s3})).ok());
+  EXPECT_EQ(Q(q).entries.size(), 4u);
+}
+
+TEST_F(LogStoreTest, ContextAcrossHeadAndBlocks) {
+  AppendNumbered("s", {{"job", "a"}}, 6);
+  ASSERT_TRUE(store_->Maintain().ok());       // blocks [0..3] [4..5]
+  AppendNumbered("s", {{"job", "a"}}, 4, 6);  // head 6..9
+  LogQuery q;
+  q.filters = {{FilterType::kContains, "line 5"}};
+  auto r = Q(q);
+  ASSERT_EQ(r.entries.size(), 1u);
+  auto ctx = store_->Context(r.entries[0].ref, 3, 2);
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  EXPECT_EQ(Lines(*ctx),
+            (std::vector<std::string>{"line 2", "line 3", "line 4", "line 5", "line 6", "line 7"}));
+  ctx = store_->Context(r.entries[0].ref, 100, 100);
+  ASSERT_TRUE(ctx.ok());
+  EXPECT_EQ(ctx->size(), 10u);
+  EXPECT_EQ(store_->Context({r.entries[0].ref.stream_id, 99}, 1, 1).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(store_->Context({12345, 0}, 1, 1).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(LogStoreTest, SinceIsALiveTailCursor) {
+  EXPECT_EQ(store_->LastSeq(), 0u);
+  AppendNumbered("s", {{"job", "a"}}, 5);
+  ASSERT_TRUE(store_->Maintain().ok());
+  uint64_t cursor = store_->LastSeq();
+  EXPECT_EQ(cursor, 5u);
+  AppendNumbered("s", {{"job", "a"}}, 3, 5);
+  LogQuery q;
+  auto r = store_->Since(q, cursor);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(Lines(*r), (std::vector<std::string>{"line 5", "line 6", "line 7"}));
+  r = store_->Since(q, 2);  // reaches into blocks, oldest first
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->size(), 6u);
+  EXPECT_EQ(r->front().line, "line 2");
+  q.limit = 2;
+  r = store_->Since(q, 0);
+  EXPECT_EQ(Lines(*r), (std::vector<std::string>{"line 0", "line 1"}));
+  q.limit = 100;
+  q.matchers = {{MatchType::kEqual, "level", "error"}};
+  r = store_->Since(q, 0);
+  EXPECT_EQ(Lines(*r), (std::vector<std::string>{"line 0", "line 3", "line 6"}));
+  EXPECT_TRUE(store_->Since(q, store_->LastSeq())->empty());
+}
+
+TEST_F(LogStoreTest, HistogramCountsByLevel) {
+  AppendNumbered("s", {{"job", "a"}}, 12);  // errors at 0,3,6,9
+  ASSERT_TRUE(store_->Maintain().ok());
+  AppendNumbered("s", {{"job", "a"}}, 2, 12);
+  for (bool filtered : {false, true}) {
+    LogQuery q;
+    q.start_ns = kT0;
+    q.end_ns = kT0 + 14 * kSec;
+    if (filtered) q.filters = {{FilterType::kContains, "line"}};
+    auto h = store_->Histogram(q, 4 * kSec);
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    EXPECT_EQ(h->start_ns, kT0);
+    ASSERT_EQ(h->buckets.size(), 4u);
+    auto err = static_cast<int>(LogLevel::kError), info = static_cast<int>(LogLevel::kInfo);
+    EXPECT_EQ(h->buckets[0][err], 2u);  // 0, 3
+    EXPECT_EQ(h->buckets[0][info], 2u);
+    EXPECT_EQ(h->buckets[2][err], 1u);  // 9
+    EXPECT_EQ(h->buckets[3][err], 1u);  // 12
+    EXPECT_EQ(h->buckets[3][info], 1u);
+  }
+  LogQuery q;  // open range: from the oldest line to the newest
+  auto h = store_->Histogram(q, kSec);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->buckets.size(), 14u);
+  q.start_ns = 1;
+  q.end_ns = kT0;
+  EXPECT_EQ(store_->Histogram(q, 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Histogram(q, 0).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(LogStoreTest, LabelNamesAndValues) {
+  ASSERT_TRUE(
+      store_
+          ->Append("n1", MakeBatch({MakeStream("a", {{"job", "train"}, {"pod", "p1"}}, 0,
+                                               {{kT0, LogLevel::kInfo, "x"}}),
+                                    MakeStream("b", {{"job", "eval"}}, 0,
+                                               {{kT0 + 100 * kSec, LogLevel::kInfo, "y"}})}))
+          .ok());
+  EXPECT_EQ(store_->LabelNames(0, INT64_MAX),
+            (std::vector<std::string>{"job", "level", "node", "pod"}));
+  EXPECT_EQ(store_->LabelNames(kT0 + 50 * kSec, INT64_MAX),
+            (std::vector<std::string>{"job", "level", "node"}));
+  EXPECT_EQ(store_->LabelValues("job", 0, INT64_MAX), (std::vector<std::string>{"eval", "train"}));
+  EXPECT_EQ(store_->LabelValues("job", 0, kT0 + 1), (std::vector<std::string>{"train"}));
+  EXPECT_EQ(store_->LabelValues("level", 0, INT64_MAX).size(), 7u);
+  EXPECT_TRUE(store_->LabelValues("nope", 0, INT64_MAX).empty());
+}
+
+// Random lines, random substring patterns: the store's answer equals a
+// brute-force scan, and the token filter skips blocks for absent terms.
+TEST_F(LogStoreTest, BlockSkippingNeverMissesAMatch) {
+  options_.block_max_lines = 64;
+  options_.filter_memory_bytes = 4000;  // some filters in memory, the rest read from disk
+  Reopen();
+  std::mt19937 rng(7);
+  const std::vector<std::string> words = {"error", "Error", "cuda",   "step", "loss",   "nan",
+                                          "oom",   "x",     "node-3", "a.b",  "rank=1", "κόσμε"};
+  std::vector<std::string> all;
+  uint64_t next_offset = 0;
+  for (int b = 0; b < 20; ++b) {
+    std::vector<Rec> recs;
+    for (int i = 0; i < 100; ++i) {
+      std::string l;
+      int n = 1 + static_cast<int>(rng() % 8);
+      for (int j = 0; j < n; ++j) {
+        if (j) l += (rng() % 4 == 0) ? ":" : " ";
+        l += words[rng() % words.size()];
+        if (rng() % 5 == 0) l += std::to_string(rng() % 1000);
+      }
+      if (b == 7 && i == 50) l = "the needle-in-haystack line";
+      recs.push_back({kT0 + static_cast<int64_t>(all.size()) * kSec, LogLevel::kInfo, l});
+      all.push_back(l);
+    }
+    auto s = MakeStream("s", {{"job", "r"}}, next_offset, recs);
+    next_offset = s.end_offset;
+    ASSERT_TRUE(store_->Append("n1", MakeBatch({s})).ok());
+    if (b % 3 == 0) {
+      ASSERT_TRUE(store_->Maintain().ok());
+    }
+  }
+  ASSERT_GT(store_->Stats().blocks, 10u);
+  for (int t = 0; t < 300; ++t) {
+    if (t == 150) Reopen();  // filters loaded at Open, within the budget
+    std::string pat;
+    if (t % 3 == 0) {
+      pat = words[rng() % words.size()];
+    } else {
+      const std::string& l = all[rng() % all.size()];
+      size_t a = rng() % l.size();
+      pat = l.substr(a, 1 + rng() % std::min<size_t>(12, l.size() - a));
+    }
+    LogQuery q;
+    q.forward = true;
+    q.limit = kMaxQueryLimit;
+    q.filters = {{FilterType::kContains, pat}};
+    std::vector<std::string> want;
+    for (const auto& l : all) {
+      if (l.find(pat) != std::string::npos) want.push_back(l);
+    }
+    EXPECT_EQ(Lines(Q(q).entries), want) << "pattern '" << pat << "'";
+  }
+  LogQuery q;
+  q.filters = {{FilterType::kContains, "needle-in-haystack"}};
+  auto r = Q(q);
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_GT(r.blocks_skipped, 10u);
+  EXPECT_LE(r.blocks_scanned, 2u);
+  q.filters = {{FilterType::kRegex, "needle-in-hay"}};  // a literal regex skips too
+  r = Q(q);
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_GT(r.blocks_skipped, 10u);
+  q.filters = {{FilterType::kRegex, "needle-in-ha.stack"}};
+  EXPECT_EQ(Q(q).entries.size(), 1u);
+}
+
+TEST_F(LogStoreTest, RetentionDeletesOldDays) {
+  options_.retention_days = 2;
+  Reopen();
+  int64_t day_ns = int64_t{86400} * kSec;
+  ASSERT_TRUE(
+      store_
+          ->Append("n1", MakeBatch({MakeStream("s", {{"job", "a"}}, 0,
+                                               {{kT0 - 5 * day_ns, LogLevel::kInfo, "old"},
+                                                {kT0 - 5 * day_ns + 1, LogLevel::kInfo, "old2"}})}))
+          .ok());
+  ASSERT_TRUE(store_->Close().ok());  // cut into the old day's partition
+  Reopen();
+  ASSERT_TRUE(store_
+                  ->Append("n1", MakeBatch({MakeStream("s", {{"job", "a"}}, 9,
+                                                       {{kT0, LogLevel::kInfo, "new"}})}))
+                  .ok());
+  ASSERT_TRUE(store_->Close().ok());
+  Reopen();
+  std::string old_file = dir_.Join("2025-11-25.db");
+  // Retention ran in Close's Maintain, before reopening.
+  EXPECT_FALSE(std::filesystem::exists(old_file));
+  EXPECT_TRUE(std::filesystem::exists(dir_.Join("2025-11-30.db")));
+  LogQuery q;
+  EXPECT_EQ(Lines(Q(q).entries), (std::vector<std::string>{"new"}));
+  EXPECT_EQ(store_->Stats().blocks, 1u);
+}
+
+TEST_F(LogStoreTest, BackgroundMaintenanceCutsByAge) {
+  options_.background_maintenance = true;
+  options_.block_max_age_ms = 0;
+  Reopen();
+  AppendNumbered("s", {{"job", "a"}}, 3);
+  for (int i = 0; i < 100 && store_->Stats().blocks == 0; ++i) Env::Default()->SleepMillis(50);
+  EXPECT_EQ(store_->Stats().blocks, 1u);
+  EXPECT_EQ(store_->Stats().head_lines, 0u);
+  LogQuery q;
+  EXPECT_EQ(Q(q).entries.size(), 3u);
+  EXPECT_GT(store_->Stats().disk_bytes, 0u);
+}
+
+TEST_F(LogStoreTest, ConcurrentAppendsQueriesAndMaintenance) {
+  options_.background_maintenance = true;
+  options_.block_max_age_ms = 0;
+  options_.block_max_lines = 16;
+  Reopen();
+  constexpr int kThreads = 4, kBatches = 60, kPerBatch = 5;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      uint64_t off = 0;
+      for (int b = 0; b < kBatches; ++b) {
+        std::vector<Rec> recs;
+        for (int i = 0; i < kPerBatch; ++i) {
+          recs.push_back({kT0 + (b * kPerBatch + i) * kSec, LogLevel::kInfo,
+                          "t" + std::to_string(t) + " n" + std::to_string(b * kPerBatch + i)});
+        }
+        auto s = MakeStream("src" + std::to_string(t), {{"t", std::to_string(t)}}, off, recs);
+        off = s.end_offset;
+        EXPECT_TRUE(store_->Append("n1", MakeBatch({s})).ok());
+        if (b % 10 == 0) {
+          EXPECT_TRUE(store_->Append("n1", MakeBatch({s})).ok());  // a retry
+        }
+      }
+    });
+  }
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    uint64_t cursor = 0;
+    size_t tailed = 0;
+    while (!done) {
+      LogQuery q;
+      q.filters = {{FilterType::kContains, "n1"}};
+      EXPECT_TRUE(store_->Query(q).ok());
+      auto r = store_->Since(LogQuery{}, cursor);
+      ASSERT_TRUE(r.ok());
+      for (const auto& e : *r) {
+        EXPECT_GT(e.seq, cursor);
+        cursor = e.seq;
+      }
+      tailed += r->size();
+    }
+    EXPECT_LE(tailed, static_cast<size_t>(kThreads * kBatches * kPerBatch));
+  });
+  for (auto& t : threads) t.join();
+  done = true;
+  reader.join();
+  LogQuery q;
+  q.limit = kMaxQueryLimit;
+  EXPECT_EQ(Q(q).entries.size(), static_cast<size_t>(kThreads * kBatches * kPerBatch));
+  EXPECT_EQ(store_->LastSeq(), static_cast<uint64_t>(kThreads * kBatches * kPerBatch));
+  Reopen();
+  EXPECT_EQ(Q(q).entries.size(), static_cast<size_t>(kThreads * kBatches * kPerBatch));
+  EXPECT_EQ(store_->Stats().lines, static_cast<uint64_t>(kThreads * kBatches * kPerBatch));
+}
+
+TEST_F(LogStoreTest, ManyBlocksInOneRoundAreEncodedInParallel) {
+  AppendNumbered("s1", {{"job", "a"}}, 100);
+  AppendNumbered("s2", {{"job", "b"}}, 60);
+  ASSERT_TRUE(store_->Maintain().ok());  // 25 + 15 blocks in one round
+  EXPECT_EQ(store_->Stats().blocks, 40u);
+  EXPECT_EQ(store_->Stats().head_lines, 0u);
+  LogQuery q;
+  q.forward = true;
+  q.matchers = {{MatchType::kEqual, "job", "a"}};
+  auto r = Q(q);
+  ASSERT_EQ(r.entries.size(), 100u);
+  for (size_t i = 0; i < r.entries.size(); ++i) {
+    EXPECT_EQ(r.entries[i].line, "line " + std::to_string(i));
+    EXPECT_EQ(r.entries[i].ref.line_no, i);
+  }
+  q.filters = {{FilterType::kContains, "line 57"}};
+  r = Q(q);
+  EXPECT_EQ(Lines(r.entries), (std::vector<std::string>{"line 57"}));
+  EXPECT_GT(r.blocks_skipped, 20u);
+}
+
+TEST_F(LogStoreTest, ClosedStoreRefusesAppends) {
+  ASSERT_TRUE(store_->Close().ok());
+  ASSERT_TRUE(store_->Close().ok());
+  EXPECT_FALSE(store_->Append("n1", MakeBatch({})).ok());
+}
+
+}  // namespace
+}  // namespace vigil::logstore

@@ -1,0 +1,239 @@
+#include "wire/log_batch.h"
+
+#include <algorithm>
+#include <array>
+#include <unordered_map>
+
+#include "core/coding.h"
+
+namespace vigil::wire {
+namespace {
+constexpr uint64_t kPayloadVersion = 1;
+
+constexpr std::array<const char*, kLogLevelCount> kLevelNames = {
+    "unknown", "trace", "debug", "info", "warn", "error", "fatal"};
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char c = a[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != b[i]) return false;
+  }
+  return true;
+}
+}  // namespace
+
+const char* LogLevelName(LogLevel level) {
+  auto i = static_cast<size_t>(level);
+  return i < kLevelNames.size() ? kLevelNames[i] : "unknown";
+}
+
+bool ParseLogLevelName(std::string_view name, LogLevel* level) {
+  for (size_t i = 0; i < kLevelNames.size(); ++i) {
+    if (EqualsIgnoreCase(name, kLevelNames[i])) {
+      *level = static_cast<LogLevel>(i);
+      return true;
+    }
+  }
+  struct Alias {
+    const char* name;
+    LogLevel level;
+  };
+  static constexpr Alias kAliases[] = {
+      {"warning", LogLevel::kWarn},     {"err", LogLevel::kError},
+      {"critical", LogLevel::kFatal},   {"crit", LogLevel::kFatal},
+      {"panic", LogLevel::kFatal},      {"emerg", LogLevel::kFatal},
+      {"alert", LogLevel::kFatal},      {"notice", LogLevel::kInfo},
+      {"information", LogLevel::kInfo}, {"dbg", LogLevel::kDebug},
+      {"trc", LogLevel::kTrace},        {"wrn", LogLevel::kWarn},
+      {"eror", LogLevel::kError},       {"informational", LogLevel::kInfo},
+  };
+  for (const Alias& a : kAliases) {
+    if (EqualsIgnoreCase(name, a.name)) {
+      *level = a.level;
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t LogBatch::RecordCount() const {
+  size_t n = 0;
+  for (const auto& s : streams) n += s.records.size();
+  return n;
+}
+
+size_t LogBatch::ByteCount() const {
+  size_t n = 0;
+  for (const auto& s : streams) {
+    for (const auto& r : s.records) n += r.line.size();
+  }
+  return n;
+}
+
+std::string EncodeLogBatch(const LogBatch& batch) {
+  // Label names and values repeat across streams (job, node, ...): a string
+  // table sends each once.
+  std::unordered_map<std::string_view, uint64_t> index;
+  std::vector<std::string_view> symbols;
+  auto ref = [&](std::string_view s) {
+    auto [it, inserted] = index.try_emplace(s, symbols.size());
+    if (inserted) symbols.push_back(s);
+    return it->second;
+  };
+  int64_t base = 0;
+  for (const auto& s : batch.streams) {
+    if (!s.records.empty()) {
+      base = s.records.front().time_ns;
+      break;
+    }
+  }
+  std::string body;
+  PutVarint64(&body, batch.streams.size());
+  for (const auto& s : batch.streams) {
+    PutLengthPrefixed(&body, s.source_id);
+    PutVarint64(&body, s.labels.size());
+    for (const auto& l : s.labels) {
+      PutVarint64(&body, ref(l.name));
+      PutVarint64(&body, ref(l.value));
+    }
+    PutVarint64(&body, s.start_offset);
+    PutVarint64(&body, s.end_offset);
+    PutVarint64(&body, s.counters.sampled_lines);
+    PutVarint64(&body, s.counters.filtered_lines);
+    PutVarint64(&body, s.counters.truncated_lines);
+    PutVarint64(&body, s.records.size());
+    int64_t prev_t = base;
+    uint64_t prev_off = s.start_offset;
+    for (const auto& r : s.records) {
+      PutVarsint64(&body, r.time_ns - prev_t);
+      prev_t = r.time_ns;
+      PutVarint64(&body, r.offset - prev_off);
+      prev_off = r.offset;
+      body.push_back(static_cast<char>(r.level));
+      body.push_back(static_cast<char>(r.flags));
+      PutLengthPrefixed(&body, r.line);
+    }
+  }
+  std::string out;
+  out.reserve(body.size() + 64);
+  PutVarint64(&out, kPayloadVersion);
+  PutLengthPrefixed(&out, batch.source);
+  PutVarint64(&out, batch.sequence);
+  PutVarsint64(&out, base);
+  PutVarint64(&out, symbols.size());
+  for (std::string_view s : symbols) PutLengthPrefixed(&out, s);
+  out += body;
+  return out;
+}
+
+Result<LogBatch> DecodeLogBatch(std::string_view in) {
+  auto bad = [](const std::string& what) {
+    return InvalidArgument("malformed log batch: " + what);
+  };
+  LogBatch b;
+  uint64_t version;
+  std::string_view source;
+  int64_t base;
+  if (!GetVarint64(&in, &version)) return bad("no version");
+  if (version != kPayloadVersion) {
+    return InvalidArgument("log batch version " + std::to_string(version) +
+                           " is not supported by this server (supports 1); upgrade the server");
+  }
+  if (!GetLengthPrefixed(&in, &source) || !GetVarint64(&in, &b.sequence) ||
+      !GetVarsint64(&in, &base)) {
+    return bad("truncated header");
+  }
+  b.source.assign(source);
+
+  uint64_t nsyms;
+  if (!GetVarint64(&in, &nsyms) || nsyms > in.size()) return bad("bad symbol count");
+  std::vector<std::string_view> syms;
+  syms.reserve(nsyms);
+  for (uint64_t i = 0; i < nsyms; ++i) {
+    std::string_view s;
+    if (!GetLengthPrefixed(&in, &s)) return bad("truncated symbol table");
+    syms.push_back(s);
+  }
+  auto symbol = [&](std::string_view* out) {
+    uint64_t r;
+    if (!GetVarint64(&in, &r) || r >= syms.size()) return false;
+    *out = syms[r];
+    return true;
+  };
+
+  uint64_t nstreams;
+  if (!GetVarint64(&in, &nstreams) || nstreams > in.size()) return bad("bad stream count");
+  b.streams.reserve(nstreams);
+  for (uint64_t i = 0; i < nstreams; ++i) {
+    LogStream s;
+    std::string_view source_id;
+    uint64_t nlabels;
+    if (!GetLengthPrefixed(&in, &source_id) || !GetVarint64(&in, &nlabels)) {
+      return bad("truncated stream");
+    }
+    if (source_id.empty() || source_id.size() > kMaxLabelBytes) {
+      return bad("stream source id empty or too long");
+    }
+    s.source_id.assign(source_id);
+    if (nlabels > kMaxLogLabels) return bad("too many labels on a stream");
+    s.labels.reserve(nlabels + 1);
+    for (uint64_t j = 0; j < nlabels; ++j) {
+      std::string_view name, value;
+      if (!symbol(&name) || !symbol(&value)) return bad("truncated label");
+      if (name.empty() || name.size() > kMaxLabelBytes || value.size() > kMaxLabelBytes) {
+        return bad("label name empty or label too long");
+      }
+      s.labels.push_back({std::string(name), std::string(value)});
+    }
+    if (!std::is_sorted(s.labels.begin(), s.labels.end()) ||
+        std::adjacent_find(s.labels.begin(), s.labels.end(), [](const Label& a, const Label& c) {
+          return a.name == c.name;
+        }) != s.labels.end()) {
+      return bad("labels not sorted or duplicated");
+    }
+    uint64_t nrecords;
+    if (!GetVarint64(&in, &s.start_offset) || !GetVarint64(&in, &s.end_offset) ||
+        !GetVarint64(&in, &s.counters.sampled_lines) ||
+        !GetVarint64(&in, &s.counters.filtered_lines) ||
+        !GetVarint64(&in, &s.counters.truncated_lines) || !GetVarint64(&in, &nrecords)) {
+      return bad("truncated stream header");
+    }
+    if (s.end_offset < s.start_offset) return bad("stream end offset before its start");
+    // A record takes at least 5 bytes, which bounds the allocation below.
+    if (nrecords > in.size() / 5) return bad("bad record count");
+    s.records.reserve(nrecords);
+    int64_t t = base;
+    uint64_t off = s.start_offset;
+    for (uint64_t j = 0; j < nrecords; ++j) {
+      LogRecord r;
+      int64_t dt;
+      uint64_t doff;
+      std::string_view line;
+      if (!GetVarsint64(&in, &dt) || !GetVarint64(&in, &doff) || in.size() < 2) {
+        return bad("truncated record");
+      }
+      auto level = static_cast<uint8_t>(in[0]);
+      r.flags = static_cast<uint8_t>(in[1]);
+      in.remove_prefix(2);
+      if (level >= kLogLevelCount) return bad("unknown log level " + std::to_string(level));
+      if (!GetLengthPrefixed(&in, &line)) return bad("truncated record line");
+      if (line.size() > kMaxLogLineBytes) return bad("record line above 4 MiB");
+      t += dt;
+      off += doff;
+      if (off < s.start_offset || off > s.end_offset)
+        return bad("record offset outside its stream");
+      r.time_ns = t;
+      r.offset = off;
+      r.level = static_cast<LogLevel>(level);
+      r.line.assign(line);
+      s.records.push_back(std::move(r));
+    }
+    b.streams.push_back(std::move(s));
+  }
+  if (!in.empty()) return bad("trailing bytes");
+  return b;
+}
+
+}  // namespace vigil::wire
