@@ -14,16 +14,6 @@
 namespace vigil {
 namespace {
 
-// Retries a syscall interrupted by a signal.
-template <typename F>
-auto NoEintr(F f) {
-  decltype(f()) r;
-  do {
-    r = f();
-  } while (r < 0 && errno == EINTR);
-  return r;
-}
-
 Status WriteAll(int fd, std::string_view data, const std::string& path) {
   while (!data.empty()) {
     ssize_t n = NoEintr([&] { return ::write(fd, data.data(), data.size()); });

@@ -5,6 +5,7 @@
 // AppendableFile is used by one thread at a time.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -64,6 +65,16 @@ class Env {
   virtual int64_t MonotonicMillis() = 0;
   virtual void SleepMillis(int64_t ms) = 0;
 };
+
+// Retries a system call interrupted by a signal (EINTR).
+template <typename F>
+auto NoEintr(F f) {
+  decltype(f()) r;
+  do {
+    r = f();
+  } while (r < 0 && errno == EINTR);
+  return r;
+}
 
 // Joins path components with exactly one '/' between them.
 std::string JoinPath(std::string_view a, std::string_view b);

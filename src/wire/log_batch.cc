@@ -133,29 +133,12 @@ Result<LogBatch> DecodeLogBatch(std::string_view in) {
     return InvalidArgument("malformed log batch: " + what);
   };
   LogBatch b;
-  uint64_t version;
-  std::string_view source;
-  int64_t base;
-  if (!GetVarint64(&in, &version)) return bad("no version");
-  if (version != kPayloadVersion) {
-    return InvalidArgument("log batch version " + std::to_string(version) +
-                           " is not supported by this server (supports 1); upgrade the server");
-  }
-  if (!GetLengthPrefixed(&in, &source) || !GetVarint64(&in, &b.sequence) ||
-      !GetVarsint64(&in, &base)) {
-    return bad("truncated header");
-  }
-  b.source.assign(source);
-
-  uint64_t nsyms;
-  if (!GetVarint64(&in, &nsyms) || nsyms > in.size()) return bad("bad symbol count");
-  std::vector<std::string_view> syms;
-  syms.reserve(nsyms);
-  for (uint64_t i = 0; i < nsyms; ++i) {
-    std::string_view s;
-    if (!GetLengthPrefixed(&in, &s)) return bad("truncated symbol table");
-    syms.push_back(s);
-  }
+  PayloadHead head;
+  VIGIL_RETURN_IF_ERROR(DecodePayloadHead(&in, "log batch", &head));
+  b.source.assign(head.source);
+  b.sequence = head.sequence;
+  const int64_t base = head.base_time;
+  const std::vector<std::string_view>& syms = head.symbols;
   auto symbol = [&](std::string_view* out) {
     uint64_t r;
     if (!GetVarint64(&in, &r) || r >= syms.size()) return false;
@@ -187,12 +170,7 @@ Result<LogBatch> DecodeLogBatch(std::string_view in) {
       }
       s.labels.push_back({std::string(name), std::string(value)});
     }
-    if (!std::is_sorted(s.labels.begin(), s.labels.end()) ||
-        std::adjacent_find(s.labels.begin(), s.labels.end(), [](const Label& a, const Label& c) {
-          return a.name == c.name;
-        }) != s.labels.end()) {
-      return bad("labels not sorted or duplicated");
-    }
+    if (!SortedUniqueNames(s.labels)) return bad("labels not sorted or duplicated");
     uint64_t nrecords;
     if (!GetVarint64(&in, &s.start_offset) || !GetVarint64(&in, &s.end_offset) ||
         !GetVarint64(&in, &s.counters.sampled_lines) ||

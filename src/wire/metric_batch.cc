@@ -80,6 +80,65 @@ std::string LabelsToString(const Labels& labels) {
   return out;
 }
 
+void PutLabels(std::string* dst, const Labels& labels) {
+  PutVarint64(dst, labels.size());
+  for (const auto& l : labels) {
+    PutLengthPrefixed(dst, l.name);
+    PutLengthPrefixed(dst, l.value);
+  }
+}
+
+bool GetLabels(std::string_view* in, Labels* out, size_t max_labels) {
+  uint64_t n;
+  if (!GetVarint64(in, &n) || n > max_labels) return false;
+  out->clear();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view name, value;
+    if (!GetLengthPrefixed(in, &name) || !GetLengthPrefixed(in, &value)) return false;
+    out->push_back({std::string(name), std::string(value)});
+  }
+  return true;
+}
+
+bool DecodeSymbolTable(std::string_view* in, std::vector<std::string_view>* symbols) {
+  uint64_t n;
+  // Each symbol takes at least one byte: bounds the reservation by the input.
+  if (!GetVarint64(in, &n) || n > in->size()) return false;
+  symbols->clear();
+  symbols->reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view s;
+    if (!GetLengthPrefixed(in, &s)) return false;
+    symbols->push_back(s);
+  }
+  return true;
+}
+
+Status DecodePayloadHead(std::string_view* in, const char* what, PayloadHead* head) {
+  uint64_t version;
+  if (!GetVarint64(in, &version))
+    return InvalidArgument(std::string("malformed ") + what + ": no version");
+  if (version != kPayloadVersion) {
+    return InvalidArgument(std::string(what) + " version " + std::to_string(version) +
+                           " is not supported by this server (supports 1); upgrade the server");
+  }
+  if (!GetLengthPrefixed(in, &head->source) || !GetVarint64(in, &head->sequence) ||
+      !GetVarsint64(in, &head->base_time)) {
+    return InvalidArgument(std::string("malformed ") + what + ": truncated header");
+  }
+  if (!DecodeSymbolTable(in, &head->symbols)) {
+    return InvalidArgument(std::string("malformed ") + what + ": bad or truncated symbol table");
+  }
+  return Status::Ok();
+}
+
+bool SortedUniqueNames(const Labels& labels) {
+  for (size_t i = 1; i < labels.size(); ++i) {
+    if (!(labels[i - 1].name < labels[i].name)) return false;
+  }
+  return true;
+}
+
 size_t MetricBatch::SampleCount() const {
   size_t n = 0;
   for (const auto& s : series) n += s.samples.size();
@@ -133,29 +192,12 @@ Result<MetricBatch> DecodeMetricBatch(std::string_view in) {
     return InvalidArgument(std::string("malformed metric batch: ") + what);
   };
   MetricBatch b;
-  uint64_t version;
-  std::string_view source;
-  int64_t base;
-  if (!GetVarint64(&in, &version)) return bad("no version");
-  if (version != kPayloadVersion) {
-    return InvalidArgument("metric batch version " + std::to_string(version) +
-                           " is not supported by this server (supports 1); upgrade the server");
-  }
-  if (!GetLengthPrefixed(&in, &source) || !GetVarint64(&in, &b.sequence) ||
-      !GetVarsint64(&in, &base)) {
-    return bad("truncated header");
-  }
-  b.source.assign(source);
-
-  uint64_t nsyms;
-  if (!GetVarint64(&in, &nsyms) || nsyms > in.size()) return bad("bad symbol count");
-  std::vector<std::string_view> syms;
-  syms.reserve(nsyms);
-  for (uint64_t i = 0; i < nsyms; ++i) {
-    std::string_view s;
-    if (!GetLengthPrefixed(&in, &s)) return bad("truncated symbol table");
-    syms.push_back(s);
-  }
+  PayloadHead head;
+  VIGIL_RETURN_IF_ERROR(DecodePayloadHead(&in, "metric batch", &head));
+  b.source.assign(head.source);
+  b.sequence = head.sequence;
+  const int64_t base = head.base_time;
+  const std::vector<std::string_view>& syms = head.symbols;
 
   uint64_t nfam;
   if (!GetVarint64(&in, &nfam) || nfam > in.size()) return bad("bad family count");
@@ -189,12 +231,7 @@ Result<MetricBatch> DecodeMetricBatch(std::string_view in) {
       }
       s.labels.push_back({std::string(name), std::string(value)});
     }
-    if (!std::is_sorted(s.labels.begin(), s.labels.end()) ||
-        std::adjacent_find(s.labels.begin(), s.labels.end(), [](const Label& a, const Label& c) {
-          return a.name == c.name;
-        }) != s.labels.end()) {
-      return bad("labels not sorted or duplicated");
-    }
+    if (!SortedUniqueNames(s.labels)) return bad("labels not sorted or duplicated");
     uint64_t nsamples;
     // Each sample takes at least 9 bytes, which bounds the allocation below.
     if (!GetVarint64(&in, &nsamples) || nsamples > in.size() / 9) return bad("bad sample count");

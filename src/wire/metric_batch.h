@@ -20,7 +20,9 @@ struct Label {
   std::string name;
   std::string value;
   bool operator==(const Label&) const = default;
-  bool operator<(const Label& o) const { return name < o.name || (name == o.name && value < o.value); }
+  bool operator<(const Label& o) const {
+    return name < o.name || (name == o.name && value < o.value);
+  }
 };
 // Sorted by name, names unique; the metric name is the "__name__" label, as in Prometheus.
 using Labels = std::vector<Label>;
@@ -65,6 +67,29 @@ struct MetricBatch {
 // Bounds a decoder enforces on untrusted input.
 inline constexpr size_t kMaxLabelsPerSeries = 64;
 inline constexpr size_t kMaxLabelBytes = 4096;
+
+// Label sets as the stores keep them (WAL records, catalogs): varint count,
+// then the length-prefixed name and value of each label. GetLabels refuses
+// more than max_labels.
+void PutLabels(std::string* dst, const Labels& labels);
+bool GetLabels(std::string_view* in, Labels* out, size_t max_labels);
+
+// The head every payload starts with (docs/wire.md): version (only 1 is
+// known), source, sequence, base time, then the string table.
+struct PayloadHead {
+  std::string_view source;
+  uint64_t sequence = 0;
+  int64_t base_time = 0;
+  std::vector<std::string_view> symbols;
+};
+// `what` names the payload in errors ("metric batch", "log batch").
+Status DecodePayloadHead(std::string_view* in, const char* what, PayloadHead* head);
+
+// Shared by the payload decoders (metrics, logs): a string table as
+// "varint n, n × string", bounded by the bytes left; views into the input.
+bool DecodeSymbolTable(std::string_view* in, std::vector<std::string_view>* symbols);
+// Labels sorted by name with no name twice, as every payload must send them.
+bool SortedUniqueNames(const Labels& labels);
 
 std::string EncodeMetricBatch(const MetricBatch& batch);
 Result<MetricBatch> DecodeMetricBatch(std::string_view payload);

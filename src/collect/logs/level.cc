@@ -172,8 +172,11 @@ bool ExceptionStart(std::string_view s, LogLevel* level) {
   return false;
 }
 
-// torchrun and friends prefix each worker's lines: "[rank0]:", "[default3]:".
-size_t WorkerPrefix(std::string_view s) {
+}  // namespace
+
+// "[rank0]: " / "[default3]:": torchrun and DeepSpeed's launcher prefix
+// each worker's lines.
+size_t WorkerPrefixLen(std::string_view s) {
   if (s.size() < 4 || s[0] != '[') return 0;
   size_t i = 1;
   while (i < s.size() && i < 24 && IsAlpha(s[i])) ++i;
@@ -183,11 +186,9 @@ size_t WorkerPrefix(std::string_view s) {
     return 0;
   }
   i += 2;
-  while (i < s.size() && s[i] == ' ') ++i;
+  if (i < s.size() && s[i] == ' ') ++i;
   return i;
 }
-
-}  // namespace
 
 bool LevelFromWord(std::string_view w, LogLevel* level) {
   if (w.size() < 3 || w.size() > 8) return false;
@@ -262,7 +263,8 @@ LogLevel DetectLevel(std::string_view line) {
     if (s[2] == ' ' && GlogLetter(s[1], &level)) return level;
     if (GlogLevel(s.substr(1), &level)) return level;
   }
-  s.remove_prefix(WorkerPrefix(s));
+  s.remove_prefix(WorkerPrefixLen(s));
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   if (s.starts_with("Traceback (most recent call last)") || s.starts_with("Exception in thread")) {
     return LogLevel::kError;
   }

@@ -37,4 +37,8 @@ wire::LogLevel DetectLevel(std::string_view line);
 // alert, fine(r/st) (java.util.logging); false otherwise.
 bool LevelFromWord(std::string_view word, wire::LogLevel* level);
 
+// Length of the worker prefix torchrun and DeepSpeed's launcher put before
+// each line ("[rank0]: ", "[default3]:", with at most one space); 0 if none.
+size_t WorkerPrefixLen(std::string_view s);
+
 }  // namespace vigil::collect::logs

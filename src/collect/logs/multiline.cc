@@ -22,22 +22,6 @@ bool IsBlank(std::string_view s) {
   return true;
 }
 
-// "[rank0]: " / "[default3]:" as torchrun and DeepSpeed's launcher prefix
-// each worker's lines; the length of the prefix (with at most one space).
-size_t PrefixLen(std::string_view s) {
-  if (s.size() < 4 || s[0] != '[') return 0;
-  size_t i = 1;
-  while (i < s.size() && i < 24 && IsAlpha(s[i])) ++i;
-  size_t letters = i - 1;
-  while (i < s.size() && i < 24 && IsDigit(s[i])) ++i;
-  if (letters == 0 || i == letters + 1 || i + 1 >= s.size() || s[i] != ']' || s[i + 1] != ':') {
-    return 0;
-  }
-  i += 2;
-  if (i < s.size() && s[i] == ' ') ++i;
-  return i;
-}
-
 // "[rank0]:" and "[rank0]: " are the same worker (a blank line may lose
 // the space).
 bool SamePrefix(std::string_view a, std::string_view b) {
@@ -140,7 +124,7 @@ MultilineJoiner::State MultilineJoiner::Continues(std::string_view body) const {
 
 void MultilineJoiner::Start(std::string_view line, uint64_t offset, int64_t time_ns, uint8_t flags,
                             std::vector<wire::LogRecord>* out) {
-  size_t pl = PrefixLen(line);
+  size_t pl = WorkerPrefixLen(line);
   std::string_view body = line.substr(pl);
   // The level of a record is its first line's; computing it here, once,
   // spares the level stage a second scan.
@@ -227,7 +211,7 @@ void MultilineJoiner::Push(std::string_view line, uint64_t offset, int64_t time_
     Start(line, offset, time_ns, flags, out);
     return;
   }
-  size_t pl = PrefixLen(line);
+  size_t pl = WorkerPrefixLen(line);
   std::string_view body = line.substr(pl);
   State next = State::kIdle;
   if (!SamePrefix(line.substr(0, pl), prefix_)) {

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/strings.h"
+#include "discover/log_sources.h"
 #include "wire/log_batch.h"
 
 namespace vigil::collect::logs {
@@ -18,15 +19,6 @@ namespace vigil::collect::logs {
 namespace {
 
 constexpr size_t kReadBlock = 64u << 10;
-
-template <typename F>
-auto NoEintr(F f) {
-  decltype(f()) r;
-  do {
-    r = f();
-  } while (r < 0 && errno == EINTR);
-  return r;
-}
 
 std::string DirName(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -154,18 +146,6 @@ uint64_t FingerprintBytes(int64_t btime_ns, std::string_view head) {
   return h;
 }
 
-bool IsRotatedCompressed(std::string_view path) {
-  static constexpr std::string_view kSuffixes[] = {".gz",  ".bz2", ".xz",     ".zst",  ".zstd",
-                                                   ".lz4", ".zip", ".z",      ".lzma", ".7z",
-                                                   ".tgz", ".br",  ".snappy", ".lz"};
-  std::string lower(path.substr(path.size() > 16 ? path.size() - 16 : 0));
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (auto suf : kSuffixes) {
-    if (EndsWith(lower, suf)) return true;
-  }
-  return false;
-}
-
 SourceCheckpoint TailChunk::StartCheckpoint() const {
   SourceCheckpoint cp;
   cp.path = path;
@@ -194,7 +174,7 @@ FileTailer::~FileTailer() = default;
 Result<std::unique_ptr<FileTailer>> FileTailer::Open(std::string path, TailerOptions options,
                                                      std::vector<SourceCheckpoint> checkpoints) {
   if (path.empty()) return InvalidArgument("tailer needs a path");
-  if (IsRotatedCompressed(path)) {
+  if (discover::IsRotatedCompressed(path)) {
     return InvalidArgument(path + " is a compressed rotated file; not tailed");
   }
   std::unique_ptr<FileTailer> t(new FileTailer(std::move(path), options));
@@ -243,7 +223,7 @@ Status FileTailer::Resume(std::vector<SourceCheckpoint> checkpoints) {
         if (names.ok()) {
           for (auto& n : *names) {
             if (siblings.size() >= options_.max_sibling_scan) break;
-            if (!IsRotatedCompressed(n)) siblings.push_back(JoinPath(DirName(path_), n));
+            if (!discover::IsRotatedCompressed(n)) siblings.push_back(JoinPath(DirName(path_), n));
           }
         }
       }

@@ -118,7 +118,7 @@ class FileTailer {
  public:
   // Follows `path` (which need not exist yet). `checkpoints` are this path's
   // entries from CheckpointStore::ForPath. Fails on a compressed rotated file
-  // (IsRotatedCompressed) or a path that is not a regular file.
+  // (discover::IsRotatedCompressed) or a path that is not a regular file.
   static Result<std::unique_ptr<FileTailer>> Open(std::string path, TailerOptions options = {},
                                                   std::vector<SourceCheckpoint> checkpoints = {});
   ~FileTailer();
@@ -160,11 +160,6 @@ class FileTailer {
   std::string buf_;  // read buffer
   TailerStats stats_;
 };
-
-// True for names of compressed files (".gz", ".bz2", ".xz", ".zst", ".lz4",
-// ".zip", ".Z", ".lzma", ".7z", ".tgz", ".br", ".snappy"): rotated copies that
-// discovery must never tail.
-bool IsRotatedCompressed(std::string_view path);
 
 // The fingerprint of a file's head: FNV-1a 64 over birth time (0 when the
 // file system has none), length and bytes. Exposed for tests and docs.

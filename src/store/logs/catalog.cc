@@ -42,7 +42,8 @@ Result<CatalogContents> Catalog::Load() {
       CatalogStream cs;
       cs.id = static_cast<uint64_t>(s.ColumnInt64(0));
       std::string_view blob = s.ColumnBlob(1);
-      if (!GetLabels(&blob, &cs.labels)) return Corruption("log catalog: bad stream labels");
+      if (!wire::GetLabels(&blob, &cs.labels, kMaxStreamLabels))
+        return Corruption("log catalog: bad stream labels");
       cs.next_line = static_cast<uint64_t>(s.ColumnInt64(2));
       cs.head_floor = static_cast<uint64_t>(s.ColumnInt64(3));
       cs.min_time = s.ColumnInt64(4);
@@ -101,7 +102,7 @@ Status Catalog::Write(const CatalogMeta* meta, const std::vector<CatalogStream>&
     std::string blob;
     for (const auto& cs : streams) {
       blob.clear();
-      PutLabels(&blob, cs.labels);
+      wire::PutLabels(&blob, cs.labels);
       s.BindInt64(1, static_cast<int64_t>(cs.id));
       s.BindBlob(2, blob);
       s.BindInt64(3, static_cast<int64_t>(cs.next_line));

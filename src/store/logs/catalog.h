@@ -14,10 +14,14 @@
 #include <vector>
 
 #include "core/status.h"
-#include "store/logs/sqlite.h"
+#include "store/common/sqlite.h"
 #include "wire/log_batch.h"
 
 namespace vigil::logstore {
+
+using store::SqliteDb;
+using store::SqliteStmt;
+using store::SqliteTxn;
 
 struct CatalogMeta {
   uint64_t wal_segment = 0;  // replay from here to rebuild the bookkeeping

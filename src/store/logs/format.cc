@@ -15,7 +15,6 @@ constexpr uint64_t kMaxBlockRawBytes = 256u << 20;
 constexpr int kZstdLevel = 3;
 constexpr uint32_t kFilterBitsPerKey = 8;
 constexpr uint8_t kFilterHashes = 3;
-constexpr size_t kMaxLabels = 64;
 
 uint64_t Mix64(uint64_t x) {  // splitmix64 finaliser
   x += 0x9e3779b97f4a7c15ull;
@@ -71,26 +70,6 @@ const char* LevelName(int level) {
   return level >= 0 && level < wire::kLogLevelCount ? kNames[level] : "unknown";
 }
 
-void PutLabels(std::string* dst, const wire::Labels& labels) {
-  PutVarint64(dst, labels.size());
-  for (const auto& l : labels) {
-    PutLengthPrefixed(dst, l.name);
-    PutLengthPrefixed(dst, l.value);
-  }
-}
-
-bool GetLabels(std::string_view* in, wire::Labels* out) {
-  uint64_t n;
-  if (!GetVarint64(in, &n) || n > kMaxLabels) return false;
-  out->clear();
-  for (uint64_t i = 0; i < n; ++i) {
-    std::string_view name, value;
-    if (!GetLengthPrefixed(in, &name) || !GetLengthPrefixed(in, &value)) return false;
-    out->push_back({std::string(name), std::string(value)});
-  }
-  return true;
-}
-
 int64_t DayOf(int64_t time_ns) { return time_ns <= 0 ? 0 : time_ns / kDayNs; }
 
 std::string PartitionFileName(int64_t day) {
@@ -123,7 +102,7 @@ int64_t ParsePartitionFileName(std::string_view name) {
 void EncodeStreamRecord(std::string* dst, uint64_t id, const wire::Labels& labels) {
   dst->push_back(static_cast<char>(WalRecordType::kStream));
   PutVarint64(dst, id);
-  PutLabels(dst, labels);
+  wire::PutLabels(dst, labels);
 }
 
 void EncodeLinesHeader(std::string* dst, const WalLinesRecord& r, uint64_t line_count) {
@@ -157,7 +136,8 @@ Status DecodeWalRecord(std::string_view body, WalRecord* out) {
   bool ok = false;
   if (type == static_cast<uint8_t>(WalRecordType::kStream)) {
     out->type = WalRecordType::kStream;
-    ok = GetVarint64(&body, &out->stream_id) && GetLabels(&body, &out->labels);
+    ok = GetVarint64(&body, &out->stream_id) &&
+         wire::GetLabels(&body, &out->labels, kMaxStreamLabels);
   } else if (type == static_cast<uint8_t>(WalRecordType::kLines)) {
     out->type = WalRecordType::kLines;
     WalLinesRecord& r = out->lines;

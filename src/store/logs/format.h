@@ -16,14 +16,12 @@
 namespace vigil::logstore {
 
 inline constexpr int64_t kDayNs = int64_t{86400} * 1000 * 1000 * 1000;
+// Labels a stream may have in the WAL and catalog (the wire allows 32, plus node).
+inline constexpr size_t kMaxStreamLabels = 64;
 
 // "unknown" ... "fatal" (kept here so the store does not depend on the
 // collector's level parser).
 const char* LevelName(int level);
-
-// Label sets: varint count, then length-prefixed name and value of each.
-void PutLabels(std::string* dst, const wire::Labels& labels);
-bool GetLabels(std::string_view* in, wire::Labels* out);
 
 // Day number (days since 1970-01-01) of a time; negative times go to day 0.
 int64_t DayOf(int64_t time_ns);

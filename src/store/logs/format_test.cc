@@ -74,7 +74,7 @@ TEST(LogStoreFormat, WalTornTailIsCutAndReplayGoesOn) {
   Env* env = Env::Default();
   std::string wal_dir = dir.Join("wal");
   ASSERT_TRUE(env->CreateDirs(wal_dir).ok());
-  auto w = WalWriter::Open(env, wal_dir, 1);
+  auto w = OpenWalWriter(env, wal_dir, 1);
   ASSERT_TRUE(w.ok());
   std::string frames;
   for (int i = 0; i < 3; ++i) {

@@ -18,7 +18,7 @@ std::string SourceKey(std::string_view node, std::string_view source_id) {
 
 std::string LabelsKey(const wire::Labels& labels) {
   std::string k;
-  PutLabels(&k, labels);
+  wire::PutLabels(&k, labels);
   return k;
 }
 
@@ -201,7 +201,7 @@ Status LogStoreImpl::Recover() {
   VIGIL_RETURN_IF_ERROR(LoadFiltersLocked());
   // Never append to a replayed segment: its tail was just cut back.
   uint64_t next_segment = std::max(max_segment + 1, checkpoint_segment_);
-  VIGIL_ASSIGN_OR_RETURN(wal_, WalWriter::Open(env_, wal_dir_, next_segment));
+  VIGIL_ASSIGN_OR_RETURN(wal_, OpenWalWriter(env_, wal_dir_, next_segment));
   durable_seq_ = last_seq_;
   full_checkpoint_ = true;
   last_checkpoint_ms_ = env_->NowMillis();

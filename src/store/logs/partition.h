@@ -15,10 +15,14 @@
 #include <vector>
 
 #include "core/status.h"
+#include "store/common/sqlite.h"
 #include "store/logs/format.h"
-#include "store/logs/sqlite.h"
 
 namespace vigil::logstore {
+
+using store::SqliteDb;
+using store::SqliteStmt;
+using store::SqliteTxn;
 
 struct NewBlock {
   BlockHeader header;

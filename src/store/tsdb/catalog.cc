@@ -34,7 +34,7 @@ Status Catalog::LoadSeries(const std::function<Status(uint64_t, wire::Labels)>& 
   while (stmt.Step(&st)) {
     std::string_view blob = stmt.ColumnBlob(1);
     wire::Labels labels;
-    if (!GetLabels(&blob, &labels) || !blob.empty()) {
+    if (!wire::GetLabels(&blob, &labels, wire::kMaxLabelsPerSeries) || !blob.empty()) {
       return Corruption("catalog series " + std::to_string(stmt.ColumnInt64(0)) +
                         " has malformed labels in " + db_->path());
     }
@@ -70,7 +70,7 @@ Status Catalog::Write(const std::vector<std::pair<uint64_t, wire::Labels>>& seri
   VIGIL_RETURN_IF_ERROR(txn.Begin());
   for (const auto& [id, labels] : series) {
     std::string blob, text = wire::LabelsToString(labels);
-    PutLabels(&blob, labels);
+    wire::PutLabels(&blob, labels);
     add_series.BindInt64(1, static_cast<int64_t>(id));
     add_series.BindText(2, wire::MetricName(labels));
     add_series.BindBlob(3, blob);

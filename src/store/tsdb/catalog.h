@@ -16,10 +16,14 @@
 #include <vector>
 
 #include "core/status.h"
-#include "store/tsdb/sqlite_util.h"
+#include "store/common/sqlite.h"
 #include "wire/metric_batch.h"
 
 namespace vigil::tsdb {
+
+using store::SqliteDb;
+using store::SqliteStmt;
+using store::SqliteTxn;
 
 class Catalog {
  public:

@@ -17,9 +17,13 @@
 
 #include "core/env.h"
 #include "core/status.h"
-#include "store/tsdb/sqlite_util.h"
+#include "store/common/sqlite.h"
 
 namespace vigil::tsdb {
+
+using store::SqliteDb;
+using store::SqliteStmt;
+using store::SqliteTxn;
 
 struct StoredChunk {
   uint64_t series_id = 0;

@@ -87,7 +87,7 @@ Status DbImpl::Init() {
   VIGIL_RETURN_IF_ERROR(RefreshStoreMinTime());
   VIGIL_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, ListWalSegments(env_, wal_dir_));
   uint64_t next_segment = segments.empty() ? 1 : segments.back() + 1;
-  VIGIL_ASSIGN_OR_RETURN(wal_, WalWriter::Open(env_, wal_dir_, next_segment));
+  VIGIL_ASSIGN_OR_RETURN(wal_, OpenWalWriter(env_, wal_dir_, next_segment));
   bg_ = std::thread([this] { BackgroundLoop(); });
   return Status::Ok();
 }

@@ -8,9 +8,9 @@ endif()
 
 if(TARGET vigil_tsdb_codec)
   vigil_library(vigil_tsdb
-    SOURCES sqlite_util.cc series_index.cc wal.cc head.cc chunk_store.cc catalog.cc
+    SOURCES series_index.cc wal.cc head.cc chunk_store.cc catalog.cc
             db.cc db_maintain.cc
-    DEPS vigil_core vigil_wire vigil_tsdb_codec SQLite::SQLite3 PkgConfig::RE2 Threads::Threads)
+    DEPS vigil_core vigil_wire vigil_tsdb_codec vigil_store_common PkgConfig::RE2 Threads::Threads)
 
   vigil_test(tsdb_parts_test
     SOURCES series_index_test.cc wal_test.cc head_test.cc chunk_store_test.cc

@@ -37,7 +37,7 @@ std::vector<std::string> ReplayAll(const std::string& dir, WalReplayStats* stats
 }
 
 void WriteAll(const std::string& dir, const std::vector<std::string>& bodies) {
-  auto w = WalWriter::Open(Env::Default(), dir, 1);
+  auto w = OpenWalWriter(Env::Default(), dir, 1);
   ASSERT_TRUE(w.ok());
   for (const auto& b : bodies) ASSERT_TRUE((*w)->Add(b).ok());
   ASSERT_TRUE((*w)->Close().ok());
@@ -80,7 +80,7 @@ TEST(WalRecordTest, RejectsGarbage) {
 TEST(WalTest, WriteRotateReplay) {
   TempDir dir;
   auto bodies = Bodies(10);
-  auto w = WalWriter::Open(Env::Default(), dir.path(), 5);
+  auto w = OpenWalWriter(Env::Default(), dir.path(), 5);
   ASSERT_TRUE(w.ok());
   for (int i = 0; i < 10; ++i) {
     ASSERT_TRUE((*w)->Add(bodies[i]).ok());

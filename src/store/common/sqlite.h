@@ -15,7 +15,7 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace vigil::logstore {
+namespace vigil::store {
 
 class SqliteStmt {
  public:
@@ -53,7 +53,7 @@ class SqliteDb {
  public:
   // Opens (creating if needed) a database in WAL journal mode with full sync:
   // a committed transaction survives power loss, which the WAL truncation in
-  // LogStore::Maintain relies on.
+  // the stores' maintenance relies on.
   static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
@@ -82,4 +82,4 @@ class SqliteTxn {
   bool done_ = false;
 };
 
-}  // namespace vigil::logstore
+}  // namespace vigil::store

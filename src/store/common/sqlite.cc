@@ -1,8 +1,8 @@
-#include "store/logs/sqlite.h"
+#include "store/common/sqlite.h"
 
 #include <sqlite3.h>
 
-namespace vigil::logstore {
+namespace vigil::store {
 namespace {
 
 Status SqliteError(sqlite3* db, std::string_view what, int rc) {
@@ -129,4 +129,4 @@ Status SqliteTxn::Commit() {
   return st;
 }
 
-}  // namespace vigil::logstore
+}  // namespace vigil::store
