@@ -7,7 +7,8 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 # The tests of the threaded code (DESIGN.md: TSan for threaded code).
 TSAN_TESTS := core_test collect_loop_test collect_system_test gpu_collector_test \
-              tsdb_db_test ingester_test http_server_test routes_test
+              tsdb_db_test ingester_test http_server_test routes_test \
+              logstore_test logagent_test logtail_test query_engine_test
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 VIGIL      := $(BUILD)/src/cli/vigil

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "core/temp_dir.h"
 #include "wire/frame.h"
@@ -193,6 +196,54 @@ TEST_F(LogAgentTest, APartialLineIsHeldThenCompleted) {
   Write("f done\n");
   ASSERT_TRUE(agent->RunOnce().ok());
   EXPECT_EQ(server_.Lines(), (std::vector<std::string>{"whole", "half done"}));
+}
+
+// The agent's own thread: lines written while it runs arrive; while the
+// server refuses, it retries the same frame (backoff) and loses nothing; Stop
+// returns promptly even mid-backoff.
+TEST_F(LogAgentTest, BackgroundThreadRetriesAndStopsCleanly) {
+  std::mutex mu;
+  int refusals = 3;
+  LogAgentOptions o;
+  o.node = "node-a";
+  o.state_dir = dir_.path() + "/state";
+  o.discovery_interval_ms = 50;
+  o.backoff.initial_ms = 10;
+  std::string path = log_;
+  o.discover_override = [path] {
+    discover::LogSource s;
+    s.path = path;
+    s.labels = {{"job", "train"}};
+    return std::vector<discover::LogSource>{s};
+  };
+  LogAgent agent(o, [&](std::string frame) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (refusals > 0) {
+      --refusals;
+      return Unavailable("server away");
+    }
+    return server_.Receive(frame);
+  });
+  Write("a\nb\n");
+  ASSERT_TRUE(agent.Start().ok());
+  for (int i = 0; i < 100; ++i) Write("line " + std::to_string(i) + "\n");
+  auto received = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return server_.records.size();
+  };
+  for (int i = 0; i < 500 && received() < 102; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(received(), 102u);
+  agent.Stop();
+  LogAgentStats st = agent.Stats();
+  EXPECT_EQ(st.send_failures, 3u);
+  EXPECT_EQ(st.records_sent, 102u);
+  EXPECT_TRUE(st.server_reachable);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(server_.records.front().line, "a");
+  EXPECT_EQ(server_.records.back().line, "line 99");
+  EXPECT_EQ(server_.duplicates, 0);
 }
 
 }  // namespace
