@@ -16,6 +16,7 @@
 #include "api/http_client.h"
 #include "cli/collectors.h"
 #include "cli/commands.h"
+#include "cli/config.h"
 #include "cli/home.h"
 #include "cli/instance.h"
 #include "cli/preflight.h"
@@ -46,12 +47,19 @@ int RunForeground(const UpFlags& flags, const HomePaths& paths) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  auto config = LoadConfig(paths.home);
+  if (!config.ok()) {
+    Logf(LogLevel::kError, "vigil could not start: %s", config.status().message().c_str());
+    if (!flags.daemon_child) std::fprintf(stderr, "vigil: %s\n", config.status().message().c_str());
+    return 1;
+  }
   InstanceOptions opts;
+  opts.logs = config->logs;
   opts.role = flags.role == "server"  ? Role::kServer
               : flags.role == "agent" ? Role::kAgent
                                       : Role::kAll;
   opts.server_url = flags.server;
-  opts.collect_logs = !flags.no_logs;
+  opts.collect_logs = !flags.no_logs && config->logs.collect;
   opts.paths = paths;
   opts.listen = flags.listen;
   opts.node_name = flags.node.empty() ? DefaultNodeName() : flags.node;
@@ -165,6 +173,12 @@ int RunUp(const UpFlags& flags) {
     std::printf("Vigil is already running.\n");
     PrintRunning(*running, paths);
     return 0;
+  }
+
+  // A mistake in config.json is reported here, before anything starts.
+  if (auto config = LoadConfig(paths.home); !config.ok()) {
+    std::fprintf(stderr, "vigil: %s\n", config.status().message().c_str());
+    return 1;
   }
 
   PreflightInput pre;

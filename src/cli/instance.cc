@@ -102,6 +102,11 @@ collect::logs::LogAgentOptions LogAgentOptionsFor(const InstanceOptions& options
   o.state_dir = paths.agent_dir();
   o.discovery.self_home = paths.home;
   o.discovery.run_spool_dir = paths.run_spool_dir();
+  o.discovery.extra_globs = options.logs.paths;
+  o.discovery.exclude_globs = options.logs.exclude;
+  o.volume.min_level = options.logs.level_floor;
+  o.volume.lines_per_second = options.logs.lines_per_second;
+  o.volume.burst = options.logs.burst;
   o.compress = options.role == Role::kAgent;
   return o;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/config.h"
 #include "cli/home.h"
 #include "collect/metrics/collector.h"
 #include "core/status.h"
@@ -29,6 +30,7 @@ struct InstanceOptions {
   Role role = Role::kAll;
   std::string server_url;    // kAgent: where to ship (http://host:port)
   bool collect_logs = true;  // run the log agent (discovery, tailing)
+  LogsConfig logs;           // from config.json
   HomePaths paths;
   std::string listen = "127.0.0.1:9300";
   std::string node_name;       // defaults to the hostname

@@ -55,6 +55,12 @@ class LogsE2E(unittest.TestCase):
         cls.env = dict(os.environ, VIGIL_NVML_LIBRARY=FAKE_NVML, VIGIL_FAKE_NVML_SCENARIO=SCENARIO,
                        VIGIL_HOME=cls.home)
         cls.env.pop("VIGIL_URL", None)
+        # What discovery cannot see (no process holds the file) comes from config.json.
+        os.makedirs(os.path.join(cls.work, "runs"))
+        with open(os.path.join(cls.home, "config.json"), "w") as f:
+            json.dump({"logs": {"paths": [os.path.join(cls.work, "runs", "*.jsonl")]}}, f)
+        with open(os.path.join(cls.work, "runs", "metrics.jsonl"), "w") as f:
+            f.write('{"step": 1, "loss": 2.5}\n{"step": 2, "loss": 2.25}\n')
         up = subprocess.run([VIGIL, "up", "--listen", f"127.0.0.1:{cls.port}"],
                             capture_output=True, text=True, env=cls.env, timeout=60)
         assert up.returncode == 0, up.stdout + up.stderr
@@ -106,6 +112,24 @@ class LogsE2E(unittest.TestCase):
             return int(e[0]["text"].split()[1]) if e else -1
         first = newest()
         wait_for(lambda: newest() >= first + 5, timeout=10, what="new lines")
+
+    def test_configured_paths_are_followed_too(self):
+        lines = wait_for(lambda: query(self.url, '{source=~".*metrics.jsonl"}')["entries"],
+                         what="the configured file")
+        self.assertEqual([e["text"] for e in reversed(lines)],
+                         ['{"step": 1, "loss": 2.5}', '{"step": 2, "loss": 2.25}'])
+
+    def test_a_mistake_in_the_config_is_refused_at_start(self):
+        home = tempfile.mkdtemp(prefix="vigil-badconf-")
+        try:
+            with open(os.path.join(home, "config.json"), "w") as f:
+                f.write('{"logs": {"pathz": []}}')
+            p = subprocess.run([VIGIL, "up", "--home", home, "--listen", f"127.0.0.1:{free_port()}"],
+                               capture_output=True, text=True, env=self.env, timeout=60)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("unknown key logs.pathz", p.stderr)
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
 
     def test_vigil_logs_prints_plain_lines_context_and_errors(self):
         wait_for(lambda: query(self.url, '{job="train"} |= "step 12 "')["entries"],
