@@ -66,6 +66,11 @@ void PrintHuman(const json& s, const std::string& url) {
   std::printf("Data:      %s on disk, %.0f series, %.0f samples since start\n",
               HumanBytes(static_cast<uint64_t>(Num(s, "data_bytes"))).c_str(), Num(t, "series"),
               Num(t, "samples_appended"));
+  if (s.contains("logs")) {
+    const json& l = s["logs"];
+    std::printf("Logs:      %.0f streams, %.0f lines stored, %s on disk\n", Num(l, "streams"),
+                Num(l, "lines"), HumanBytes(static_cast<uint64_t>(Num(l, "disk_bytes"))).c_str());
+  }
   PrintGpu(s.value("gpu", json::object()));
   for (const auto& c : s.value("collectors", json::array())) {
     bool ok = c.value("success", false);

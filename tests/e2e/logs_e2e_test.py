@@ -113,6 +113,11 @@ class LogsE2E(unittest.TestCase):
         first = newest()
         wait_for(lambda: newest() >= first + 5, timeout=10, what="new lines")
 
+    def test_status_counts_the_logs(self):
+        wait_for(lambda: query(self.url, '{job="train"}', limit=1)["entries"], what="the job")
+        st = self.vigil("status").stdout
+        self.assertRegex(st, r"Logs:\s+\d+ streams, [1-9]\d* lines stored")
+
     def test_configured_paths_are_followed_too(self):
         lines = wait_for(lambda: query(self.url, '{source=~".*metrics.jsonl"}')["entries"],
                          what="the configured file")
