@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/demo_assets.h"
+#include "cli/demo_log.h"
 #include "cli/home.h"
 #include "core/env.h"
 
@@ -25,6 +26,15 @@ int RunDemo(const DemoFlags& flags) {
   if (st.ok()) st = env->WriteFileAtomic(lib, DemoNvmlLibrary());
   if (st.ok()) st = env->WriteFileAtomic(scenario, DemoScenario());
   if (st.ok() && ::chmod(lib.c_str(), 0755) != 0) st = ErrnoStatus("chmod", lib, errno);
+  if (!st.ok()) {
+    std::fprintf(stderr, "vigil demo: cannot prepare %s: %s\n", dir.c_str(), st.ToString().c_str());
+    return 1;
+  }
+  // The simulated job's log goes where `vigil run` records output, so log
+  // discovery finds it as job "train" with no configuration.
+  std::string spool = HomePaths{home}.run_spool_dir();
+  if (st.ok()) st = env->CreateDirs(spool);
+  if (st.ok()) st = StartDemoTrainingLog(spool + "/train.demo.log");
   if (!st.ok()) {
     std::fprintf(stderr, "vigil demo: cannot prepare %s: %s\n", dir.c_str(), st.ToString().c_str());
     return 1;

@@ -192,6 +192,11 @@ void ScanGlobs(const std::vector<std::string>& globs, std::vector<Candidate>* ou
       c.rank = Rank::kConfig;
       c.source.path = real;
       c.source.origin = RankOrigin(Rank::kConfig);
+      // No process to name it: the file's own name does ("train.log" -> train),
+      // so the same file has the same job whether or not its writer runs.
+      std::string_view base = PathBasename(c.source.path);
+      std::string_view stem = base.substr(0, base.find('.'));
+      if (!stem.empty()) c.source.labels.push_back({"job", std::string(stem)});
       out->push_back(std::move(c));
     }
     ::globfree(&g);

@@ -105,7 +105,7 @@ TEST_F(LogSourcesTest, ExtraGlobsFindRegularFiles) {
   auto got = Discover();
   EXPECT_EQ(Paths(got), (std::vector<std::string>{a, b}));
   EXPECT_EQ(got[0].origin, "config");
-  EXPECT_EQ(got[0].labels, (wire::Labels{{"source", a}}));
+  EXPECT_EQ(got[0].labels, (wire::Labels{{"job", "train"}, {"source", a}}));
 }
 
 TEST_F(LogSourcesTest, ExcludesApplyToEveryOrigin) {
@@ -156,6 +156,7 @@ TEST_F(LogSourcesTest, ConfigLabelsStayStableWhileTheWriterComesAndGoes) {
   auto during = Discover();
   ASSERT_EQ(during.size(), 1u);
   EXPECT_EQ(during[0].origin, "config");
+  EXPECT_EQ(Label(during[0], "job"), "train");  // from the file's name
   EXPECT_EQ(during, before);
 }
 

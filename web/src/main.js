@@ -1,6 +1,8 @@
-// Vigil overview: every GPU as a card and the system below, live.
-// Data: /api/v1/status (what was detected) and the Prometheus-compatible
-// /api/v1/query_range and /api/v1/query.
+// Vigil's page: the overview (every GPU as a card and the system below,
+// live) and the log explorer (logs.js), switched by tabs and the URL hash
+// (#range=1h, #logs&range=1h&job=...). Data: /api/v1/status (what was
+// detected), the Prometheus-compatible /api/v1/query_range and /api/v1/query,
+// and the log API (/api/v1/logs/...).
 
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
@@ -8,7 +10,8 @@ import * as api from './api.js';
 import { Chart } from './charts.js';
 import { h, setBar, setClass, setText } from './dom.js';
 import * as fmt from './format.js';
-import { detectLang, duration, lang, saveLang, setLang, t, tLabel } from './i18n.js';
+import { detectLang, duration, lang, saveLang, setLang, t } from './i18n.js';
+import { LogsPage } from './logs.js';
 
 const RANGES = [
   ['5m', 300], ['15m', 900], ['1h', 3600], ['6h', 21600], ['24h', 86400], ['7d', 604800],
@@ -52,6 +55,7 @@ const INSTANT_QUERIES = {
 };
 
 const state = {
+  page: pageFromHash(),
   range: rangeFromHash(),
   status: null,
   statusError: null,
@@ -66,6 +70,7 @@ function rangeFromHash() {
   const m = /range=([0-9a-z]+)/.exec(location.hash);
   return m && RANGES.some(([k]) => k === m[1]) ? m[1] : DEFAULT_RANGE;
 }
+function pageFromHash() { return /^#logs(&|$)/.test(location.hash) ? 'logs' : 'overview'; }
 function rangeSeconds() { return RANGES.find(([k]) => k === state.range)[1]; }
 
 // ---------------------------------------------------------------------------
@@ -90,6 +95,10 @@ function buildPage() {
     return b;
   });
   ui.langButton = h('button', { type: 'button', class: 'lang', onclick: toggleLang });
+  ui.tabs = {
+    overview: h('a', { class: 'tab', 'data-page': 'overview', href: '#' }, T('nav.overview')),
+    logs: h('a', { class: 'tab', 'data-page': 'logs', href: '#logs' }, T('nav.logs')),
+  };
   ui.node = h('span', { class: 'node' });
   ui.statusDot = h('i', { class: 'dot' });
   ui.statusText = h('span', { class: 'status-text' });
@@ -102,6 +111,7 @@ function buildPage() {
       h('span', { class: 'logo', 'aria-hidden': 'true' }),
       h('span', { class: 'name' }, 'Vigil'),
       ui.node),
+    h('nav', { class: 'tabs' }, ui.tabs.overview, ui.tabs.logs),
     h('div', { class: 'controls' },
       h('div', { class: 'segmented', role: 'group' }, ui.rangeButtons),
       ui.langButton));
@@ -126,9 +136,10 @@ function buildPage() {
   ui.sysSection = h('section', { class: 'system' }, h('h2', null, T('system')), ui.sysGrid);
   ui.footer = h('footer', null);
 
+  ui.overview = h('div', { class: 'overview' }, ui.queryNote, ui.summary, ui.gpuSection, ui.sysSection);
+  ui.logs = new LogsPage(() => ({ key: state.range, seconds: rangeSeconds() }));
   document.body.replaceChildren(
-    h('div', { class: 'page' }, header, statusBar, ui.queryNote, ui.summary, ui.gpuSection,
-      ui.sysSection, ui.footer));
+    h('div', { class: 'page' }, header, statusBar, ui.overview, ui.logs.el, ui.footer));
 
   buildSystem();
 }
@@ -242,6 +253,20 @@ async function refresh() {
   state.inflight = ctrl;
   const win = api.windowFor(rangeSeconds());
   const rq = rangeQueries(win.step);
+  if (state.page === 'logs') {
+    // The log explorer shows the status line only; its data is its own.
+    try {
+      state.status = await api.getJson('/api/v1/status', null, ctrl.signal);
+      state.statusError = null;
+      state.lastUpdate = Date.now();
+    } catch (e) {
+      if (e.name !== 'AbortError') state.statusError = e;
+    } finally {
+      if (state.inflight === ctrl) state.inflight = null;
+    }
+    if (!ctrl.signal.aborted) renderStatus();
+    return;
+  }
   try {
     const statusP = api.getJson('/api/v1/status', null, ctrl.signal);
     const rangeKeys = Object.keys(rq);
@@ -532,6 +557,7 @@ function applyLang() {
     for (const ch of [c.utilChart, c.tempChart, c.powerChart]) ch.relabel();
   }
   for (const p of [ui.cpu, ui.mem, ui.disk, ui.net]) p.chart.relabel();
+  ui.logs.relabel();
   render();
 }
 
@@ -543,6 +569,10 @@ function toggleLang() {
 }
 
 function markRange() {
+  if (ui.tabs) {
+    ui.tabs.overview.href = `#range=${state.range}`;
+    ui.tabs.logs.href = `#logs&range=${state.range}`;
+  }
   for (const b of ui.rangeButtons) {
     const on = b.dataset.range === state.range;
     setClass(b, 'active', on);
@@ -553,12 +583,39 @@ function markRange() {
 function selectRange(key) {
   if (key === state.range) return;
   state.range = key;
-  history.replaceState(null, '', `#range=${key}`);
   markRange();
+  if (state.page === 'logs') {
+    ui.logs.run(); // writes the hash with the new range
+    return;
+  }
+  history.replaceState(null, '', `#range=${key}`);
   // A refresh for the old window must not overwrite the new one.
   state.inflight?.abort();
   state.inflight = null;
   schedule(0);
+}
+
+// The page for the URL: tabs are links, so the back button and a copied
+// link both work; the range carries over between the pages.
+function route() {
+  const page = pageFromHash();
+  const range = rangeFromHash();
+  const changed = page !== state.page || range !== state.range;
+  state.page = page;
+  state.range = range;
+  markRange();
+  for (const [k, a] of Object.entries(ui.tabs)) {
+    setClass(a, 'active', k === page);
+    if (k === page) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  }
+  ui.overview.hidden = page !== 'overview';
+  if (page === 'logs') ui.logs.show(location.hash);
+  else ui.logs.hide();
+  if (changed) {
+    state.inflight?.abort();
+    state.inflight = null;
+    schedule(0);
+  }
 }
 
 // Live refresh: every 2 s for short windows; long windows move slowly, so
@@ -569,7 +626,8 @@ function schedule(delay) {
   timer = setTimeout(async () => {
     if (!document.hidden) await refresh().catch(() => {});
     const step = api.pickStep(rangeSeconds());
-    schedule(Math.min(30000, Math.max(2000, step * 1000)));
+    // The log explorer only refreshes the status line from here.
+    schedule(state.page === 'logs' ? 10000 : Math.min(30000, Math.max(2000, step * 1000)));
   }, delay);
 }
 
@@ -578,8 +636,12 @@ function main() {
   buildPage();
   markRange();
   applyLang();
-  document.addEventListener('visibilitychange', () => { if (!document.hidden) schedule(0); });
-  window.addEventListener('hashchange', () => selectRange(rangeFromHash()));
+  document.addEventListener('visibilitychange', () => {
+    ui.logs.onVisibility(document.hidden);
+    if (!document.hidden) schedule(0);
+  });
+  window.addEventListener('hashchange', route);
+  route();
   schedule(0);
 }
 

@@ -1,7 +1,7 @@
 // A stand-in for Vigil's HTTP API with Prometheus-standard JSON shapes and
 // synthetic data (8 GPUs, GPU 3 hot), serving web/dist. For UI development
 // and for the browser test's offline mode; the real test runs against vigil.
-// Usage: node test/mock_api.mjs [port] [distDir]
+// Usage: [VIGIL_URL=http://127.0.0.1:9300] node test/mock_api.mjs [port] [distDir]
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -76,6 +76,18 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
       const t = Date.now() / 1000;
       const result = seriesFor(q).map((s) => ({ metric: s.metric, value: [t, String(s.f(t))] }));
       return json(200, { status: 'success', data: { resultType: 'vector', result } });
+    }
+    // The log API has no synthetic stand-in: with VIGIL_URL set it is passed
+    // through to a running vigil, so the log explorer shows real lines.
+    if (url.pathname.startsWith('/api/v1/logs/')) {
+      if (!process.env.VIGIL_URL) return json(404, { status: 'error', errorType: 'not_found', error: 'set VIGIL_URL to pass the log API through' });
+      try {
+        const up = await fetch(new URL(req.url, process.env.VIGIL_URL), { headers: { 'Last-Event-ID': req.headers['last-event-id'] ?? '' } });
+        res.writeHead(up.status, { 'Content-Type': up.headers.get('content-type') ?? 'application/json' });
+        return res.end(Buffer.from(await up.arrayBuffer()));
+      } catch (e) {
+        return json(502, { status: 'error', errorType: 'unavailable', error: String(e.message) });
+      }
     }
     const file = url.pathname === '/' ? 'index.html' : url.pathname.slice(1);
     if (file.includes('..')) return json(404, {});

@@ -1,5 +1,7 @@
 // Browser test of the built-in UI: the real vigil binary on the fake NVML
 // (8 x H100, GPU 3 hot), driven in Debian's chromium by playwright-core.
+// For the log explorer a child shell writes hostile, multiline and numbered
+// lines to a file through its stdout, which vigil's discovery finds.
 //
 // Env: VIGIL_BIN (vigil binary), VIGIL_FAKE_NVML (libnvidia-ml-fake.so),
 // VIGIL_SOURCE_DIR (repo root, for the scenario), optional VIGIL_CHROMIUM
@@ -7,7 +9,7 @@
 // a temp dir). Run: node --test web/test/ui.test.mjs
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,6 +26,12 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 const GPUS = 8;
 
 let vigil = null, vigilLog = '', base = '', home = '';
+let writer = null, logDir = '', logFile = '';
+// The job name comes from the writer's script name (docs/discovery.md).
+const JOB = `vigilwebui${process.pid}`;
+const EVIL = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">';
+const NUMBERED = 30;
+const BULK = 600; // more than a page (500): the oldest lines need "load older"
 const userDirs = [];
 
 function freePort() {
@@ -56,6 +64,24 @@ async function launch(locale) {
   });
 }
 
+// A job that writes to a file through its stdout, then sleeps holding it.
+function startLogWriter() {
+  logDir = mkdtempSync(path.join(tmpdir(), 'vigil-web-logs-'));
+  logFile = path.join(logDir, 'job.log');
+  const script = path.join(logDir, `${JOB}.sh`);
+  writeFileSync(script, [
+    `exec >'${logFile}' 2>&1`,
+    "echo 'INFO starting step 1'",
+    `echo '${EVIL}'`,
+    "printf 'Traceback (most recent call last):\\n  File \"train.py\", line 3, in <module>\\n    main()\\nRuntimeError: CUDA error: out of memory\\n'",
+    `i=1; while [ $i -le ${BULK} ]; do echo "INFO bulk row $i"; i=$((i+1)); done`,
+    `i=1; while [ $i -le ${NUMBERED} ]; do echo "WARN numbered line $i"; i=$((i+1)); done`,
+    "echo 'ERROR step failed: loss is NaN'",
+    'sleep 300',
+    ''].join('\n'));
+  writer = spawn('sh', [script], { detached: true, stdio: 'ignore' });
+}
+
 before(async () => {
   for (const k of ['VIGIL_BIN', 'VIGIL_FAKE_NVML']) assert.ok(env[k], `${k} must be set`);
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -74,6 +100,7 @@ before(async () => {
   vigil.stdout.on('data', keep);
   vigil.stderr.on('data', keep);
   await waitFor('/healthz', async () => (await fetch(`${base}/healthz`)).ok, 20000);
+  startLogWriter();
   // Charts need a few samples; the query API must answer with every GPU.
   await waitFor('8 GPUs with data in /api/v1/query_range', async () => {
     const now = Math.floor(Date.now() / 1000);
@@ -85,12 +112,14 @@ before(async () => {
 });
 
 after(async () => {
+  // The writer's process group: the shell and its sleep.
+  if (writer && writer.exitCode == null) { try { process.kill(-writer.pid, 'SIGTERM'); } catch { /* gone */ } }
   if (vigil && vigil.exitCode == null) {
     vigil.kill('SIGTERM');
     await Promise.race([new Promise((r) => vigil.once('exit', r)), sleep(10000)]);
     if (vigil.exitCode == null) vigil.kill('SIGKILL');
   }
-  for (const d of [home, ...userDirs]) if (d) rmSync(d, { recursive: true, force: true });
+  for (const d of [home, logDir, ...userDirs]) if (d) rmSync(d, { recursive: true, force: true });
 });
 
 test('serves the UI with a strict CSP and cacheable assets', async () => {
@@ -232,6 +261,139 @@ test('follows the browser language and renders untrusted strings as text', async
     assert.equal(await page.textContent('.node'), evil);
     assert.equal(await page.evaluate(() => window.__xss), undefined);
     assert.equal(await page.$$eval('img', (e) => e.length), 0);
+  } finally {
+    await ctx.close();
+  }
+});
+
+test('logs: filters, hostile text, search highlights, context, histogram, volume, live tail, Chinese', async () => {
+  const lines = BULK + NUMBERED + 4;
+  const sel = `{job="${JOB}"}`;
+  await waitFor(`${lines} lines of ${JOB} in the log store`, async () => {
+    const r = await fetch(`${base}/api/v1/logs/query?${new URLSearchParams({ query: sel, limit: 1000 })}`);
+    return (await r.json()).data?.entries?.length >= lines;
+  }, 30000);
+
+  const ctx = await launch('en-US');
+  try {
+    const page = ctx.pages()[0] ?? await ctx.newPage();
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(e.message));
+    // Volume control that sampled lines away must show, not stay silent.
+    await page.route('**/api/v1/logs/sources', async (route) => {
+      const res = await route.fetch();
+      const body = await res.json();
+      for (const s of body.data) if (s.labels.job === JOB) { s.sampled_lines = 1234; s.filtered_lines = 5; }
+      await route.fulfill({ response: res, json: body });
+    });
+
+    // The Logs tab, next to the overview; the range carries over.
+    await page.goto(`${base}/#range=1h`);
+    await page.click('a.tab[data-page="logs"]');
+    await page.waitForSelector('.logs-page:not([hidden])');
+    assert.match(page.url(), /#logs&range=1h/);
+    assert.equal(await page.getAttribute('button[data-range="1h"]', 'aria-pressed'), 'true');
+    await page.waitForSelector(`select[data-filter="job"] option[value="${JOB}"]`, { state: 'attached', timeout: 10000 });
+    await page.selectOption('select[data-filter="job"]', JOB);
+    assert.equal(await page.textContent('[data-testid=logql]'), sel);
+    // One page: the newest 500 lines, oldest first, newest at the bottom.
+    await page.waitForFunction(() => document.querySelectorAll('.log-list .log-row').length === 500, null, { timeout: 10000 });
+    assert.match(page.url(), new RegExp(`job=${JOB}`));
+    const newest = await page.$$eval('.log-list .log-text', (els) => [els[0].textContent, els.at(-1).textContent]);
+    assert.deepEqual(newest, [`INFO bulk row ${lines - 500 - 2}`, 'ERROR step failed: loss is NaN']);
+    // The rest, older: all these lines share a timestamp (read in one go),
+    // which paging by time must not lose or repeat.
+    await page.click('[data-testid=load-older]');
+    await page.waitForFunction((n) => document.querySelectorAll('.log-list .log-row').length === n, lines, { timeout: 10000 });
+    const seqs = await page.$$eval('.log-list .log-row', (rows) => rows.map((r) => r.dataset.seq));
+    assert.equal(new Set(seqs).size, lines, 'no line twice');
+    assert.ok(await page.isHidden('[data-testid=load-older]'), 'nothing older in the range');
+    const bulk = await page.$$eval('.log-list .log-text', (els) => els.map((e) => e.textContent).filter((x) => x.startsWith('INFO bulk')));
+    assert.deepEqual(bulk, Array.from({ length: BULK }, (_, i) => `INFO bulk row ${i + 1}`));
+
+    // Hostile text shows as text and runs nothing.
+    const texts = await page.$$eval('[data-testid=log-list] .log-text', (els) => els.map((e) => e.textContent));
+    assert.ok(texts.includes(EVIL), 'the hostile line is shown verbatim');
+    assert.equal(await page.$$eval('[data-testid=log-list] img, [data-testid=log-list] script', (e) => e.length), 0);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    // Oldest first; the traceback keeps its newlines; levels are coloured.
+    assert.equal(texts[0], 'INFO starting step 1');
+    const tb = await page.$eval('.log-row[data-level="error"] .log-text', (e) => ({
+      text: e.textContent, ws: getComputedStyle(e).whiteSpace, h: e.getBoundingClientRect().height,
+      lh: parseFloat(getComputedStyle(e).lineHeight) }));
+    assert.match(tb.text, /^Traceback \(most recent call last\):\n {2}File "train.py", line 3, in <module>\n/);
+    assert.equal(tb.ws, 'pre-wrap');
+    assert.ok(tb.h >= 3.5 * tb.lh, `traceback rendered on its 4 lines (${tb.h}px)`);
+    const colours = await page.$$eval('.log-row .log-level', (els) => new Set(els.map((e) => getComputedStyle(e).color)).size);
+    assert.ok(colours >= 3, `levels in ${colours} colours`);
+
+    // Histogram and volume control.
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid=log-histogram]')?.dataset.total) >= n, lines);
+    const canvas = await page.$eval('.hist-canvas', (c) => ({ w: c.width, h: c.height }));
+    assert.ok(canvas.w > 100 && canvas.h > 50, `histogram canvas ${JSON.stringify(canvas)}`);
+    await page.waitForFunction(() => /1,234/.test(document.querySelector('[data-testid=log-volume]')?.textContent));
+    assert.match(await page.textContent('[data-testid=log-volume]'), /Sources: 1 .*dropped 1,234 lines by sampling and 5 by filters/);
+    assert.ok(await page.$('[data-testid=log-volume].warn'));
+
+    // Keyword search with highlights.
+    await page.fill('input[name=search]', 'numbered line 1');
+    await page.press('input[name=search]', 'Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.log-list .log-row').length === 11);
+    const marks = await page.$$eval('.log-list .log-row', (rows) => rows.map((r) => [...r.querySelectorAll('mark')].map((m) => m.textContent)));
+    assert.ok(marks.every((m) => m.length === 1 && m[0] === 'numbered line 1'), JSON.stringify(marks));
+    assert.equal(await page.textContent('[data-testid=logql]'), `${sel} |= "numbered line 1"`);
+    // Regex search.
+    await page.selectOption('select[name=mode]', 'regex');
+    await page.fill('input[name=search]', 'line (7|2[89])$');
+    await page.press('input[name=search]', 'Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.log-list .log-row').length === 3);
+    assert.deepEqual(await page.$$eval('.log-list mark', (m) => m.map((x) => x.textContent)), ['line 7', 'line 28', 'line 29']);
+
+    // Context of a line: its neighbours, the line itself highlighted.
+    await page.selectOption('select[name=mode]', 'text');
+    await page.fill('input[name=search]', '');
+    await page.press('input[name=search]', 'Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.log-list .log-row').length === 500);
+    await page.click('.log-list .log-row:has-text("WARN numbered line 15")');
+    await page.waitForSelector('[data-testid=context-panel]:not([hidden]) .log-row.focus');
+    const around = await page.$$eval('[data-testid=context-list] .log-row', (rows) =>
+      rows.map((r) => ({ text: r.querySelector('.log-text').textContent, focus: r.classList.contains('focus') })));
+    const at = around.findIndex((r) => r.focus);
+    assert.equal(around[at].text, 'WARN numbered line 15');
+    assert.equal(around[at - 1].text, 'WARN numbered line 14');
+    assert.equal(around[at + 1].text, 'WARN numbered line 16');
+    assert.equal(around.length, 21, 'ten lines either side');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'logs-context-en.png') });
+    await page.keyboard.press('Escape');
+    assert.ok(await page.$('[data-testid=context-panel][hidden]'));
+
+    // Live tail: a line written now appears at the bottom.
+    const late = `late-line-${Date.now()}`;
+    appendFileSync(logFile, `${late}\n`);
+    await page.waitForFunction((s) => {
+      const rows = document.querySelectorAll('.log-list .log-row .log-text');
+      return rows.length && rows[rows.length - 1].textContent === s;
+    }, late, { timeout: 15000 });
+    assert.match(await page.textContent('.results-head .count'), /1 from live tail/);
+    // Paused, it stops following.
+    await page.click('[data-testid=live-toggle]');
+    assert.equal(await page.getAttribute('[data-testid=live-toggle]', 'aria-pressed'), 'false');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'logs-en.png'), fullPage: true });
+
+    // Chinese.
+    await page.click('button.lang');
+    assert.equal(await page.textContent('a.tab[data-page="logs"]'), '日志');
+    assert.equal(await page.textContent('a.tab[data-page="overview"]'), '概览');
+    assert.match(await page.textContent('.log-filters'), /作业/);
+    assert.equal(await page.textContent('button.chip[data-level="error"]'), '错误');
+    assert.equal(await page.textContent('[data-testid=live-toggle]'), '继续实时跟踪');
+    assert.match(await page.textContent('[data-testid=log-volume]'), /1 个日志源.*采样丢弃 1,234 行/);
+    assert.equal(await page.textContent('.log-row[data-level="error"] .log-level'), '错误');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'logs-zh.png'), fullPage: true });
+
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
   } finally {
     await ctx.close();
   }

@@ -1,11 +1,16 @@
 // Unit tests of the UI's pure parts (no browser): query windows, alignment of
-// Prometheus matrices, formatting, and that both languages have every string.
+// Prometheus matrices, formatting, both languages having every string, and the
+// log explorer's LogQL building, highlights, histogram shaping and paging.
 // Run: node --test web/test/unit.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { alignValues, lastValue, pickStep, sumAligned, timeAxis, windowFor } from '../src/api.js';
 import { bytes, compact, percent, rate } from '../src/format.js';
 import { STRINGS_FOR_TEST, t } from '../src/i18n.js';
+import {
+  FLAGS, LEVELS, PAGE, buildQuery, compareEntries, histogramStep, logsHash, makeMatcher, nsToMs, nsToSec,
+  olderPage, parseLogsHash, quote, reEscape, shapeHistogram, splitHighlights,
+} from '../src/logql.js';
 
 test('every range gets 140-300 points and an aligned window', () => {
   for (const range of [300, 900, 3600, 21600, 86400, 604800]) {
@@ -44,4 +49,127 @@ test('English and Chinese have the same strings, placeholders included', () => {
   const vars = (s) => (s.match(/\{\w+\}/g) ?? []).sort();
   for (const k of Object.keys(en)) assert.deepEqual(vars(zh[k]), vars(en[k]), k);
   assert.equal(t('gpuOk', { n: 8, model: 'M', driver: 'd', cuda: 'c' }), '8 GPUs detected · M · driver d · CUDA c');
+});
+
+// ---------------------------------------------------------------------------
+// Log explorer
+
+test('filters become LogQL with quotes and backslashes escaped', () => {
+  const base = { node: '', job: '', container: '', levels: [], search: '', regex: false };
+  assert.equal(buildQuery(base), '{}');
+  assert.equal(buildQuery({ ...base, job: 'train' }), '{job="train"}');
+  assert.equal(buildQuery({ ...base, node: 'gpu-1', job: 'train', container: 'c1' }),
+    '{node="gpu-1", job="train", container="c1"}');
+  assert.equal(buildQuery({ ...base, levels: ['error'] }), '{level="error"}');
+  // Levels in a fixed order whatever order they were clicked in; all = none.
+  assert.equal(buildQuery({ ...base, levels: ['error', 'warn'] }), '{level=~"warn|error"}');
+  assert.equal(buildQuery({ ...base, levels: [...LEVELS] }), '{}');
+  assert.equal(buildQuery({ ...base, search: 'CUDA out of memory' }), '{} |= "CUDA out of memory"');
+  assert.equal(buildQuery({ ...base, job: 'a"b\\c', search: 'say "hi" C:\\dir' }),
+    '{job="a\\"b\\\\c"} |= "say \\"hi\\" C:\\\\dir"');
+  assert.equal(buildQuery({ ...base, search: 'step \\d+ "x"', regex: true }), '{} |~ "step \\\\d+ \\"x\\""');
+  assert.equal(buildQuery({ ...base, job: 'j', levels: ['warn'], search: 'loss', regex: false }),
+    '{job="j", level="warn"} |= "loss"');
+  assert.equal(quote('a\nb\tc\u0001训练'), '"a\\nb\\tc\\u0001训练"');
+  assert.equal(reEscape('a.b*(c)'), 'a\\.b\\*\\(c\\)');
+});
+
+test('filters round-trip through the URL hash', () => {
+  const f = { node: 'n 1', job: 'tr&ain', container: '', levels: ['warn', 'error'], search: 'a=b #c', regex: true };
+  const hash = logsHash('1h', f);
+  assert.match(hash, /^#logs&range=1h&/);
+  assert.deepEqual(parseLogsHash(hash), f);
+  assert.deepEqual(parseLogsHash('#logs'), { node: '', job: '', container: '', levels: [], search: '', regex: false });
+  assert.deepEqual(parseLogsHash('#logs&level=warn,bogus').levels, ['warn']);
+});
+
+test('highlights split text into marked and plain segments that join back', () => {
+  const join = (segs) => segs.map((s) => s.text).join('');
+  const text = 'loss=1.5 loss=NaN <b>loss</b>';
+  const kw = splitHighlights(text, makeMatcher('loss', false));
+  assert.equal(join(kw), text);
+  assert.deepEqual(kw.filter((s) => s.hit).map((s) => s.text), ['loss', 'loss', 'loss']);
+  assert.deepEqual(kw[0], { text: 'loss', hit: true });
+  // Keyword search is case-sensitive, like |=.
+  assert.deepEqual(splitHighlights('LOSS', makeMatcher('loss', false)), [{ text: 'LOSS', hit: false }]);
+  const re = splitHighlights('step 12 step 345', makeMatcher('step [0-9]+', true));
+  assert.deepEqual(re.filter((s) => s.hit).map((s) => s.text), ['step 12', 'step 345']);
+  assert.equal(join(re), 'step 12 step 345');
+  // RE2's (?i) flag becomes JavaScript's i flag.
+  const ci = splitHighlights('NaN nan', makeMatcher('(?i)nan', true));
+  assert.deepEqual(ci.filter((s) => s.hit).map((s) => s.text), ['NaN', 'nan']);
+  // Empty matches mark nothing and don't loop; bad or risky patterns don't highlight.
+  assert.deepEqual(splitHighlights('abc', makeMatcher('x*', true)), [{ text: 'abc', hit: false }]);
+  assert.equal(makeMatcher('(', true), null);
+  assert.equal(makeMatcher('(a+)+$', true), null);
+  assert.equal(makeMatcher('', false), null);
+  assert.deepEqual(splitHighlights('abc', null), [{ text: 'abc', hit: false }]);
+  // Multiline records keep their newlines.
+  assert.equal(join(splitHighlights('Traceback\n  File "x"\nError', makeMatcher('File', false))), 'Traceback\n  File "x"\nError');
+  // A match count past the cap leaves the rest plain, still complete.
+  const many = 'a'.repeat(1000);
+  const segs = splitHighlights(many, makeMatcher('a', false));
+  assert.equal(join(segs), many);
+  assert.equal(segs.filter((s) => s.hit).length, 200);
+});
+
+test('histogram buckets become stacked bars in level order', () => {
+  const data = {
+    start: '1700000000000000000', step: '60000000000',
+    // Shuffled level order: the shaping must follow names, not positions.
+    levels: ['info', 'unknown', 'trace', 'debug', 'warn', 'error', 'fatal'],
+    buckets: [[120, 1, 0, 0, 3, 1, 0], [0, 0, 0, 0, 0, 0, 0], [5, 0, 0, 2, 0, 0, 1]],
+  };
+  const s = shapeHistogram(data);
+  assert.equal(s.start, 1700000000);
+  assert.equal(s.step, 60);
+  assert.deepEqual(s.bars.map((b) => b.t), [1700000000, 1700000060, 1700000120]);
+  // LEVELS order: unknown, trace, debug, info, warn, error, fatal
+  assert.deepEqual(s.bars[0].counts, [1, 0, 0, 120, 3, 1, 0]);
+  assert.deepEqual(s.bars.map((b) => b.total), [125, 0, 8]);
+  assert.equal(s.max, 125);
+  assert.equal(s.total, 133);
+  assert.equal(s.totals.info, 125);
+  assert.equal(s.totals.fatal, 1);
+  assert.deepEqual(shapeHistogram(null).bars, []);
+  for (const [range, want] of [[300, 5], [900, 10], [3600, 60], [21600, 300], [86400, 1200], [604800, 7200]]) {
+    const step = histogramStep(range);
+    assert.equal(step, want, `${range}s`);
+    assert.ok(range / step >= 40 && range / step <= 90, `${range}s: ${range / step} bars`);
+  }
+});
+
+test('times, ordering and the older-page cursor', () => {
+  assert.equal(nsToSec('1700000000123456789'), 1700000000.123456789);
+  assert.equal(nsToMs('1700000000500000000'), 1700000000500);
+  assert.equal(nsToSec('bogus'), 0);
+  const e = (ts, seq) => ({ ts, seq });
+  const sorted = [e('1700000000000000002', '9'), e('1700000000000000001', '7'), e('1700000000000000001', '3')]
+    .sort(compareEntries);
+  assert.deepEqual(sorted.map((x) => x.seq), ['3', '7', '9']);
+  // The next page ends just after the oldest timestamp and asks for the
+  // lines already shown at it on top of a page (they are dropped by seq).
+  const p = olderPage(sorted);
+  assert.deepEqual(p, { end: '1700000000000000002', limit: PAGE + 2, strictEnd: '1700000000000000001' });
+  assert.equal(olderPage([]), null);
+});
+
+test('the log explorer\'s strings exist in both languages', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { en, zh } = STRINGS_FOR_TEST;
+  const keys = new Set();
+  for (const f of ['logs.js', 'histogram.js', 'volume.js', 'main.js']) {
+    const src = await readFile(new URL(`../src/${f}`, import.meta.url), 'utf8');
+    for (const m of src.matchAll(/\b(?:t|T)\('([\w.]+)'/g)) keys.add(m[1]);
+    for (const m of src.matchAll(/'((?:logs|nav)\.[\w.]+)'/g)) keys.add(m[1]);
+  }
+  for (const l of LEVELS) keys.add(`level.${l}`);
+  for (const f of FLAGS) { keys.add(`logflag.${f}`); keys.add(`logflag.${f}.title`); }
+  for (const c of ['source', 'lines', 'bytes', 'sampled', 'filtered', 'truncated']) keys.add(`logs.col.${c}`);
+  assert.ok(keys.size > 60, `found ${keys.size} keys`);
+  for (const k of keys) {
+    assert.ok(k in en, `English lacks ${k}`);
+    assert.ok(k in zh, `Chinese lacks ${k}`);
+    if (k.startsWith('logs.') && !/^logs\.(query|contextN)$/.test(k)) assert.notEqual(zh[k], en[k], `${k} is not translated`);
+  }
 });
