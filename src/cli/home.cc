@@ -12,7 +12,9 @@
 
 namespace vigil::cli {
 
-std::string ResolveHome(const std::string& flag_value) {
+namespace {
+
+std::string ChooseHome(const std::string& flag_value) {
   if (!flag_value.empty()) return flag_value;
   if (const char* env = std::getenv("VIGIL_HOME"); env != nullptr && *env != '\0') return env;
   if (::geteuid() == 0) return "/var/lib/vigil";
@@ -21,6 +23,20 @@ std::string ResolveHome(const std::string& flag_value) {
   }
   const char* home = std::getenv("HOME");
   return std::string(home != nullptr ? home : ".") + "/.local/share/vigil";
+}
+
+}  // namespace
+
+std::string ResolveHome(const std::string& flag_value) {
+  std::string home = ChooseHome(flag_value);
+  // Absolute, so the background process (which re-executes itself) and the
+  // log discovery (which compares absolute paths) mean the same directory.
+  if (!home.empty() && home.front() != '/') {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof(cwd)) != nullptr) home = JoinPath(cwd, home);
+  }
+  while (home.size() > 1 && home.back() == '/') home.pop_back();
+  return home;
 }
 
 std::string FormatRunState(const RunState& s) {

@@ -24,6 +24,13 @@ TEST_F(HomeTest, FlagBeatsEnvironment) {
   EXPECT_FALSE(ResolveHome("").empty());
 }
 
+TEST_F(HomeTest, ARelativeHomeBecomesAbsolute) {
+  char cwd[4096];
+  ASSERT_NE(::getcwd(cwd, sizeof(cwd)), nullptr);
+  EXPECT_EQ(ResolveHome("rel/home/"), std::string(cwd) + "/rel/home");
+  EXPECT_EQ(ResolveHome("/abs/"), "/abs");
+}
+
 TEST_F(HomeTest, RunStateRoundTripsAndRejectsGarbage) {
   RunState s{1234, "http://127.0.0.1:9300", "127.0.0.1:9300", 1700000000000, "0.1.0"};
   auto back = ParseRunState(FormatRunState(s));

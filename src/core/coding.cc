@@ -1,6 +1,7 @@
 #include "core/coding.h"
 
 #include <array>
+#include <cstring>
 
 namespace vigil {
 namespace {
@@ -25,9 +26,43 @@ const Crc32cTables& Tables() {
   return tables;
 }
 
+#if defined(__x86_64__)
+// SSE4.2's crc32 instruction computes CRC-32C 8 bytes per instruction (~10x
+// the tables). Compiled for that target only in this function; used only
+// where the CPU has it.
+__attribute__((target("sse4.2"))) uint32_t Crc32cHardware(const uint8_t* p, size_t n,
+                                                          uint32_t crc) {
+  uint64_t c = crc;
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+    p += 8;
+    n -= 8;
+  }
+  auto c32 = static_cast<uint32_t>(c);
+  while (n-- > 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return c32;
+}
+
+bool HasHardwareCrc32c() {
+  static const bool has = __builtin_cpu_supports("sse4.2");
+  return has;
+}
+#endif
+
 }  // namespace
 
 uint32_t Crc32c(std::string_view data, uint32_t init) {
+#if defined(__x86_64__)
+  if (HasHardwareCrc32c()) {
+    return ~Crc32cHardware(reinterpret_cast<const uint8_t*>(data.data()), data.size(), ~init);
+  }
+#endif
+  return Crc32cPortable(data, init);
+}
+
+uint32_t Crc32cPortable(std::string_view data, uint32_t init) {
   const auto& t = Tables().t;
   uint32_t crc = ~init;
   const auto* p = reinterpret_cast<const uint8_t*>(data.data());

@@ -108,5 +108,7 @@ inline bool GetLengthPrefixed(std::string_view* in, std::string_view* out) {
 
 // CRC-32C (Castagnoli), as used by iSCSI, ext4 and TFRecord.
 uint32_t Crc32c(std::string_view data, uint32_t init = 0);
+// The table-driven version Crc32c falls back to without SSE4.2 (for tests).
+uint32_t Crc32cPortable(std::string_view data, uint32_t init = 0);
 
 }  // namespace vigil

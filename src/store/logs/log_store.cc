@@ -385,7 +385,25 @@ Status LogStoreImpl::Append(std::string_view node, const wire::LogBatch& batch) 
   if (wake) WakeMaintenance();
   // Also when nothing was written: the offsets this call deduplicated against
   // may belong to a concurrent call that is not yet durable.
-  return WaitDurable(ticket);
+  VIGIL_RETURN_IF_ERROR(WaitDurable(ticket));
+  return RelieveMemory();
+}
+
+// Backpressure: while the heads hold more than max_head_bytes (maintenance
+// is behind), the appender cuts blocks itself; the acknowledgement, and so
+// the agent's next read, waits for it.
+Status LogStoreImpl::RelieveMemory() {
+  auto over = [this] {
+    std::lock_guard lock(mu_);
+    return head_bytes_ > options_.max_head_bytes;
+  };
+  if (!over()) return Status::Ok();
+  std::lock_guard maintain(maintain_mu_);
+  if (!over()) return Status::Ok();
+  VIGIL_RETURN_IF_ERROR(MaintainLocked(false));
+  // Many streams each below their size cap: cut them all.
+  if (over()) VIGIL_RETURN_IF_ERROR(MaintainLocked(true));
+  return Status::Ok();
 }
 
 Status LogStoreImpl::FlushPendingLocked() {

@@ -37,6 +37,10 @@ struct Options {
   // Memory for block token filters (newest blocks first); the rest are read
   // from disk when a keyword query needs them.
   size_t filter_memory_bytes = 64u << 20;
+  // Bytes of line text the heads may hold in all. Above it, Append cuts
+  // blocks itself before returning, so a backlog waits in the agent's files
+  // (unread) rather than in this process's memory.
+  size_t max_head_bytes = 8u << 20;
 };
 
 // Stream selector, with Prometheus semantics: an absent label equals "".

@@ -131,6 +131,7 @@ class LogStoreImpl final : public LogStore {
   Status ApplyReplayRecord(
       uint64_t segment, std::string_view body,
       const std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>>& covered);
+  Status RelieveMemory();
   Status WaitDurable(uint64_t ticket);
   Status LoadFiltersLocked();
   void WakeMaintenance();

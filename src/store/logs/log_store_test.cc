@@ -510,3 +510,44 @@ TEST_F(LogStoreTest, ClosedStoreRefusesAppends) {
 
 }  // namespace
 }  // namespace vigil::logstore
+
+namespace vigil::logstore {
+namespace {
+
+// A backlog waits in the agent's files, not in the store's memory: past
+// max_head_bytes, Append cuts blocks itself before acknowledging.
+TEST(LogStoreMemoryTest, HeadsStayUnderTheCapWithoutBackgroundMaintenance) {
+  TempDir dir;
+  testing::FakeClockEnv env;
+  Options o = testing::TestOptions(dir.path(), &env);
+  o.block_max_lines = 100000;  // size alone would never cut
+  o.block_max_bytes = 64u << 20;
+  o.max_head_bytes = 256u << 10;  // 256 KiB
+  auto store = LogStore::Open(o);
+  ASSERT_TRUE(store.ok());
+  std::string text(200, 'x');
+  uint64_t off = 0;
+  for (int b = 0; b < 40; ++b) {  // 40 batches of 100 lines of ~200 bytes: ~800 KiB
+    std::vector<testing::Rec> recs;
+    for (int i = 0; i < 100; ++i) {
+      recs.push_back({testing::kT0 + (b * 100 + i) * testing::kSec, wire::LogLevel::kInfo,
+                      text + std::to_string(b * 100 + i)});
+    }
+    auto s = testing::MakeStream("src", {{"job", std::to_string(b % 4)}}, off, recs);
+    off = s.end_offset;
+    ASSERT_TRUE((*store)->Append("n1", testing::MakeBatch({s})).ok());
+    EXPECT_LE((*store)->Stats().head_bytes, o.max_head_bytes) << "after batch " << b;
+  }
+  LogStoreStats st = (*store)->Stats();
+  EXPECT_EQ(st.lines, 4000u);
+  EXPECT_GT(st.blocks, 0u);
+  LogQuery q;
+  q.limit = 5000;
+  auto all = (*store)->Query(q);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->entries.size(), 4000u);
+  ASSERT_TRUE((*store)->Close().ok());
+}
+
+}  // namespace
+}  // namespace vigil::logstore
