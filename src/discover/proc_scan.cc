@@ -64,11 +64,19 @@ std::optional<bool> OpenForWriting(const std::string& fdinfo_path) {
   return (flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR;
 }
 
+// Some programs name binary files *.log (LevelDB's and so Chromium's write
+// logs, SQLite-style journals): a NUL among the first bytes says so.
+bool StartsBinary(const std::string& path) {
+  auto head = Env::Default()->ReadFile(path, 512);
+  return head.ok() && head->find('\0') != std::string::npos;
+}
+
 bool IsCandidatePath(int fd, const std::string& path) {
   std::string_view base = PathBasename(path);
-  if (fd != 1 && fd != 2 && !LooksLikeLogName(base)) return false;
+  bool std_stream = fd == 1 || fd == 2;
+  if (!std_stream && !LooksLikeLogName(base)) return false;
   return !IsSystemPath(path) && !IsBinaryFileName(path) && !IsRotatedCompressed(path) &&
-         !IsRotatedNumbered(base);
+         !IsRotatedNumbered(base) && (std_stream || !StartsBinary(path));
 }
 
 // Lists up to `max_fds` fds of one process. Returns false when the fd table

@@ -298,7 +298,11 @@ test('logs: filters, hostile text, search highlights, context, histogram, volume
     await page.selectOption('select[data-filter="job"]', JOB);
     assert.equal(await page.textContent('[data-testid=logql]'), sel);
     // One page: the newest 500 lines, oldest first, newest at the bottom.
-    await page.waitForFunction(() => document.querySelectorAll('.log-list .log-row').length === 500, null, { timeout: 10000 });
+    // (The list may still show the unfiltered page for a moment: wait for the job's own.)
+    await page.waitForFunction(() => {
+      const rows = document.querySelectorAll('.log-list .log-text');
+      return rows.length === 500 && rows[rows.length - 1].textContent === 'ERROR step failed: loss is NaN';
+    }, null, { timeout: 15000 });
     assert.match(page.url(), new RegExp(`job=${JOB}`));
     const newest = await page.$$eval('.log-list .log-text', (els) => [els[0].textContent, els.at(-1).textContent]);
     assert.deepEqual(newest, [`INFO bulk row ${lines - 500 - 2}`, 'ERROR step failed: loss is NaN']);
