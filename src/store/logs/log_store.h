@@ -40,7 +40,7 @@ struct Options {
   // Bytes of line text the heads may hold in all. Above it, Append cuts
   // blocks itself before returning, so a backlog waits in the agent's files
   // (unread) rather than in this process's memory.
-  size_t max_head_bytes = 8u << 20;
+  size_t max_head_bytes = 4u << 20;
 };
 
 // Stream selector, with Prometheus semantics: an absent label equals "".

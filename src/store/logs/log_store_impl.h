@@ -139,7 +139,7 @@ class LogStoreImpl final : public LogStore {
   // log_store_maintain.cc
   Status MaintainLocked(bool force);
   std::vector<CutJob> CollectCutsLocked(int64_t now_ms, bool force);
-  static constexpr size_t kEncodeThreads = 4;
+  static constexpr size_t kEncodeThreads = 2;  // a small agent on a small box
   void EncodeJob(CutJob* job, TrigramCollector* trigrams);
   void EncodeJobs(std::vector<CutJob>* jobs);
   Status WriteBlocks(std::vector<CutJob>* jobs, std::vector<std::pair<uint64_t, uint64_t>>* floors);
