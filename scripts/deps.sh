@@ -13,7 +13,7 @@ command -v npm >/dev/null 2>&1 || build_pkgs+=(nodejs npm)
 # chromium drives the UI's browser test; the CJK fonts make Chinese legible in
 # its screenshots.
 test_pkgs=(prometheus prometheus-node-exporter python3 curl procps chromium fonts-noto-cjk)
-bench_pkgs=(libbenchmark-dev victoria-metrics netdata rsyslog ripgrep)
+bench_pkgs=(libbenchmark-dev victoria-metrics netdata rsyslog ripgrep zstd)
 
 pkgs=("${build_pkgs[@]}")
 case "$level" in
