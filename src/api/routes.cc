@@ -30,14 +30,20 @@ std::string Iso8601(int64_t ms) {
   return buf;
 }
 
+// One unlabelled server-side value and its family.
+void AddPoint(std::vector<wire::MetricFamily>* families, std::vector<ExpositionPoint>* points,
+              int64_t now, const char* name, MetricType type, const char* help, double v) {
+  families->push_back({name, type, help});
+  points->push_back({{{std::string(wire::kMetricNameLabel), name}}, {now, v}});
+}
+
 // The log store's totals, and per source what volume control sampled away or
 // filtered and what was cut: never silent (docs/log-api.md).
 void AddLogStorePoints(const logstore::LogStore& logs, std::vector<wire::MetricFamily>* families,
                        std::vector<ExpositionPoint>* points, int64_t now) {
   logstore::LogStoreStats st = logs.Stats();
   auto add = [&](const char* name, MetricType type, const char* help, double v) {
-    families->push_back({name, type, help});
-    points->push_back({{{std::string(wire::kMetricNameLabel), name}}, {now, v}});
+    AddPoint(families, points, now, name, type, help, v);
   };
   add("vigil_logstore_streams", MetricType::kGauge, "Log streams in the log store.",
       static_cast<double>(st.streams));
@@ -85,9 +91,7 @@ void AddLogStorePoints(const logstore::LogStore& logs, std::vector<wire::MetricF
 void AddServerPoints(const CoreRouteDeps& deps, std::vector<wire::MetricFamily>* families,
                      std::vector<ExpositionPoint>* points, int64_t now) {
   auto add = [&](const char* name, MetricType type, const char* help, double v) {
-    families->push_back({name, type, help});
-    wire::Labels labels = {{std::string(wire::kMetricNameLabel), name}};
-    points->push_back({std::move(labels), {now, v}});
+    AddPoint(families, points, now, name, type, help, v);
   };
   tsdb::DbStats db = deps.db->Stats();
   add("vigil_tsdb_series", MetricType::kGauge, "Series in the metrics store.",

@@ -10,23 +10,22 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_util import free_port, wait_for  # noqa: E402
+
 VIGIL = os.environ["VIGIL_BIN"]
 FAKE_NVML = os.environ["VIGIL_FAKE_NVML"]
 SCENARIO = os.path.join(os.environ["VIGIL_SOURCE_DIR"], "tests/fake_nvml/scenarios/h100x8.scenario")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def query(url, q, limit=1000, **params):
@@ -35,14 +34,6 @@ def query(url, q, limit=1000, **params):
         return json.loads(r.read())["data"]
 
 
-def wait_for(fn, timeout=30, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 class LogsE2E(unittest.TestCase):

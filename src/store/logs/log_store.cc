@@ -138,13 +138,7 @@ Status LogStoreImpl::Recover() {
   }
   for (auto& cs : cat.sources) {
     Source src;
-    src.node = std::move(cs.node);
-    src.source_id = std::move(cs.source_id);
-    src.stream_id = cs.stream_id;
-    src.end_offset = cs.end_offset;
-    src.lines = cs.lines;
-    src.bytes = cs.bytes;
-    src.counters = cs.counters;
+    static_cast<CatalogSource&>(src) = std::move(cs);
     std::string key = SourceKey(src.node, src.source_id);
     sources_[key] = std::move(src);
   }
@@ -320,7 +314,10 @@ Status LogStoreImpl::Append(std::string_view node, const wire::LogBatch& batch) 
       auto sit = sources_.find(skey);
       bool known = sit != sources_.end();
       if (!known) {
-        sit = sources_.emplace(skey, Source{std::string(node), ls.source_id}).first;
+        Source fresh;
+        fresh.node = std::string(node);
+        fresh.source_id = ls.source_id;
+        sit = sources_.emplace(skey, std::move(fresh)).first;
       }
       Source& src = sit->second;
       uint64_t committed = src.end_offset;

@@ -81,14 +81,9 @@ struct Stream {
   bool dirty = false;            // changed since the last catalog snapshot
 };
 
-struct Source {
-  std::string node;
-  std::string source_id;
-  uint64_t stream_id = 0;
-  uint64_t end_offset = 0;
-  uint64_t lines = 0;
-  uint64_t bytes = 0;
-  wire::LogSourceCounters counters;
+// A source as the catalog keeps it, plus whether it changed since the last
+// catalog snapshot.
+struct Source : CatalogSource {
   bool dirty = false;
 };
 

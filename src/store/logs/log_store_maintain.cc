@@ -191,8 +191,7 @@ Status LogStoreImpl::MaintainLocked(bool force) {
       }
       for (auto& [key, src] : sources_) {
         if (!full_checkpoint_ && !src.dirty) continue;
-        csources.push_back({src.node, src.source_id, src.stream_id, src.end_offset, src.lines,
-                            src.bytes, src.counters});
+        csources.push_back(src);  // the catalog's part
         src.dirty = false;
       }
       full_checkpoint_ = false;
