@@ -121,7 +121,7 @@ TEST_F(ProcScanTest, OtherFdsNeedALogNameAndWriteMode) {
   proc_.AddFd(7, 10, "pipe:[77]", "");
   proc_.AddFd(7, 11, "anon_inode:[eventfd]", "");
   proc_.AddFd(7, 12, File("nofdinfo.log"), "");  // write mode unknown: skipped
-  std::string leveldb = File("000003.log");         // LevelDB's binary write-ahead log
+  std::string leveldb = File("000003.log");      // LevelDB's binary write-ahead log
   WriteFile(leveldb, std::string("\x1b\x00\x01\x01\x00\x00", 6) + "CrossDevice");
   proc_.AddFd(7, 13, leveldb, kWriteAppend);
   proc_.AddFd(7, 1, "/dev/pts/0", "0100002");
