@@ -1,8 +1,10 @@
 // vigil: the one binary. Composition root: the only place that sees both the
 // agent side and the server side (DESIGN.md "Data flow").
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -14,6 +16,12 @@ int main(int argc, char** argv) {
   // glibc gives each thread that allocates its own arena and keeps freed
   // memory there; two arenas keep a small agent's resident memory small.
   mallopt(M_ARENA_MAX, 2);
+  // Every followed log file holds a descriptor: the soft limit's usual 1024
+  // is too few for a busy node; the hard limit is what the admin allows.
+  if (struct rlimit rl{}; ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = std::min<rlim_t>(rl.rlim_max, 65536);
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
   if (argc >= 2 && std::string_view(argv[1]) == "run") {
     auto run = ParseRunArgs(argc - 2, argv + 2);
     if (!run.ok()) {

@@ -533,6 +533,7 @@ Result<TailChunk> FileTailer::ReadSome(size_t max_bytes) {
   auto with_lost = [this](TailChunk c) {
     c.lost = std::move(lost_);
     lost_.clear();
+    ReleaseBuffers();
     return c;
   };
   for (int round = 0; round < 2; ++round) {
@@ -560,6 +561,21 @@ Result<TailChunk> FileTailer::ReadSome(size_t max_bytes) {
   c.path = path_;
   if (current_) VIGIL_RETURN_IF_ERROR(Pump(*current_, true, max_bytes, now, &c));
   return with_lost(std::move(c));
+}
+
+// An agent follows hundreds of files, most of them idle: a tailer keeps no
+// read buffer between calls, and a partial-line buffer only while it holds
+// something.
+void FileTailer::ReleaseBuffers() {
+  constexpr size_t kKeep = 4096;
+  if (buf_.capacity() > kKeep) std::string().swap(buf_);
+  auto shrink = [](Source* src) {
+    if (src != nullptr && src->pending.empty() && src->pending.capacity() > kKeep) {
+      std::string().swap(src->pending);
+    }
+  };
+  shrink(current_.get());
+  for (auto& d : draining_) shrink(d.get());
 }
 
 bool FileTailer::HasOpenSources() const { return current_ != nullptr || !draining_.empty(); }

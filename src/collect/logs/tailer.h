@@ -147,6 +147,7 @@ class FileTailer {
   Status OpenCurrent(bool at_end);
   Status Pump(Source& s, bool is_current, size_t max_bytes, int64_t now, TailChunk* out);
   uint64_t NextGeneration(uint64_t dev, uint64_t ino);
+  void ReleaseBuffers();
 
   std::string path_;
   TailerOptions options_;
