@@ -18,9 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::FakeClockEnv;
+using testing::kT0;
 using testing::TempDir;
 
-constexpr int64_t kT0 = 20000 * kDayMs;
 constexpr int64_t kStep = 10000;
 constexpr int kSeries = 3;
 

@@ -14,10 +14,9 @@ namespace vigil::tsdb {
 namespace {
 
 using testing::FakeClockEnv;
+using testing::kMin;
+using testing::kT0;
 using testing::TempDir;
-
-constexpr int64_t kMin = 60 * 1000;
-constexpr int64_t kT0 = 20000 * kDayMs;  // 2024-10-04 00:00 UTC
 
 wire::MetricBatch Batch(int64_t t, std::vector<std::pair<std::string, double>> gpus,
                         const std::string& name = "gpu_util") {

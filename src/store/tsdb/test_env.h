@@ -8,8 +8,13 @@
 
 #include "core/env_wrapper.h"
 #include "core/temp_dir.h"
+#include "store/tsdb/head.h"
 
 namespace vigil::tsdb::testing {
+
+// The tests' clock: a minute, and a day boundary to start from.
+inline constexpr int64_t kMin = 60 * 1000;
+inline constexpr int64_t kT0 = 20000 * kDayMs;  // 2024-10-04 00:00 UTC
 
 // Forwards everything to Env::Default() except NowMillis().
 class FakeClockEnv final : public EnvWrapper {
