@@ -8,7 +8,8 @@ TSAN_BUILD ?= build-tsan
 # The tests of the threaded code (DESIGN.md: TSan for threaded code).
 TSAN_TESTS := core_test collect_loop_test collect_system_test gpu_collector_test \
               tsdb_db_test ingester_test http_server_test routes_test \
-              logstore_test logagent_test logtail_test query_engine_test
+              logstore_test logagent_test logtail_test query_engine_test \
+              ship_test jobs_tracker_test
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 VIGIL      := $(BUILD)/src/cli/vigil

@@ -8,7 +8,10 @@ Three systems on the same genlog file, runs alternating, medians reported
            rate limit (10,000 lines/s) samples a burst away, so it is done when
            stored + sampled + filtered lines reach N.
   logpipe  bench/logpipe_bench: the same path in one process, rate limit off,
-           every line stored (the row to compare with rsyslog).
+           every line stored, training metrics read from every line into
+           training_* series (as `vigil up` does).
+  logonly  logpipe_bench with TRAINING_METRICS=0: the log path alone, the same
+           work as rsyslog's (read, parse, store) plus indexing.
   rsyslog  imfile (inotify) -> omfile, tuned for throughput.
 
   bench/log_pipeline_compare.py --vigil build-bench/src/cli/vigil --input FILE \
@@ -189,7 +192,7 @@ def run_vigil(args, run_dir, n_lines, perf_out=None):
 
 
 # ------------------------------------------- Vigil's log path, rate limit off
-def run_pipe(args, run_dir, n_lines, perf_out=None):
+def run_pipe(args, run_dir, n_lines, perf_out=None, env=None):
     os.makedirs(run_dir)
     path = os.path.join(run_dir, "train.log")
     with open(args.input, "rb") as fin, open(path, "wb") as fout:
@@ -197,7 +200,8 @@ def run_pipe(args, run_dir, n_lines, perf_out=None):
     holder = start_holder(path)
     state = os.path.join(run_dir, "state")
     out = open(os.path.join(run_dir, "logpipe.out"), "wb")
-    proc = subprocess.Popen([args.logpipe, path, state], stdout=out, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([args.logpipe, path, state], stdout=out, stderr=subprocess.STDOUT,
+                            env=dict(os.environ, **(env or {})))
     progress = os.path.join(state, "progress")
 
     def stored():
@@ -332,14 +336,16 @@ def main():
     ap.add_argument("--work", default="bench/out/logs/pipe")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--perf", action="store_true", help="one extra run of each Vigil variant under perf record")
-    ap.add_argument("--systems", default="vigil,logpipe,rsyslog")
+    ap.add_argument("--systems", default="vigil,logpipe,logonly,rsyslog")
     args = ap.parse_args()
     args.work = os.path.abspath(args.work)  # paths go to Vigil, which wants them absolute
     args.input = os.path.abspath(args.input)
     if not args.logpipe:
         args.logpipe = os.path.join(os.path.dirname(os.path.abspath(args.vigil)), "../../bench/logpipe_bench")
     systems = args.systems.split(",")
-    runners = {"vigil": run_vigil, "logpipe": run_pipe, "rsyslog": run_rsyslog}
+    def run_logonly(args, run_dir, n_lines, perf_out=None):
+        return run_pipe(args, run_dir, n_lines, perf_out, env={"TRAINING_METRICS": "0"})
+    runners = {"vigil": run_vigil, "logpipe": run_pipe, "logonly": run_logonly, "rsyslog": run_rsyslog}
 
     subprocess.run(["rm", "-rf", args.work], check=True)
     os.makedirs(args.work)
@@ -355,7 +361,7 @@ def main():
             log("%s run %d: %s" % (name, i, json.dumps(r)))
             results[name].append(r)
     if args.perf:
-        for name in ("vigil", "logpipe"):
+        for name in ("vigil", "logpipe", "logonly"):
             if name not in systems:
                 continue
             perf_data = os.path.join(args.work, name + ".perf.data")
@@ -380,7 +386,7 @@ def main():
         print("| %s | %d | %.2f | %.0f | %.2f | %.0f | %.2f | %.1f | %.1f (%s) |" % (
             name, stored, wall, n_lines / wall, cpu, n_lines / cpu, cpu / n_lines * 1e6, rss0, hwm,
             ", ".join("%.1f" % (r["hwm_kib"] / 1024) for r in rs)))
-    for name in ("vigil", "logpipe"):
+    for name in ("vigil", "logpipe", "logonly"):
         if name in med and "rsyslog" in med:
             print("%s / rsyslog, lines per CPU-second (medians): %.2fx" % (name, med[name] / med["rsyslog"]))
 

@@ -1,8 +1,8 @@
 // The log path of `vigil up`, in one process, for bench/log_pipeline_compare.py
 // (bench/RESULTS.md "Logs"): LogAgent (tail -> envelope -> encoding ->
-// multiline -> level -> volume -> batch) -> wire frame -> Ingester::Receive ->
+// multiline -> level -> volume -> batch) -> Ingester::ReceiveLogBatch ->
 // LogStore (production options: WAL fsync per batch, background block cuts),
-// wired exactly as src/cli/instance.cc does with the in-process transport.
+// wired exactly as src/cli/instance.cc wires `vigil up` (no wire frame).
 //
 // Differences from the binary, and why: discovery is replaced by the one file
 // to tail (the binary's discovery finds it through its writer's stdout), and
@@ -11,12 +11,13 @@
 // LINES_PER_SECOND is set, so every line of a burst is stored, as rsyslog
 // stores them. No HTTP server and no metric collectors run.
 //
-//   logpipe_bench FILE STATE_DIR
+//   [TRAINING_METRICS=0] logpipe_bench FILE STATE_DIR   (0: no training_* series)
 //
 // Runs until SIGTERM/SIGINT. Every 50 ms it writes the store's line count
 // (lines + sampled + filtered as "accounted") to STATE_DIR/progress, one line
 // "<stored> <accounted>", for the driver to poll.
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "collect/logs/log_agent.h"
@@ -42,6 +44,7 @@ void OnSignal(int) { g_stop = 1; }
 }  // namespace
 
 int main(int argc, char** argv) {
+  mallopt(M_ARENA_MAX, 2);  // as src/cli/main.cc does
   if (argc != 3) {
     std::fprintf(stderr, "usage: logpipe_bench FILE STATE_DIR\n");
     return 2;
@@ -66,7 +69,11 @@ int main(int argc, char** argv) {
                  logs.status().ToString().c_str());
     return 1;
   }
-  ingest::Ingester ingester(db->get(), logs->get());
+  // TRAINING_METRICS=0 measures the log path alone (no training_* series).
+  ingest::IngesterOptions ingest_options;
+  const char* tm = std::getenv("TRAINING_METRICS");
+  ingest_options.training_metrics = tm == nullptr || std::string_view(tm) != "0";
+  ingest::Ingester ingester(db->get(), logs->get(), ingest_options);
 
   collect::logs::LogAgentOptions o;
   o.node = "bench";
@@ -81,8 +88,10 @@ int main(int argc, char** argv) {
   };
   const char* lps = std::getenv("LINES_PER_SECOND");
   o.volume.lines_per_second = lps ? static_cast<uint32_t>(std::strtoul(lps, nullptr, 10)) : 0;
-  collect::logs::LogAgent agent(o,
-                                [&ingester](std::string frame) { return ingester.Receive(frame); });
+  // Wired as `vigil up` wires it (src/cli/instance.cc): the batch goes to
+  // the ingester in-process, without a wire frame.
+  collect::logs::LogAgent agent(
+      o, [&ingester](wire::LogBatch* batch) { return ingester.ReceiveLogBatch(batch); });
   Status st = agent.Start();
   if (!st.ok()) {
     std::fprintf(stderr, "agent: %s\n", st.ToString().c_str());

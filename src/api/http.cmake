@@ -14,8 +14,9 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     PROPERTIES COMPILE_OPTIONS -Wno-maybe-uninitialized)
 endif()
 
+# The client's tests are in the same binary, so `make test-tsan` covers them.
 vigil_test(http_server_test
-  SOURCES ${_http}/http_server_test.cc ${_http}/http_message_test.cc
+  SOURCES ${_http}/http_server_test.cc ${_http}/http_message_test.cc ${_http}/http_client_test.cc
   DEPS vigil_http)
 vigil_test(exposition_test SOURCES ${_http}/exposition_test.cc DEPS vigil_http)
 

@@ -8,6 +8,7 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/span_body.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 
@@ -23,6 +24,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
 using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMaxResponseHeaderBytes = 64 * 1024;
 
@@ -30,13 +32,15 @@ std::string Str(beast::string_view s) { return std::string(s.data(), s.size()); 
 
 bool IsTargetChar(char c) { return c > 0x20 && c < 0x7f; }
 
+Status NoResponseInTime(const std::string& where, const HttpClientRequest& r) {
+  return DeadlineExceeded("no response from " + where + " within " +
+                          std::to_string(r.timeout.count()) + " ms");
+}
+
 // Turns a failed step of the exchange into a Status a user can act on.
 Status ExchangeError(const error_code& ec, std::string_view step, const std::string& url,
                      const HttpClientRequest& r) {
-  if (ec == beast::error::timeout) {
-    return DeadlineExceeded("no response from " + url + " within " +
-                            std::to_string(r.timeout.count()) + " ms");
-  }
+  if (ec == beast::error::timeout) return NoResponseInTime(url, r);
   if (ec == http::error::body_limit) {
     return ResourceExhausted("the response from " + url + " is larger than " +
                              std::to_string(r.max_response_bytes) + " bytes");
@@ -46,6 +50,14 @@ Status ExchangeError(const error_code& ec, std::string_view step, const std::str
     return InvalidArgument("malformed HTTP response from " + url + ": " + ec.message());
   }
   return Unavailable("cannot " + std::string(step) + " " + url + ": " + ec.message());
+}
+
+// The connection closed before a byte of the response came: what a server
+// that closed an idle keep-alive connection looks like to the next request.
+bool ClosedByPeer(const error_code& ec) {
+  return ec == http::error::end_of_stream || ec == net::error::eof ||
+         ec == net::error::connection_reset || ec == net::error::broken_pipe ||
+         ec == net::error::connection_aborted;
 }
 
 }  // namespace
@@ -106,7 +118,63 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
   return out;
 }
 
-Result<HttpResponse> HttpFetch(const HttpClientRequest& r) {
+struct HttpConnection::Link {
+  // Declared in this order so that the io_context is destroyed last: pending
+  // handlers are destroyed with it, never run.
+  net::io_context ioc{1};
+  tcp::resolver resolver{ioc};
+  beast::tcp_stream stream{ioc};
+  beast::flat_buffer buffer;  // bytes read past the last response
+  std::string host_port;      // where the connection goes
+
+  // Runs the operations started on `ioc` until they are all done or the
+  // deadline (plus a margin for the timers that enforce it) passes.
+  void Run(Clock::time_point deadline) {
+    ioc.restart();
+    ioc.run_until(deadline + std::chrono::milliseconds(50));
+  }
+
+  // Opens the connection; runs on `ioc` like the exchange.
+  Status Connect(const HttpUrl& url, const std::string& where, const HttpClientRequest& r,
+                 Clock::time_point deadline) {
+    std::optional<Status> failure;
+    bool done = false;
+    auto on_connect = [&](error_code ec, const tcp::endpoint&) {
+      if (ec) failure = ExchangeError(ec, "connect to", where, r);
+      done = true;
+    };
+    error_code ec;
+    auto literal = net::ip::make_address(url.host, ec);
+    std::vector<tcp::endpoint> eps;
+    if (!ec) {
+      eps.emplace_back(literal, url.port);
+      stream.expires_at(deadline);
+      stream.async_connect(eps, on_connect);
+    } else {
+      resolver.async_resolve(
+          url.host, std::to_string(url.port),
+          [&](error_code rec, tcp::resolver::results_type results) {
+            if (rec) {
+              failure = Unavailable("cannot resolve " + url.host + ": " + rec.message());
+              done = true;
+              return;
+            }
+            stream.expires_at(deadline);
+            stream.async_connect(results, on_connect);
+          });
+    }
+    Run(deadline);
+    if (!done) return NoResponseInTime(where, r);
+    return failure ? *failure : Status::Ok();
+  }
+};
+
+HttpConnection::HttpConnection(bool keep_alive) : keep_alive_(keep_alive) {}
+HttpConnection::~HttpConnection() = default;
+
+void HttpConnection::Close() { link_.reset(); }
+
+Result<HttpResponse> HttpConnection::Fetch(const HttpClientRequest& r) {
   VIGIL_ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(r.url));
   if (!IsHeaderToken(r.method)) return InvalidArgument("invalid HTTP method: " + r.method);
   const bool v6 = url.host.find(':') != std::string::npos;
@@ -114,7 +182,8 @@ Result<HttpResponse> HttpFetch(const HttpClientRequest& r) {
       (v6 ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port);
   const std::string where = "http://" + host_port;
 
-  http::request<http::string_body> req;
+  // span_body: the body is sent from the caller's string, not a copy of it.
+  http::request<http::span_body<const char>> req;
   req.method_string(r.method);
   req.target(url.target);
   req.version(11);
@@ -126,89 +195,87 @@ Result<HttpResponse> HttpFetch(const HttpClientRequest& r) {
     }
     req.set(name, value);
   }
-  req.set(http::field::connection, "close");
-  req.body() = r.body;
+  if (!keep_alive_) req.set(http::field::connection, "close");
+  req.body() = {r.body.data(), r.body.size()};
   if (!r.body.empty() || r.method == "POST" || r.method == "PUT") req.prepare_payload();
+  const bool want_keep_alive = req.keep_alive();
+  const auto deadline = Clock::now() + r.timeout;
 
-  net::io_context ioc(1);
-  beast::tcp_stream stream(ioc);
-  tcp::resolver resolver(ioc);
-  beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.header_limit(kMaxResponseHeaderBytes);
-  parser.body_limit(r.max_response_bytes);
-  if (r.method == "HEAD") parser.skip(true);
-  const auto deadline = std::chrono::steady_clock::now() + r.timeout;
-
-  std::optional<Status> failure;
-  bool done = false;
-  // The exchange as a chain of steps; each runs on this thread inside run_for.
-  auto on_read = [&](error_code ec, size_t) {
-    if (ec) failure = ExchangeError(ec, "read the response from", where, r);
-    done = true;
-  };
-  // The header first: Beast 1.74 can lose a Content-Length over body_limit
-  // when the body arrives in the same read, so the length is checked here.
-  auto on_header = [&](error_code ec, size_t) {
-    if (ec) return on_read(ec, 0);
-    if (parser.is_done()) return on_read({}, 0);  // HEAD, 204, 304, or an empty body
-    auto length = ParseContentLength(Str(parser.get()[http::field::content_length]));
-    if (length && *length > r.max_response_bytes) return on_read(http::error::body_limit, 0);
-    http::async_read(stream, buffer, parser, on_read);
-  };
-  auto on_write = [&](error_code ec, size_t) {
-    if (ec) {
-      failure = ExchangeError(ec, "send the request to", where, r);
-      done = true;
-      return;
+  if (link_ != nullptr && link_->host_port != host_port) link_.reset();
+  for (;;) {
+    const bool reused = link_ != nullptr;
+    if (!reused) {
+      link_ = std::make_unique<Link>();
+      link_->host_port = host_port;
+      if (Status st = link_->Connect(url, where, r, deadline); !st.ok()) {
+        link_.reset();
+        return st;
+      }
     }
-    stream.expires_at(deadline);
-    http::async_read_header(stream, buffer, parser, on_header);
-  };
-  auto on_connect = [&](error_code ec, const tcp::endpoint&) {
-    if (ec) {
-      failure = ExchangeError(ec, "connect to", where, r);
+    Link& link = *link_;
+    http::response_parser<http::string_body> parser;
+    parser.header_limit(kMaxResponseHeaderBytes);
+    parser.body_limit(r.max_response_bytes);
+    if (r.method == "HEAD") parser.skip(true);
+
+    std::optional<Status> failure;
+    bool done = false;
+    bool unanswered = false;  // failed before any byte of the response
+    // The exchange as a chain of steps; each runs on this thread inside Run.
+    auto on_read = [&](error_code ec, size_t) {
+      if (ec) {
+        unanswered = ClosedByPeer(ec) && !parser.got_some() && link.buffer.size() == 0;
+        failure = ExchangeError(ec, "read the response from", where, r);
+      }
       done = true;
-      return;
+    };
+    // The header first: Beast 1.74 can lose a Content-Length over body_limit
+    // when the body arrives in the same read, so the length is checked here.
+    auto on_header = [&](error_code ec, size_t) {
+      if (ec) return on_read(ec, 0);
+      if (parser.is_done()) return on_read({}, 0);  // HEAD, 204, 304, or an empty body
+      auto length = ParseContentLength(Str(parser.get()[http::field::content_length]));
+      if (length && *length > r.max_response_bytes) return on_read(http::error::body_limit, 0);
+      http::async_read(link.stream, link.buffer, parser, on_read);
+    };
+    auto on_write = [&](error_code ec, size_t) {
+      if (ec) {
+        unanswered = ClosedByPeer(ec);
+        failure = ExchangeError(ec, "send the request to", where, r);
+        done = true;
+        return;
+      }
+      link.stream.expires_at(deadline);
+      http::async_read_header(link.stream, link.buffer, parser, on_header);
+    };
+    link.stream.expires_at(deadline);
+    http::async_write(link.stream, req, on_write);
+    link.Run(deadline);
+
+    if (!done || failure) {
+      link_.reset();  // never reused after an error; destroys what is pending
+      // The server closed the idle connection before it read this request.
+      if (done && reused && unanswered) continue;
+      return done ? *failure : NoResponseInTime(where, r);
     }
-    stream.expires_at(deadline);
-    http::async_write(stream, req, on_write);
-  };
-
-  error_code ec;
-  auto literal = net::ip::make_address(url.host, ec);
-  if (!ec) {
-    stream.expires_at(deadline);
-    std::vector<tcp::endpoint> eps{tcp::endpoint(literal, url.port)};
-    stream.async_connect(eps, on_connect);
-  } else {
-    resolver.async_resolve(url.host, std::to_string(url.port),
-                           [&](error_code rec, tcp::resolver::results_type results) {
-                             if (rec) {
-                               failure =
-                                   Unavailable("cannot resolve " + url.host + ": " + rec.message());
-                               done = true;
-                               return;
-                             }
-                             stream.expires_at(deadline);
-                             stream.async_connect(results, on_connect);
-                           });
+    auto& msg = parser.get();
+    // Bytes after the response were never asked for: do not read them as the
+    // next response.
+    if (!want_keep_alive || !msg.keep_alive() || parser.need_eof() || link.buffer.size() > 0) {
+      link_.reset();
+    }
+    HttpResponse out;
+    out.status = static_cast<int>(msg.result_int());
+    out.content_type.clear();
+    for (const auto& field : msg) out.headers.Add(Str(field.name_string()), Str(field.value()));
+    if (auto ct = out.headers.Get("Content-Type")) out.content_type = std::string(*ct);
+    out.body = std::move(msg.body());
+    return out;
   }
-  ioc.run_until(deadline + std::chrono::milliseconds(50));
-  if (!done) {
-    return DeadlineExceeded("no response from " + where + " within " +
-                            std::to_string(r.timeout.count()) + " ms");
-  }
-  if (failure) return *failure;
+}
 
-  auto& msg = parser.get();
-  HttpResponse out;
-  out.status = static_cast<int>(msg.result_int());
-  out.content_type.clear();
-  for (const auto& field : msg) out.headers.Add(Str(field.name_string()), Str(field.value()));
-  if (auto ct = out.headers.Get("Content-Type")) out.content_type = std::string(*ct);
-  out.body = std::move(msg.body());
-  return out;
+Result<HttpResponse> HttpFetch(const HttpClientRequest& r) {
+  return HttpConnection(/*keep_alive=*/false).Fetch(r);
 }
 
 Result<HttpResponse> HttpGet(const std::string& url, std::chrono::milliseconds timeout) {

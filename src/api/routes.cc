@@ -115,6 +115,15 @@ void AddServerPoints(const CoreRouteDeps& deps, std::vector<wire::MetricFamily>*
   add("vigil_ingest_rejected_batches_total", MetricType::kCounter,
       "Metric and log batches rejected as malformed or invalid.",
       static_cast<double>(in.rejected_batches));
+  add("vigil_training_samples_total", MetricType::kCounter,
+      "Training metric values read from log lines and stored (training_* series).",
+      static_cast<double>(in.training.samples));
+  add("vigil_training_thinned_samples_total", MetricType::kCounter,
+      "Training metric values not stored: over their series' rate (100 a second).",
+      static_cast<double>(in.training.thinned));
+  add("vigil_training_dropped_samples_total", MetricType::kCounter,
+      "Training metric values not stored: their source has too many metric names.",
+      static_cast<double>(in.training.names_dropped));
   if (deps.logs != nullptr) AddLogStorePoints(*deps.logs, families, points, now);
 }
 
@@ -213,6 +222,10 @@ HttpResponse StatusJson(const CoreRouteDeps& deps) {
     w.Key("duplicate_lines").Uint(ls.duplicate_lines).Key("head_lines").Uint(ls.head_lines);
     w.Key("blocks").Uint(ls.blocks).Key("disk_bytes").Uint(ls.disk_bytes);
     w.Key("batches").Uint(in.log_batches).Key("records").Uint(in.log_records);
+    w.EndObject();
+    w.Key("training").BeginObject();
+    w.Key("samples").Uint(in.training.samples).Key("thinned").Uint(in.training.thinned);
+    w.Key("dropped").Uint(in.training.names_dropped);
     w.EndObject();
   }
   WriteGpuStatus(latest, &w);

@@ -17,6 +17,7 @@
 
 #include "api/http_client.h"
 #include "api/http_server.h"
+#include "cli/api_client.h"
 #include "cli/commands.h"
 #include "cli/home.h"
 #include "query/parser.h"
@@ -49,20 +50,6 @@ Result<int64_t> DurationNs(const std::string& text, const char* flag) {
                            "\": use a duration such as 30s, 10m, 2h or 7d");
   }
   return *ms * 1'000'000;
-}
-
-Result<json> GetJson(const std::string& url) {
-  auto r = api::HttpGet(url, std::chrono::seconds(30));
-  if (!r.ok()) return r.status();
-  json j = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
-  if (r->status != 200) {
-    std::string msg = j.is_object() && j.contains("error") && j["error"].is_string()
-                          ? j["error"].get<std::string>()
-                          : r->body.substr(0, 500);
-    return r->status == 400 ? InvalidArgument(msg) : Unavailable(msg);
-  }
-  if (j.is_discarded()) return Internal("the server sent a response that is not JSON");
-  return j;
 }
 
 class Printer {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "api/http_client.h"
+#include "cli/api_client.h"
 #include "cli/commands.h"
 #include "cli/home.h"
 #include "core/strings.h"
@@ -16,14 +17,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string Str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-double Num(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0;
-}
+std::string Str(const json& j, const char* key) { return JsonString(j, key); }
+double Num(const json& j, const char* key) { return JsonNumber(j, key); }
 
 void PrintGpu(const json& gpu) {
   std::string state = Str(gpu, "state");

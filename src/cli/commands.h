@@ -56,6 +56,13 @@ struct LogsFlags {
 };
 int RunLogs(const LogsFlags& flags);
 
+struct JobsFlags {
+  std::string home;
+  std::string server;  // URL of an instance; overrides --home
+  bool json = false;
+};
+int RunJobs(const JobsFlags& flags);
+
 struct RunFlags {
   std::string name;  // job name; default: from the command line ("python train.py" -> train)
   std::string home;
@@ -65,6 +72,12 @@ int RunRun(const RunFlags& flags);
 // [--name NAME] [--home DIR] [--] CMD ARGS...: options end at "--" or at the
 // first argument that is not one of them.
 Result<RunFlags> ParseRunArgs(int argc, char** argv);
+
+// `vigil inspect-log FILE|-`: what Vigil reads from a training log.
+struct InspectLogFlags {
+  std::string path;  // "-" for standard input
+};
+int RunInspectLog(const InspectLogFlags& flags);
 
 int RunVersion();
 const char* VersionString();

@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include "api/http_server.h"
+#include "api/job_routes.h"
 #include "api/log_routes.h"
 #include "api/query_routes.h"
 #include "api/routes.h"
 #include "api/web_routes.h"
+#include "collect/jobs/job_tracker.h"
 #include "collect/logs/log_agent.h"
 #include "collect/metrics/loop.h"
 #include "core/env.h"
@@ -38,8 +40,11 @@ struct Instance::Impl {
   // before the server side it feeds.
   std::unique_ptr<InstanceLock> lock;
   ServerSide server;
+  std::unique_ptr<collect::jobs::JobTracker> jobs;  // its route outlives nothing: http stops first
   std::unique_ptr<api::HttpServer> http;
+  // One transport per sender, so a slow log batch never holds up metrics.
   std::unique_ptr<ship::Transport> transport;
+  std::unique_ptr<ship::Transport> log_transport;
   std::unique_ptr<collect::CollectionLoop> loop;
   std::unique_ptr<collect::logs::LogAgent> log_agent;
   bool stopped = false;
@@ -107,7 +112,6 @@ collect::logs::LogAgentOptions LogAgentOptionsFor(const InstanceOptions& options
   o.volume.min_level = options.logs.level_floor;
   o.volume.lines_per_second = options.logs.lines_per_second;
   o.volume.burst = options.logs.burst;
-  o.compress = options.role == Role::kAgent;
   return o;
 }
 
@@ -138,6 +142,19 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     router.Handle("GET", "/healthz",
                   [](const api::HttpRequest&) { return api::HttpResponse::Text(200, "ok\n"); });
   }
+  if (agent_side) {
+    // Jobs are found where they run; their verdict uses the stores when this
+    // process has them (docs/jobs.md).
+    collect::jobs::JobTrackerOptions jobs_options;
+    jobs_options.run_spool_dir = paths.run_spool_dir();
+    impl->jobs = std::make_unique<collect::jobs::JobTracker>(jobs_options);
+    api::JobRouteDeps job_deps;
+    job_deps.tracker = impl->jobs.get();
+    job_deps.logs = impl->server.logs.get();
+    job_deps.db = impl->server.db.get();
+    job_deps.node = options.node_name;
+    api::AddJobRoutes(&router, job_deps);
+  }
   api::HttpServer::Options http_options;
   http_options.listen = options.listen;
   http_options.error_log = [](std::string_view msg) { Log(LogLevel::kWarn, msg); };
@@ -166,10 +183,21 @@ Result<std::unique_ptr<Instance>> Instance::Start(
         loop_options, std::move(collectors),
         [transport](std::string frame) { return transport->Send(frame); });
     impl->loop->Start();
+    impl->jobs->Start();
     if (options.collect_logs) {
-      impl->log_agent = std::make_unique<collect::logs::LogAgent>(
-          LogAgentOptionsFor(options),
-          [transport](std::string frame) { return transport->Send(frame); });
+      collect::logs::LogAgent::Sender send_logs;
+      if (server_side) {
+        ingest::Ingester* ingester = impl->server.ingester.get();
+        send_logs = [ingester](wire::LogBatch* batch) { return ingester->ReceiveLogBatch(batch); };
+      } else {
+        impl->log_transport = std::make_unique<ship::HttpTransport>(options.server_url);
+        ship::Transport* log_transport = impl->log_transport.get();
+        send_logs = collect::logs::FrameSender(
+            [log_transport](std::string_view frame) { return log_transport->Send(frame); },
+            /*compress=*/true);
+      }
+      impl->log_agent =
+          std::make_unique<collect::logs::LogAgent>(LogAgentOptionsFor(options), send_logs);
       Status st = impl->log_agent->Start();
       if (!st.ok()) {
         // Metrics still work; say why logs do not.
@@ -191,6 +219,7 @@ void Instance::Stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
   if (impl_->log_agent) impl_->log_agent->Stop();
+  if (impl_->jobs) impl_->jobs->Stop();
   if (impl_->loop) impl_->loop->Stop();
   impl_->http->Stop();
   if (impl_->server.logs) {

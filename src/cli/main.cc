@@ -104,6 +104,28 @@ int main(int argc, char** argv) {
   logs_cmd->add_option("--server", logs.server,
                        "URL of a Vigil instance (default: $VIGIL_URL, else the one of --home)");
 
+  JobsFlags jobs;
+  auto* jobs_cmd = app.add_subcommand(
+      "jobs", "List the training and inference jobs on this node: state, framework, why it ended");
+  jobs_cmd->add_option("--home", jobs.home, "State directory of the instance");
+  jobs_cmd->add_option("--server", jobs.server,
+                       "URL of a Vigil instance (default: $VIGIL_URL, else the one of --home)");
+  jobs_cmd->add_flag("--json", jobs.json, "Print the raw JSON (GET /api/v1/jobs)");
+
+  InspectLogFlags inspect;
+  auto* inspect_cmd = app.add_subcommand(
+      "inspect-log",
+      "Print what Vigil extracts from a training log (metric values, failure events), one JSON "
+      "object per line: answers \"why is my loss not showing?\"");
+  inspect_cmd->add_option("file", inspect.path, "Log file to read, or - for standard input")
+      ->required();
+  inspect_cmd->footer(
+      "Each output line is {\"line\": N, \"metric\": NAME, \"value\": V[, \"step\": S]} for a "
+      "metric value or {\"line\": N, \"event\": KIND, ...} for an event (cuda_oom, nccl_error, "
+      "nccl_timeout, device_assert, cuda_error, no_kernel_image, driver_too_old, traceback, "
+      "nan_loss, loss_overflow, dataloader_killed, segfault, oom_killed, xid, completed). "
+      "A value not printed here is not seen by Vigil either. See docs/training-events.md.");
+
   // `run` takes the rest of the line as the command, verbatim: it is parsed
   // before CLI11 (below) and only described here for --help.
   app.add_subcommand("run",
@@ -128,5 +150,7 @@ int main(int argc, char** argv) {
   if (*status_cmd) return RunStatus(status);
   if (*demo_cmd) return RunDemo(demo);
   if (*logs_cmd) return RunLogs(logs);
+  if (*inspect_cmd) return RunInspectLog(inspect);
+  if (*jobs_cmd) return RunJobs(jobs);
   return RunVersion();
 }

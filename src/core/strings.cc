@@ -7,7 +7,9 @@
 
 namespace vigil {
 namespace {
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 }  // namespace
 
 std::string_view TrimSpace(std::string_view s) {
@@ -43,6 +45,14 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
+std::string_view CutUtf8(std::string_view s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t n = max;
+  // Back up over continuation bytes to the start of the cut sequence.
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -92,10 +102,14 @@ std::string HumanDuration(int64_t seconds) {
   if (seconds < 0) seconds = 0;
   int64_t d = seconds / 86400, h = seconds / 3600 % 24, m = seconds / 60 % 60, s = seconds % 60;
   char buf[48];
-  if (d > 0) std::snprintf(buf, sizeof(buf), "%lldd %lldh", (long long)d, (long long)h);
-  else if (h > 0) std::snprintf(buf, sizeof(buf), "%lldh %lldm", (long long)h, (long long)m);
-  else if (m > 0) std::snprintf(buf, sizeof(buf), "%lldm %llds", (long long)m, (long long)s);
-  else std::snprintf(buf, sizeof(buf), "%llds", (long long)s);
+  if (d > 0)
+    std::snprintf(buf, sizeof(buf), "%lldd %lldh", (long long)d, (long long)h);
+  else if (h > 0)
+    std::snprintf(buf, sizeof(buf), "%lldh %lldm", (long long)h, (long long)m);
+  else if (m > 0)
+    std::snprintf(buf, sizeof(buf), "%lldm %llds", (long long)m, (long long)s);
+  else
+    std::snprintf(buf, sizeof(buf), "%llds", (long long)s);
   return buf;
 }
 

@@ -17,6 +17,9 @@ std::vector<std::string_view> SplitFields(std::string_view s);
 std::vector<std::string_view> Split(std::string_view s, char sep);
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
+// `s` cut to at most `max` bytes without splitting a UTF-8 sequence (a
+// sequence the cut would split is left out whole).
+std::string_view CutUtf8(std::string_view s, size_t max);
 
 std::optional<int64_t> ParseInt64(std::string_view s);
 std::optional<uint64_t> ParseUint64(std::string_view s);

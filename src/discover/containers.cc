@@ -14,6 +14,7 @@
 #include "core/env.h"
 #include "core/strings.h"
 #include "discover/discover_internal.h"
+#include "discover/run_records.h"
 
 namespace vigil::discover::internal {
 namespace {
@@ -246,3 +247,49 @@ void ScanRunSpool(const std::string& spool_dir, std::vector<Candidate>* out, siz
 }
 
 }  // namespace vigil::discover::internal
+
+namespace vigil::discover {
+
+std::vector<RunRecord> ReadRunRecords(const std::string& spool_dir, size_t limit) {
+  std::vector<RunRecord> out;
+  if (spool_dir.empty()) return out;
+  auto int_at = [](const internal::json& obj, const char* key, int64_t* v) {
+    auto it = obj.find(key);
+    if (it == obj.end() || !it->is_number_integer()) return false;
+    *v = it->get<int64_t>();
+    return true;
+  };
+  for (const std::string& f : internal::ListDirOrEmpty(spool_dir)) {
+    if (out.size() >= limit) break;
+    if (f.empty() || f.front() == '.' || !EndsWith(f, ".json")) continue;
+    auto meta = internal::ReadJsonFile(JoinPath(spool_dir, f), internal::kMaxRunSidecarBytes);
+    if (!meta) continue;
+    RunRecord r;
+    int64_t v = 0;
+    r.name = internal::StringAt(*meta, "name");
+    if (auto cmd = meta->find("cmd"); cmd != meta->end() && cmd->is_array()) {
+      for (const auto& arg : *cmd) {
+        if (!arg.is_string() || r.cmdline.size() >= 4096) continue;
+        if (!r.cmdline.empty()) r.cmdline.push_back(' ');
+        r.cmdline += arg.get<std::string>();
+      }
+      if (r.cmdline.size() > 4096) r.cmdline.resize(4096);
+    }
+    if (!int_at(*meta, "pid", &v) || v <= 0 || v > INT32_MAX) continue;
+    r.pid = static_cast<int>(v);
+    if (int_at(*meta, "started_ms", &v)) r.started_ms = v;
+    if (int_at(*meta, "ended_ms", &v)) {
+      r.ended = true;
+      r.ended_ms = v;
+    }
+    if (int_at(*meta, "exit_code", &v) && v >= INT32_MIN && v <= INT32_MAX) {
+      r.exit_code = static_cast<int>(v);
+    }
+    if (int_at(*meta, "signal", &v) && v > 0 && v < 128) r.signal = static_cast<int>(v);
+    r.signal_name = internal::StringAt(*meta, "signal_name").substr(0, 16);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace vigil::discover

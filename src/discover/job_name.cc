@@ -126,21 +126,10 @@ std::vector<std::string_view> Tokens(const std::vector<std::string>& argv) {
 
 // Printable, bounded: a job name becomes a label value and a UI string.
 std::string Clean(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (out.size() >= kMaxJobNameBytes) break;
+  std::string out(CutUtf8(s, kMaxJobNameBytes));
+  for (char& c : out) {
     unsigned char u = static_cast<unsigned char>(c);
-    out.push_back(u < 0x20 || u == 0x7f ? '_' : c);
-  }
-  // Do not leave half a UTF-8 sequence at the cut.
-  if (s.size() > out.size()) {
-    size_t lead = out.size();
-    while (lead > 0 && (static_cast<unsigned char>(out[lead - 1]) & 0xC0) == 0x80) --lead;
-    if (lead > 0) {
-      unsigned char c = static_cast<unsigned char>(out[lead - 1]);
-      size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-      if (out.size() - (lead - 1) < need) out.resize(lead - 1);
-    }
+    if (u < 0x20 || u == 0x7f) c = '_';
   }
   return out;
 }

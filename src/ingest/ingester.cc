@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 
+#include "core/log.h"
 #include "wire/frame.h"
 #include "wire/log_batch.h"
 #include "wire/metric_batch.h"
@@ -149,27 +150,47 @@ Status Ingester::ReceiveMetrics(std::string_view payload) {
 // source offset (docs/wire.md "Exactly-once for logs"), which also holds
 // across agent restarts and server crashes.
 Status Ingester::ReceiveLogs(std::string_view payload) {
+  auto batch = wire::DecodeLogBatch(payload);
+  if (!batch.ok()) return Reject(batch.status());
+  return ReceiveLogBatch(&*batch);
+}
+
+Status Ingester::ReceiveLogBatch(wire::LogBatch* batch) {
   if (logs_ == nullptr) {
     return Reject(FailedPrecondition("this server does not store logs"));
   }
-  auto batch = wire::DecodeLogBatch(payload);
-  if (!batch.ok()) return Reject(batch.status());
   Status valid = ValidateLogs(*batch);
   if (!valid.ok()) return Reject(valid);
+  std::vector<uint64_t> committed;  // before this batch: training metrics read each line once
+  committed.reserve(batch->streams.size());
   for (auto& s : batch->streams) {
     std::erase_if(s.labels, [](const wire::Label& l) { return l.value.empty(); });
     SetLabel(&s.labels, kNodeLabel, batch->source);
+    committed.push_back(logs_->CommittedOffset(batch->source, s.source_id));
   }
   VIGIL_RETURN_IF_ERROR(logs_->Append(batch->source, *batch));
+
+  // The lines are stored: a failure here must not make the agent resend them.
+  wire::MetricBatch training;
+  training.source = batch->source;
+  if (db_ != nullptr && options_.training_metrics) training_.Extract(*batch, committed, &training);
+  Status metrics = training.series.empty() ? Status::Ok() : db_->Append(training);
+  if (!metrics.ok()) {
+    Logf(LogLevel::kWarn, "training metrics from logs not stored: %s", metrics.ToString().c_str());
+  }
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.log_batches;
   stats_.log_records += batch->RecordCount();
+  stats_.training_append_errors += !metrics.ok();
   return Status::Ok();
 }
 
 IngestStats Ingester::Stats() const {
+  TrainingMetricsStats training = training_.Stats();
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  IngestStats out = stats_;
+  out.training = training;
+  return out;
 }
 
 }  // namespace vigil::ingest

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "core/status.h"
+#include "ingest/training_metrics.h"
 #include "store/logs/log_store.h"
 #include "store/tsdb/db.h"
 
@@ -29,17 +30,30 @@ struct IngestStats {
   uint64_t duplicate_batches = 0;  // retried batches dropped by sequence
   uint64_t rejected_batches = 0;   // undecodable or invalid
   uint64_t log_batches = 0;
-  uint64_t log_records = 0;  // received (the log store counts offset duplicates)
+  uint64_t log_records = 0;             // received (the log store counts offset duplicates)
+  TrainingMetricsStats training;        // read from log lines (training_metrics.h)
+  uint64_t training_append_errors = 0;  // batches of them the metrics store refused
+};
+
+struct IngesterOptions {
+  // Read training metrics from stored log lines into `training_*` series
+  // (training_metrics.h). Off only to measure the log path alone (bench/).
+  bool training_metrics = true;
 };
 
 class Ingester {
  public:
   // `logs` may be null: log frames are then refused (a metrics-only server).
-  explicit Ingester(tsdb::Db* db, logstore::LogStore* logs = nullptr) : db_(db), logs_(logs) {}
+  explicit Ingester(tsdb::Db* db, logstore::LogStore* logs = nullptr, IngesterOptions options = {})
+      : db_(db), logs_(logs), options_(options) {}
 
   // InvalidArgument/Corruption: the sender's data is bad (do not retry as is).
   // Other errors: the server could not store it now (retry).
   Status Receive(std::string_view frame);
+  // The same for a log batch handed over in-process (`vigil up`), without a
+  // frame. Normalises the streams' labels in place (drops empty values, sets
+  // node); calling it again with the same batch is a retry like any other.
+  Status ReceiveLogBatch(wire::LogBatch* batch);
   IngestStats Stats() const;
 
  private:
@@ -49,6 +63,8 @@ class Ingester {
 
   tsdb::Db* db_;
   logstore::LogStore* logs_;
+  IngesterOptions options_;
+  TrainingMetricsFromLogs training_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, uint64_t> last_sequence_;  // guarded by mu_
   IngestStats stats_;                                        // guarded by mu_

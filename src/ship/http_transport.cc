@@ -1,7 +1,5 @@
 #include "ship/http_transport.h"
 
-#include "api/http_client.h"
-
 namespace vigil::ship {
 
 HttpTransport::HttpTransport(std::string server_url, std::chrono::milliseconds timeout)
@@ -11,7 +9,16 @@ HttpTransport::HttpTransport(std::string server_url, std::chrono::milliseconds t
 }
 
 Status HttpTransport::Send(std::string_view frame) {
-  auto r = api::HttpPost(ingest_url_, std::string(frame), "application/x-vigil-wire", timeout_);
+  api::HttpClientRequest request;
+  request.method = "POST";
+  request.url = ingest_url_;
+  request.body = std::string(frame);
+  request.timeout = timeout_;
+  request.headers.Add("Content-Type", "application/x-vigil-wire");
+  Result<api::HttpResponse> r = [&] {
+    std::lock_guard lock(mu_);
+    return connection_.Fetch(request);
+  }();
   if (!r.ok())
     return Unavailable("cannot reach the server at " + ingest_url_ + ": " + r.status().message());
   if (r->status >= 200 && r->status < 300) return Status::Ok();

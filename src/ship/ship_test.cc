@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
 #include "api/http_server.h"
 #include "ship/backoff.h"
 #include "ship/http_transport.h"
@@ -30,21 +35,37 @@ TEST(BackoffTest, AgentsDoNotRetryInLockstep) {
 
 class HttpTransportTest : public ::testing::Test {
  protected:
-  void Start(int status) {
+  void Start(int status, uint16_t port = 0) {
+    status_ = status;
     api::Router router;
-    router.Handle("POST", "/api/v1/ingest", [this, status](const api::HttpRequest& req) {
+    router.Handle("POST", "/api/v1/ingest", [this](const api::HttpRequest& req) {
+      std::lock_guard lock(mu_);
       received_ = req.body;
-      return api::HttpResponse::Text(status, "because\n");
+      ++frames_;
+      return api::HttpResponse::Text(status_.load(), "because\n");
     });
     api::HttpServer::Options o;
-    o.listen = "127.0.0.1:0";
+    o.listen = "127.0.0.1:" + std::to_string(port);
     server_ = std::make_unique<api::HttpServer>(o, std::move(router));
     ASSERT_TRUE(server_->Start().ok());
     url_ = "http://127.0.0.1:" + std::to_string(server_->bound_port()) + "/";
   }
+  // What the handler (on a server thread) saw.
+  std::string Received() {
+    std::lock_guard lock(mu_);
+    return received_;
+  }
+  int Frames() {
+    std::lock_guard lock(mu_);
+    return frames_;
+  }
+
   std::unique_ptr<api::HttpServer> server_;
   std::string url_;
+  std::atomic<int> status_{204};
+  std::mutex mu_;
   std::string received_;
+  int frames_ = 0;
 };
 
 TEST_F(HttpTransportTest, DeliversTheFrameBytes) {
@@ -52,7 +73,7 @@ TEST_F(HttpTransportTest, DeliversTheFrameBytes) {
   HttpTransport t(url_);
   std::string frame("VGW1\x02\x00\x01x\0\0\0\0", 12);
   ASSERT_TRUE(t.Send(frame).ok());
-  EXPECT_EQ(received_, frame);
+  EXPECT_EQ(Received(), frame);
 }
 
 TEST_F(HttpTransportTest, RefusalIsPermanentAndOverloadIsRetryable) {
@@ -61,6 +82,53 @@ TEST_F(HttpTransportTest, RefusalIsPermanentAndOverloadIsRetryable) {
   server_->Stop();
   Start(503);
   EXPECT_EQ(HttpTransport(url_).Send("x").code(), StatusCode::kUnavailable);
+}
+
+TEST_F(HttpTransportTest, FramesShareOneKeepAliveConnection) {
+  Start(204);
+  HttpTransport t(url_);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(t.Send("frame" + std::to_string(i)).ok());
+  // A refusal or an overload is an answer: the connection stays.
+  status_ = 400;
+  EXPECT_EQ(t.Send("x").code(), StatusCode::kInvalidArgument);
+  status_ = 503;
+  EXPECT_EQ(t.Send("x").code(), StatusCode::kUnavailable);
+  status_ = 204;
+  ASSERT_TRUE(t.Send("last").ok());
+  EXPECT_EQ(Received(), "last");
+  EXPECT_EQ(Frames(), 8);
+  EXPECT_EQ(server_->stats().connections_accepted, 1u);
+}
+
+TEST_F(HttpTransportTest, ReconnectsWhenTheServerComesBack) {
+  Start(204);
+  const uint16_t port = server_->bound_port();
+  HttpTransport t(url_, std::chrono::milliseconds(2000));
+  ASSERT_TRUE(t.Send("a").ok());
+  server_->Stop();
+  Status st = t.Send("b");
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("cannot reach"), std::string::npos) << st.ToString();
+  Start(204, port);
+  ASSERT_TRUE(t.Send("c").ok());
+  EXPECT_EQ(Received(), "c");
+}
+
+TEST_F(HttpTransportTest, SeveralThreadsShareOneTransport) {
+  // The metrics loop and the log agent send through the same transport.
+  Start(204);
+  HttpTransport t(url_);
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      for (int j = 0; j < 20; ++j) ok += t.Send(std::string(1000, 'f')).ok();
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok.load(), 80);
+  EXPECT_EQ(Frames(), 80);
+  EXPECT_EQ(server_->stats().connections_accepted, 1u);
 }
 
 TEST(HttpTransportDownTest, UnreachableServerIsRetryable) {

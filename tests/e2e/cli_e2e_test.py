@@ -128,7 +128,7 @@ class VigilE2E(unittest.TestCase):
         self.assertEqual(len(cpus), os.cpu_count())
         # Every series carries the node label; GPU series carry dcgm-exporter's labels.
         for (name, labels) in m:
-            if not name.startswith(("vigil_tsdb", "vigil_ingest", "vigil_logstore")):
+            if not name.startswith(("vigil_tsdb", "vigil_ingest", "vigil_logstore", "vigil_training")):
                 self.assertIn("node", dict(labels), name)
         for labels in series(m, "DCGM_FI_DEV_GPU_UTIL"):
             self.assertTrue({"gpu", "UUID", "modelName", "Hostname"} <= set(dict(labels)))

@@ -36,3 +36,15 @@ export function setBar(el, frac) {
   const pct = Number.isFinite(frac) ? Math.max(0, Math.min(1, frac)) * 100 : 0;
   el.style.width = pct.toFixed(1) + '%';
 }
+
+// An element whose text is the translation of `key`, remembered in
+// `registry` so that retranslate() can relabel it when the language changes.
+export function translated(registry, translate, key, tag = 'span', cls = null) {
+  const el = h(tag, cls ? { class: cls } : null, translate(key));
+  registry.push([el, key]);
+  return el;
+}
+
+export function retranslate(registry, translate) {
+  for (const [el, key] of registry) setText(el, translate(key));
+}

@@ -8,7 +8,7 @@
 // <mark> elements holding text nodes for highlights), never as HTML.
 
 import * as api from './api.js';
-import { h, setClass, setText } from './dom.js';
+import { h, retranslate, setClass, setText, translated } from './dom.js';
 import { Histogram } from './histogram.js';
 import { VolumePanel } from './volume.js';
 import { t } from './i18n.js';
@@ -66,9 +66,7 @@ export class LogsPage {
   }
 
   T(key, tag = 'span', cls = null) {
-    const el = h(tag, cls ? { class: cls } : null, t(key));
-    this.i18n.push([el, key]);
-    return el;
+    return translated(this.i18n, t, key, tag, cls);
   }
 
   // -------------------------------------------------------------------------
@@ -190,7 +188,7 @@ export class LogsPage {
   }
 
   relabel() {
-    for (const [el, key] of this.i18n) setText(el, t(key));
+    retranslate(this.i18n, t);
     setText(this.searchButton, t('logs.run'));
     this.modeSelect.options[0].textContent = t('logs.mode.text');
     this.modeSelect.options[1].textContent = t('logs.mode.regex');

@@ -1,6 +1,6 @@
 // Vigil's page: the overview (every GPU as a card and the system below,
-// live) and the log explorer (logs.js), switched by tabs and the URL hash
-// (#range=1h, #logs&range=1h&job=...). Data: /api/v1/status (what was
+// live), the jobs (jobs.js) and the log explorer (logs.js), switched by tabs
+// and the URL hash (#range=1h, #jobs&range=1h&id=..., #logs&range=1h&job=...). Data: /api/v1/status (what was
 // detected), the Prometheus-compatible /api/v1/query_range and /api/v1/query,
 // and the log API (/api/v1/logs/...).
 
@@ -11,6 +11,7 @@ import { Chart } from './charts.js';
 import { h, setBar, setClass, setText } from './dom.js';
 import * as fmt from './format.js';
 import { detectLang, duration, lang, saveLang, setLang, t } from './i18n.js';
+import { JobsPage, jobIdFromHash, jobsHash } from './jobs.js';
 import { LogsPage } from './logs.js';
 
 const RANGES = [
@@ -70,7 +71,10 @@ function rangeFromHash() {
   const m = /range=([0-9a-z]+)/.exec(location.hash);
   return m && RANGES.some(([k]) => k === m[1]) ? m[1] : DEFAULT_RANGE;
 }
-function pageFromHash() { return /^#logs(&|$)/.test(location.hash) ? 'logs' : 'overview'; }
+function pageFromHash() {
+  const m = /^#(logs|jobs)(&|$)/.exec(location.hash);
+  return m ? m[1] : 'overview';
+}
 function rangeSeconds() { return RANGES.find(([k]) => k === state.range)[1]; }
 
 // ---------------------------------------------------------------------------
@@ -97,6 +101,7 @@ function buildPage() {
   ui.langButton = h('button', { type: 'button', class: 'lang', onclick: toggleLang });
   ui.tabs = {
     overview: h('a', { class: 'tab', 'data-page': 'overview', href: '#' }, T('nav.overview')),
+    jobs: h('a', { class: 'tab', 'data-page': 'jobs', href: '#jobs' }, T('nav.jobs')),
     logs: h('a', { class: 'tab', 'data-page': 'logs', href: '#logs' }, T('nav.logs')),
   };
   ui.node = h('span', { class: 'node' });
@@ -111,9 +116,9 @@ function buildPage() {
       h('span', { class: 'logo', 'aria-hidden': 'true' }),
       h('span', { class: 'name' }, 'Vigil'),
       ui.node),
-    h('nav', { class: 'tabs' }, ui.tabs.overview, ui.tabs.logs),
+    h('nav', { class: 'tabs' }, ui.tabs.overview, ui.tabs.jobs, ui.tabs.logs),
     h('div', { class: 'controls' },
-      h('div', { class: 'segmented', role: 'group' }, ui.rangeButtons),
+      ui.rangeGroup = h('div', { class: 'segmented', role: 'group' }, ui.rangeButtons),
       ui.langButton));
   const statusBar = h('div', { class: 'statusbar' },
     h('div', { class: 'status', 'data-testid': 'status' }, ui.statusDot, ui.statusText),
@@ -138,8 +143,9 @@ function buildPage() {
 
   ui.overview = h('div', { class: 'overview' }, ui.queryNote, ui.summary, ui.gpuSection, ui.sysSection);
   ui.logs = new LogsPage(() => ({ key: state.range, seconds: rangeSeconds() }));
+  ui.jobs = new JobsPage(() => ({ key: state.range, seconds: rangeSeconds() }), RANGES);
   document.body.replaceChildren(
-    h('div', { class: 'page' }, header, statusBar, ui.overview, ui.logs.el, ui.footer));
+    h('div', { class: 'page' }, header, statusBar, ui.overview, ui.jobs.el, ui.logs.el, ui.footer));
 
   buildSystem();
 }
@@ -253,8 +259,8 @@ async function refresh() {
   state.inflight = ctrl;
   const win = api.windowFor(rangeSeconds());
   const rq = rangeQueries(win.step);
-  if (state.page === 'logs') {
-    // The log explorer shows the status line only; its data is its own.
+  if (state.page !== 'overview') {
+    // The jobs and the log explorer show the status line only; their data is their own.
     try {
       state.status = await api.getJson('/api/v1/status', null, ctrl.signal);
       state.statusError = null;
@@ -558,6 +564,7 @@ function applyLang() {
   }
   for (const p of [ui.cpu, ui.mem, ui.disk, ui.net]) p.chart.relabel();
   ui.logs.relabel();
+  ui.jobs.relabel();
   render();
 }
 
@@ -572,6 +579,7 @@ function markRange() {
   if (ui.tabs) {
     ui.tabs.overview.href = `#range=${state.range}`;
     ui.tabs.logs.href = `#logs&range=${state.range}`;
+    ui.tabs.jobs.href = `#jobs&range=${state.range}`;
   }
   for (const b of ui.rangeButtons) {
     const on = b.dataset.range === state.range;
@@ -586,6 +594,10 @@ function selectRange(key) {
   markRange();
   if (state.page === 'logs') {
     ui.logs.run(); // writes the hash with the new range
+    return;
+  }
+  if (state.page === 'jobs') {
+    history.replaceState(null, '', jobsHash(key, jobIdFromHash(location.hash)));
     return;
   }
   history.replaceState(null, '', `#range=${key}`);
@@ -609,8 +621,12 @@ function route() {
     if (k === page) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
   ui.overview.hidden = page !== 'overview';
+  // A job's charts span the job's life, not the picked range.
+  ui.rangeGroup.hidden = page === 'jobs';
   if (page === 'logs') ui.logs.show(location.hash);
   else ui.logs.hide();
+  if (page === 'jobs') ui.jobs.show(location.hash);
+  else ui.jobs.hide();
   if (changed) {
     state.inflight?.abort();
     state.inflight = null;
@@ -626,8 +642,8 @@ function schedule(delay) {
   timer = setTimeout(async () => {
     if (!document.hidden) await refresh().catch(() => {});
     const step = api.pickStep(rangeSeconds());
-    // The log explorer only refreshes the status line from here.
-    schedule(state.page === 'logs' ? 10000 : Math.min(30000, Math.max(2000, step * 1000)));
+    // The jobs and the log explorer only refresh the status line from here.
+    schedule(state.page !== 'overview' ? 10000 : Math.min(30000, Math.max(2000, step * 1000)));
   }, delay);
 }
 
@@ -638,6 +654,7 @@ function main() {
   applyLang();
   document.addEventListener('visibilitychange', () => {
     ui.logs.onVisibility(document.hidden);
+    ui.jobs.onVisibility(document.hidden);
     if (!document.hidden) schedule(0);
   });
   window.addEventListener('hashchange', route);

@@ -1,6 +1,8 @@
 // A stand-in for Vigil's HTTP API with Prometheus-standard JSON shapes and
-// synthetic data (8 GPUs, GPU 3 hot), serving web/dist. For UI development
-// and for the browser test's offline mode; the real test runs against vigil.
+// synthetic data (8 GPUs, GPU 3 hot, two hours of history), serving web/dist.
+// For UI development and for the browser test's offline parts (the Jobs tab:
+// /api/v1/jobs and the jobs' training_* series, see JOBS below); the rest of
+// the browser test runs against vigil.
 // Usage: [VIGIL_URL=http://127.0.0.1:9300] node test/mock_api.mjs [port] [distDir]
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -12,10 +14,12 @@ const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; ch
   '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
 const GPUS = 8;
 const MODEL = 'NVIDIA H100 80GB HBM3';
+const NODE = 'mock-node';
+const HISTORY = 7200; // seconds of data before the mock started
 
 function gpuLabels(name, i) {
   return { __name__: name, gpu: String(i), UUID: `GPU-${i}`, device: `nvidia${i}`,
-    modelName: MODEL, Hostname: 'mock-node' };
+    modelName: MODEL, Hostname: NODE, node: NODE };
 }
 function wave(t, i, base, amp) { return base + amp * Math.sin(t / 37 + i) + (amp / 3) * Math.sin(t / 7 + 2 * i); }
 
@@ -32,9 +36,112 @@ const METRICS = {
   DCGM_FI_DEV_PCIE_RX_THROUGHPUT: (t, i) => wave(t, i, 950000, 200000),
 };
 
-function seriesFor(query) {
-  if (query in METRICS) {
-    return Array.from({ length: GPUS }, (_, i) => ({ metric: gpuLabels(query, i), f: (t) => METRICS[query](t, i) }));
+// ---------------------------------------------------------------------------
+// Jobs (the /api/v1/jobs contract) and their training series, placed in time
+// relative to the mock's start (t0, seconds): one running with loss, lr, grad
+// norm and tokens/s; one crashed on CUDA OOM (samples/s, an event whose
+// message holds markup); one killed inference job with a hostile name and no
+// metrics; one completed (iterations/s); one stalled.
+export const EVIL_JOB = '<img src=x onerror=alert(1)>';
+export const EVIL_EVENT = 'CUDA out of memory. <script>window.__xss=3</script><img src=x onerror="window.__xss=4">';
+
+function jobsAt(t0) {
+  const ms = (s) => Math.round(s * 1000);
+  const job = (o) => ({
+    kind: 'training', framework: 'pytorch', launcher: '', trainer: '', reason: '', reason_text: '',
+    exit_code: null, exit_signal: null, node: NODE, container_id: '', world_size: 1, end_time_ms: null,
+    last_step: null, last_step_time_ms: null, processes: [], events: [], ...o,
+    id: `${o.processes?.[0]?.pid ?? 1}-${ms(o.start)}`, start_time_ms: ms(o.start),
+    end_time_ms: o.end != null ? ms(o.end) : null, log_query: `{job=${JSON.stringify(o.name)}}`,
+  });
+  const ranks = (pid, n, cmd) => Array.from({ length: n }, (_, i) => (
+    { pid: pid + 1 + i, rank: i, local_rank: i, role: 'rank', cmdline: cmd }));
+  return [
+    job({ name: 'train', start: t0 - 1800, launcher: 'torchrun', trainer: 'transformers', state: 'running', world_size: 4,
+      processes: [{ pid: 4242, rank: -1, local_rank: -1, role: 'launcher', cmdline: 'torchrun --nproc-per-node 4 train.py --bf16' },
+        ...ranks(4242, 4, '/usr/bin/python3 -u train.py --bf16')],
+      events: [{ t: t0 - 1200, event: 'loss_overflow', details: { rank: 0, attempted_loss_scale: 65536, loss_scale: 32768 } }],
+      series: {
+        loss: (t, s) => 0.45 + 2.2 * Math.exp(-(t - s) / 500) + 0.04 * Math.sin(t / 13),
+        learning_rate: (t, s) => 3e-4 * Math.min(1, (t - s) / 300) * (0.55 + 0.45 * Math.cos((t - s) / 4000)),
+        grad_norm: (t) => 1.1 + 0.35 * Math.sin(t / 29) + 0.2 * Math.sin(t / 7),
+        tokens_per_second: (t) => 52000 + 2500 * Math.sin(t / 41),
+      } }),
+    job({ name: 'finetune-llama', start: t0 - 3600, end: t0 - 1500, launcher: 'deepspeed', trainer: 'deepspeed', state: 'crashed',
+      reason: 'cuda_oom', reason_text: 'CUDA out of memory. Tried to allocate 2.00 GiB', exit_code: 1, world_size: 8,
+      container_id: 'c0ffee12ab34',
+      processes: [{ pid: 7001, rank: -1, local_rank: -1, role: 'launcher', cmdline: 'deepspeed --num_gpus 8 finetune.py' },
+        ...ranks(7001, 8, 'python -u finetune.py --deepspeed ds.json'),
+        { pid: 7100, rank: -1, local_rank: -1, role: 'helper', cmdline: 'python -c "from multiprocessing.spawn import spawn_main"' }],
+      events: [
+        { t: t0 - 3000, event: 'loss_overflow', details: { rank: 0, attempted_loss_scale: 65536, loss_scale: 32768 } },
+        { t: t0 - 1510, event: 'cuda_oom', details: { exception: 'torch.cuda.OutOfMemoryError', message: EVIL_EVENT, requested: '2.00 GiB' } }],
+      series: {
+        loss: (t, s) => 1.2 + 0.8 * Math.exp(-(t - s) / 300) + 0.05 * Math.sin(t / 11),
+        learning_rate: () => 2e-5,
+        samples_per_second: (t) => 38 + 3 * Math.sin(t / 23),
+      } }),
+    job({ name: EVIL_JOB, kind: 'inference', framework: '', start: t0 - 5400, end: t0 - 4000, state: 'killed',
+      reason: 'signal', reason_text: 'killed by SIGTERM', exit_signal: 'SIGTERM',
+      processes: [{ pid: 5150, rank: -1, local_rank: -1, role: 'rank', cmdline: 'python serve.py --port 8000 <b>bold</b>' }] }),
+    job({ name: 'eval-resnet', framework: 'tensorflow', start: t0 - 7000, end: t0 - 6100, state: 'completed', exit_code: 0,
+      reason: 'completed', processes: [{ pid: 3001, rank: -1, local_rank: -1, role: 'rank', cmdline: 'python eval.py' }],
+      events: [{ t: t0 - 6105, event: 'completed', details: { message: 'Training completed.' } }],
+      series: { iterations_per_second: (t) => 11 + Math.sin(t / 17) } }),
+    job({ name: 'pretrain-moe', start: t0 - 900, launcher: 'mpirun', state: 'stalled', world_size: 2,
+      reason_text: 'No output for 10 minutes', stall_after: t0 - 600,
+      processes: [{ pid: 6001, rank: -1, local_rank: -1, role: 'launcher', cmdline: 'mpirun -np 2 python pretrain.py' },
+        ...ranks(6001, 2, 'python pretrain.py')],
+      series: { loss: (t, s) => 7 - (t - s) / 200 } }),
+  ];
+}
+
+// The API's view of a job: times in ms, events as {time_ms, event, details}.
+function jobJson(j, now) {
+  const { series, stall_after: stall, events, start, end, t, ...rest } = j;
+  const stepEnd = end ?? stall ?? now;
+  return { ...rest, last_seen_ms: Math.round((end ?? now) * 1000),
+    last_step: series ? Math.floor((stepEnd - start) / 2) : null,
+    last_step_time_ms: series ? Math.round(stepEnd * 1000) : null,
+    events: events.map((e) => ({ time_ms: Math.round(e.t * 1000), event: e.event, details: e.details })) };
+}
+
+// metric{l="v", ...} and avg/max/min/sum(metric{...}): the name and the
+// equality matchers (enough for the UI's own queries).
+function parseQuery(query) {
+  const m = /^\s*(?:(avg|max|min|sum)\s*\(\s*)?([A-Za-z_:][\w:]*)\s*(?:\{([^}]*)\})?\s*\)?\s*$/.exec(query);
+  if (!m) return null;
+  const matchers = {};
+  for (const mm of (m[3] ?? '').matchAll(/([A-Za-z_]\w*)\s*=\s*"((?:[^"\\]|\\.)*)"/g)) matchers[mm[1]] = JSON.parse(`"${mm[2]}"`);
+  return { agg: m[1] ?? null, name: m[2], matchers };
+}
+
+const matches = (labels, matchers) => Object.entries(matchers).every(([k, v]) => (labels[k] ?? '') === v);
+
+function jobSeries(name, matchers, t0) {
+  const key = name.replace(/^training_/, '');
+  const out = [];
+  for (const j of jobsAt(t0)) {
+    const f = j.series?.[key];
+    if (!f) continue;
+    const labels = { __name__: name, job: j.name, node: NODE, source: `/var/log/${j.name}.log`, stream: 'stdout' };
+    if (!matches(labels, matchers)) continue;
+    const last = j.end ?? j.stall_after ?? Infinity;
+    out.push({ metric: labels, f: (t) => (t >= j.start && t <= last ? f(t, j.start) : null) });
+  }
+  return out;
+}
+
+function seriesFor(query, t0) {
+  const p = parseQuery(query);
+  if (p && p.name in METRICS) {
+    return Array.from({ length: GPUS }, (_, i) => ({ metric: gpuLabels(p.name, i), f: (t) => METRICS[p.name](t, i) }))
+      .filter((s) => matches(s.metric, p.matchers));
+  }
+  if (p && p.name.startsWith('training_')) {
+    const ss = jobSeries(p.name, p.matchers, t0);
+    // An aggregation of the job's series: one series without labels.
+    return p.agg && ss.length ? [{ metric: {}, f: ss[0].f }] : ss;
   }
   if (query.startsWith('sum by (mode)')) {
     const modes = { user: 0.9, system: 0.25, iowait: 0.05, softirq: 0.02, idle: 0.78 };
@@ -52,6 +159,7 @@ function seriesFor(query) {
 
 export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
   const started = Date.now() / 1000;
+  const t0 = Math.floor(started);
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     const json = (code, body) => { res.writeHead(code, { 'Content-Type': 'application/json' }); res.end(JSON.stringify(body)); };
@@ -62,19 +170,28 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
         gpu: { state: 'ok', driver_version: '550.54.15', cuda_version: '12.4', responsive: true,
           gpus: Array.from({ length: GPUS }, (_, i) => ({ gpu: String(i), modelName: MODEL })) } });
     }
+    if (url.pathname === '/api/v1/jobs') {
+      const now = Date.now() / 1000;
+      return json(200, { status: 'success', data: { jobs: jobsAt(t0).map((j) => jobJson(j, now)) } });
+    }
     if (url.pathname === '/api/v1/query_range') {
       const start = Number(url.searchParams.get('start')), end = Number(url.searchParams.get('end'));
       const step = Number(url.searchParams.get('step'));
-      const result = seriesFor(q).map((s) => {
+      const now = Date.now() / 1000;
+      const result = seriesFor(q, t0).map((s) => {
         const values = [];
-        for (let t = start; t <= end; t += step) if (t >= started - 120) values.push([t, String(s.f(t))]);
+        for (let t = start; t <= end; t += step) {
+          if (t < started - HISTORY || t > now) continue;
+          const v = s.f(t);
+          if (v != null) values.push([t, String(v)]);
+        }
         return { metric: s.metric, values };
-      });
+      }).filter((s) => s.values.length);
       return json(200, { status: 'success', data: { resultType: 'matrix', result } });
     }
     if (url.pathname === '/api/v1/query') {
       const t = Date.now() / 1000;
-      const result = seriesFor(q).map((s) => ({ metric: s.metric, value: [t, String(s.f(t))] }));
+      const result = seriesFor(q, t0).map((s) => ({ metric: s.metric, value: [t, String(s.f(t))] }));
       return json(200, { status: 'success', data: { resultType: 'vector', result } });
     }
     // The log API has no synthetic stand-in: with VIGIL_URL set it is passed

@@ -1,14 +1,17 @@
 // Browser test of the built-in UI: the real vigil binary on the fake NVML
 // (8 x H100, GPU 3 hot), driven in Debian's chromium by playwright-core.
 // For the log explorer a child shell writes hostile, multiline and numbered
-// lines to a file through its stdout, which vigil's discovery finds.
+// lines to a file through its stdout, which vigil's discovery finds. The Jobs
+// tab is tested against mock_api.mjs (its jobs fixture) with the bundle of
+// web/src built for the test, so it runs without vigil too.
 //
 // Env: VIGIL_BIN (vigil binary), VIGIL_FAKE_NVML (libnvidia-ml-fake.so),
 // VIGIL_SOURCE_DIR (repo root, for the scenario), optional VIGIL_CHROMIUM
 // (default /usr/bin/chromium) and VIGIL_WEB_ARTIFACTS (screenshots; default
-// a temp dir). Run: node --test web/test/ui.test.mjs
+// a temp dir). Without VIGIL_BIN and VIGIL_FAKE_NVML only the Jobs test runs
+// (the others are skipped, saying so). Run: node --test web/test/ui.test.mjs
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +19,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { EVIL_EVENT, EVIL_JOB, startMock } from './mock_api.mjs';
 
 const env = process.env;
 const SOURCE = env.VIGIL_SOURCE_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -24,6 +28,8 @@ const ARTIFACTS = env.VIGIL_WEB_ARTIFACTS ?? path.join(tmpdir(), 'vigil-web-arti
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
   '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const GPUS = 8;
+const HAVE_VIGIL = !!(env.VIGIL_BIN && env.VIGIL_FAKE_NVML);
+const NEEDS_VIGIL = { skip: HAVE_VIGIL ? false : 'VIGIL_BIN and VIGIL_FAKE_NVML are not set' };
 
 let vigil = null, vigilLog = '', base = '', home = '';
 let writer = null, logDir = '', logFile = '';
@@ -83,8 +89,8 @@ function startLogWriter() {
 }
 
 before(async () => {
-  for (const k of ['VIGIL_BIN', 'VIGIL_FAKE_NVML']) assert.ok(env[k], `${k} must be set`);
   mkdirSync(ARTIFACTS, { recursive: true });
+  if (!HAVE_VIGIL) return;
   home = mkdtempSync(path.join(tmpdir(), 'vigil-web-home-'));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
@@ -122,7 +128,7 @@ after(async () => {
   for (const d of [home, logDir, ...userDirs]) if (d) rmSync(d, { recursive: true, force: true });
 });
 
-test('serves the UI with a strict CSP and cacheable assets', async () => {
+test('serves the UI with a strict CSP and cacheable assets', NEEDS_VIGIL, async () => {
   const r = await fetch(`${base}/`);
   assert.equal(r.status, 200);
   assert.match(r.headers.get('content-type'), /^text\/html/);
@@ -142,7 +148,7 @@ test('serves the UI with a strict CSP and cacheable assets', async () => {
   assert.equal((await fetch(`${base}/`, { headers: { 'If-None-Match': etag } })).status, 304);
 });
 
-test('overview: 8 GPU cards with live charts, range picker, Chinese, screenshots', async () => {
+test('overview: 8 GPU cards with live charts, range picker, Chinese, screenshots', NEEDS_VIGIL, async () => {
   const ctx = await launch('en-US');
   try {
     const page = ctx.pages()[0] ?? await ctx.newPage();
@@ -240,7 +246,7 @@ test('overview: 8 GPU cards with live charts, range picker, Chinese, screenshots
   }
 });
 
-test('follows the browser language and renders untrusted strings as text', async () => {
+test('follows the browser language and renders untrusted strings as text', NEEDS_VIGIL, async () => {
   const ctx = await launch('zh-CN');
   try {
     const page = ctx.pages()[0] ?? await ctx.newPage();
@@ -266,7 +272,7 @@ test('follows the browser language and renders untrusted strings as text', async
   }
 });
 
-test('logs: filters, hostile text, search highlights, context, histogram, volume, live tail, Chinese', async () => {
+test('logs: filters, hostile text, search highlights, context, histogram, volume, live tail, Chinese', NEEDS_VIGIL, async () => {
   const lines = BULK + NUMBERED + 4;
   const sel = `{job="${JOB}"}`;
   await waitFor(`${lines} lines of ${JOB} in the log store`, async () => {
@@ -400,5 +406,166 @@ test('logs: filters, hostile text, search highlights, context, histogram, volume
     assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
   } finally {
     await ctx.close();
+  }
+});
+
+// The Jobs tab against the mock's fixture (mock_api.mjs jobsAt): five jobs
+// in every colour of state, a crashed job with samples/s and an event whose
+// message holds markup, a killed inference job named like an <img> with no
+// metrics, a running job with loss, lr, grad norm and tokens/s.
+test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text, empty states, Chinese', async () => {
+  const dist = mkdtempSync(path.join(tmpdir(), 'vigil-web-dist-'));
+  userDirs.push(dist);
+  const built = spawnSync(process.execPath, [path.join(SOURCE, 'web/build.mjs'), '--outdir', dist], { encoding: 'utf8' });
+  assert.equal(built.status, 0, built.stderr);
+  const mock = await startMock(0, dist);
+  const mbase = `http://127.0.0.1:${mock.address().port}`;
+  const ctx = await launch('en-US');
+  try {
+    const page = ctx.pages()[0] ?? await ctx.newPage();
+    const errors = [], dialogs = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+    // The mock has no log API: an empty one, so the Logs tab opens cleanly.
+    const ok = (data) => ({ status: 200, contentType: 'application/json', body: JSON.stringify({ status: 'success', data }) });
+    await page.route('**/api/v1/logs/**', (route) => {
+      const u = new URL(route.request().url());
+      if (u.pathname.endsWith('/tail')) return route.fulfill({ status: 200, contentType: 'text/event-stream', body: '' });
+      if (u.pathname.endsWith('/query')) return route.fulfill(ok({ streams: {}, entries: [], truncated: false }));
+      if (u.pathname.endsWith('/histogram')) return route.fulfill(ok({ start: '0', step: '0', levels: [], buckets: [] }));
+      return route.fulfill(ok([]));
+    });
+
+    // The tab, between the overview and the logs; the range carries over in
+    // links but the picker hides (a job's charts span its life).
+    await page.goto(`${mbase}/#range=1h`);
+    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs']);
+    await page.click('a.tab[data-page="jobs"]');
+    await page.waitForSelector('.jobs-page:not([hidden]) .job-row');
+    assert.match(page.url(), /#jobs&range=1h$/);
+    assert.ok(await page.isHidden('.controls .segmented'));
+    const rows = await page.$$eval('.job-row', (rs) => rs.map((r) => {
+      const b = r.querySelector('.badge');
+      return { name: r.querySelector('.job-link').textContent, state: b.dataset.state, tone: b.className,
+        colour: getComputedStyle(b).color, text: r.textContent };
+    }));
+    // Active jobs first, then the newest.
+    assert.deepEqual(rows.map((r) => r.name), ['pretrain-moe', 'train', 'finetune-llama', EVIL_JOB, 'eval-resnet']);
+    assert.deepEqual(rows.map((r) => `${r.state}:${r.tone}`), ['stalled:badge amber', 'running:badge green',
+      'crashed:badge red', 'killed:badge grey', 'completed:badge blue']);
+    assert.equal(new Set(rows.map((r) => r.colour)).size, 5, 'five states, five colours');
+    assert.match(rows[2].text, /crashed.*pytorch · deepspeed.*8.*35m.*CUDA out of memory\. Tried to allocate 2\.00 GiB/);
+    assert.match(rows[1].text, /running.*pytorch · torchrun.*4/);
+    // The hostile name is text: no element made, nothing run.
+    assert.equal(await page.$$eval('img, .jobs-page script, .jobs-page b', (e) => e.length), 0);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'jobs-en.png'), fullPage: true });
+
+    // A crashed job: header, charts on one axis, events under them.
+    await page.click('.job-row[data-id^="7001-"] .job-link');
+    await page.waitForSelector('[data-testid=job-detail]:not([hidden])');
+    assert.match(page.url(), /#jobs&range=1h&id=7001-\d+$/);
+    await page.waitForFunction(() => ['loss', 'lr', 'samples', 'gpu-util', 'gpu-mem'].every((k) =>
+      Number(document.querySelector(`.job-chart[data-chart="${k}"] .chart`)?.dataset.points) >= 30), null, { timeout: 10000 });
+    const charts = await page.$$eval('.job-chart', (cs) => cs.map((c) => ({ k: c.dataset.chart, shown: !c.hidden,
+      w: c.querySelector('.uplot')?.getBoundingClientRect().width, series: c.querySelectorAll('.lg-item').length })));
+    assert.deepEqual(charts.filter((c) => c.shown).map((c) => c.k), ['loss', 'lr', 'samples', 'gpu-util', 'gpu-mem']);
+    assert.equal(new Set(charts.filter((c) => c.shown).map((c) => c.w)).size, 1, 'one width: one time axis');
+    assert.deepEqual(charts.filter((c) => c.k.startsWith('gpu')).map((c) => c.series), [8, 8]);
+    assert.equal(await page.textContent('[data-testid=job-name]'), 'finetune-llama');
+    assert.equal(await page.textContent('[data-testid=job-reason]'), 'CUDA out of memory. Tried to allocate 2.00 GiB');
+    const facts = await page.textContent('.job-facts');
+    for (const f of ['pytorch · deepspeed', 'mock-node', 'c0ffee12ab34', 'code 1', 'Ranks (world size)8']) assert.ok(facts.includes(f), `${f} in ${facts}`);
+    assert.match(await page.textContent('.job-axis'), /to its end/);
+    assert.equal(await page.textContent('.job-gpu-title'), 'GPUs of node mock-node');
+    await page.click('.job-procs summary');
+    const procs = await page.$$eval('[data-testid=job-processes] tbody tr', (rs) => rs.map((r) => r.children[1].textContent));
+    assert.deepEqual(procs, ['launcher', ...Array(8).fill('rank'), 'helper']);
+    const events = await page.$$eval('[data-testid=job-events] tbody tr', (rs) => rs.map((r) => ({
+      kind: r.querySelector('.ev-kind').textContent, msg: r.querySelector('.ev-msg').textContent, since: r.children[1].textContent })));
+    assert.deepEqual(events.map((e) => e.kind), ['Loss scale overflow', 'CUDA out of memory']);
+    assert.equal(events[0].since, '+10m');
+    assert.equal(events[0].msg, 'rank=0 attempted_loss_scale=65536 loss_scale=32768');
+    assert.equal(events[1].msg, EVIL_EVENT, 'the event message is shown verbatim');
+    assert.equal(await page.$$eval('.jobs-page script, .jobs-page img, img', (e) => e.length), 0);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    // The markers sit where the events are on the charts' axis (the job ran
+    // 2100 s; the overflow came at 600 s, the OOM 10 s before the end).
+    const marks = await page.$$eval('[data-testid=job-timeline] .ev-marker', (ms) => ms.map((m) => parseFloat(m.style.left)));
+    assert.equal(marks.length, 2);
+    assert.ok(marks[0] > 25 && marks[0] < 32 && marks[1] > 97 && marks[1] <= 100, `markers at ${marks}%`);
+    await page.click('[data-testid=job-timeline] .ev-marker >> nth=0');
+    assert.ok(await page.$('[data-testid=job-events] tr.focus[data-i="0"]'));
+    await page.screenshot({ path: path.join(ARTIFACTS, 'jobs-detail-en.png'), fullPage: true });
+
+    // Its logs: the Logs tab on the job's query, over a range reaching its start.
+    assert.equal(await page.getAttribute('[data-testid=job-logs]', 'href'), '#logs&range=6h&job=finetune-llama');
+    await page.click('[data-testid=job-logs]');
+    await page.waitForSelector('.logs-page:not([hidden])');
+    assert.equal(await page.$eval('select[data-filter="job"]', (s) => s.value), 'finetune-llama');
+    assert.equal(await page.textContent('[data-testid=logql]'), '{job="finetune-llama"}');
+    assert.equal(await page.getAttribute('button[data-range="6h"]', 'aria-pressed'), 'true');
+    await page.goBack();
+    await page.waitForSelector('[data-testid=job-detail]:not([hidden])');
+
+    // The hostile job: text only, and no metrics said plainly.
+    await page.goto(`${mbase}/#jobs&range=1h`);
+    await page.click('.job-row[data-id^="5150-"]');
+    await page.waitForSelector('[data-testid=job-no-metrics]:not([hidden])');
+    assert.equal(await page.textContent('[data-testid=job-name]'), EVIL_JOB);
+    assert.equal(await page.textContent('[data-testid=job-no-metrics]'),
+      'No metrics read from this job\'s output yet: run vigil inspect-log on its log to see why.');
+    assert.equal(await page.textContent('[data-testid=job-no-metrics] code'), 'vigil inspect-log');
+    assert.deepEqual(await page.$$eval('.job-chart:not([hidden])', (cs) => cs.map((c) => c.dataset.chart)), ['gpu-util', 'gpu-mem']);
+    assert.ok(await page.isHidden('[data-testid=job-timeline]'));
+    assert.match(await page.textContent('.job-facts'), /SIGTERM/);
+    assert.equal(await page.$$eval('img, .jobs-page b, .jobs-page script', (e) => e.length), 0);
+
+    // A running job: loss, lr, grad norm, tokens/s, up to now.
+    await page.goto(`${mbase}/#jobs&range=1h`);
+    await page.click('.job-row[data-id^="4242-"]');
+    await page.waitForFunction(() => Number(document.querySelector('.job-chart[data-chart="tokens"] .chart')?.dataset.points) >= 30);
+    assert.deepEqual(await page.$$eval('.job-chart:not([hidden])', (cs) => cs.map((c) => c.dataset.chart)),
+      ['loss', 'lr', 'grad', 'tokens', 'gpu-util', 'gpu-mem']);
+    assert.match(await page.textContent('.job-axis'), /to now/);
+    assert.match(await page.textContent('.job-facts'), /still running/);
+
+    // Chinese.
+    await page.click('button.lang');
+    assert.equal(await page.textContent('a.tab[data-page="jobs"]'), '作业');
+    assert.equal(await page.textContent('.job-title .badge'), '运行中');
+    assert.match(await page.textContent('.job-charts'), /损失.*学习率.*梯度范数.*吞吐量，tokens\/s.*节点 mock-node 的 GPU.*GPU 利用率，%/);
+    assert.equal(await page.textContent('[data-testid=job-logs]'), '查看日志');
+    assert.match(await page.textContent('.job-facts'), /开始时间.*仍在运行/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'jobs-detail-zh.png'), fullPage: true });
+    await page.click('.job-nav .back');
+    await page.waitForSelector('[data-testid=jobs-table]:not([hidden]) .job-row');
+    assert.match(await page.textContent('[data-testid=jobs-table] thead'), /作业.*状态.*框架 \/ 启动器.*进程数.*开始时间.*时长.*原因/);
+    assert.deepEqual(await page.$$eval('.job-row .badge', (b) => b.map((x) => x.textContent)), ['停滞', '运行中', '已崩溃', '被终止', '已完成']);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'jobs-zh.png'), fullPage: true });
+
+    // No job yet: what to do about it, in both languages.
+    await page.route('**/api/v1/jobs', (route) => route.fulfill(ok({ jobs: [] })));
+    await page.reload();
+    await page.waitForSelector('[data-testid=jobs-empty]:not([hidden])');
+    assert.match(await page.textContent('[data-testid=jobs-empty]'), /此节点上没有发现训练或推理作业.*vigil run -- python train\.py/);
+    await page.click('button.lang');
+    assert.equal(await page.textContent('[data-testid=jobs-empty]'),
+      'No training or inference job found on this node. Start one, or run it with vigil run -- python train.py.');
+    assert.equal(await page.textContent('[data-testid=jobs-empty] code'), 'vigil run -- python train.py');
+    assert.equal(await page.$$eval('.job-row', (r) => r.length), 0);
+
+    // The overview still works next to it.
+    await page.click('a.tab[data-page="overview"]');
+    await page.waitForFunction(() => document.querySelectorAll('article.gpu').length === 8);
+    assert.ok(await page.isHidden('.jobs-page'));
+    assert.ok(await page.isVisible('.controls .segmented'));
+
+    assert.deepEqual(dialogs, [], 'no alert ran');
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
+  } finally {
+    await ctx.close();
+    await new Promise((r) => mock.close(r));
   }
 });

@@ -1,12 +1,17 @@
 // Unit tests of the UI's pure parts (no browser): query windows, alignment of
-// Prometheus matrices, formatting, both languages having every string, and the
-// log explorer's LogQL building, highlights, histogram shaping and paging.
+// Prometheus matrices, formatting, both languages having every string, the
+// log explorer's LogQL building, highlights, histogram shaping and paging, and
+// the Jobs tab's state badges, time axis, throughput choice, durations and links.
 // Run: node --test web/test/unit.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { alignValues, lastValue, pickStep, sumAligned, timeAxis, windowFor } from '../src/api.js';
 import { bytes, compact, percent, rate } from '../src/format.js';
-import { STRINGS_FOR_TEST, t } from '../src/i18n.js';
+import { STRINGS_FOR_TEST, duration, setLang, t } from '../src/i18n.js';
+import {
+  STATES, chartRefreshMs, eventText, eventTone, jobDurationSec, jobIdFromHash, jobWindow, jobsHash, logsLinkFor,
+  parseSelector, sig, sortJobs, stateBadge, throughputToShow, trainingSelector,
+} from '../src/jobs.js';
 import {
   FLAGS, LEVELS, PAGE, buildQuery, compareEntries, histogramStep, logsHash, makeMatcher, nsToMs, nsToSec,
   olderPage, parseLogsHash, quote, reEscape, shapeHistogram, splitHighlights,
@@ -171,5 +176,146 @@ test('the log explorer\'s strings exist in both languages', async () => {
     assert.ok(k in en, `English lacks ${k}`);
     assert.ok(k in zh, `Chinese lacks ${k}`);
     if (k.startsWith('logs.') && !/^logs\.(query|contextN)$/.test(k)) assert.notEqual(zh[k], en[k], `${k} is not translated`);
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Jobs tab
+
+test('job states get their badge colour', () => {
+  const tones = Object.fromEntries(STATES.map((s) => [s, stateBadge(s).tone]));
+  assert.deepEqual(tones, { running: 'green', stalled: 'amber', completed: 'blue', crashed: 'red', killed: 'grey', exited: 'grey' });
+  assert.equal(stateBadge('running').key, 'jobstate.running');
+  // A state this UI does not know yet is grey and shown as the server wrote it.
+  assert.deepEqual(stateBadge('paused'), { tone: 'grey', key: null, text: 'paused' });
+  assert.deepEqual(stateBadge(undefined), { tone: 'grey', key: null, text: '' });
+});
+
+test('throughput charts: the series that have values, tokens first', () => {
+  assert.deepEqual(throughputToShow({ tokens: [null, 5], samples: [1], iterations: [null] }), ['tokens', 'samples']);
+  assert.deepEqual(throughputToShow({ iterations: [2], samples: [null, null] }), ['iterations']);
+  assert.deepEqual(throughputToShow({ samples: [NaN] }), []);
+  assert.deepEqual(throughputToShow({}), []);
+  assert.deepEqual(throughputToShow(null), []);
+});
+
+test('a job\'s time axis runs from its start to its end, or now', () => {
+  const now = 1796007975123;
+  const start = now - 3600 * 1000;
+  // A running job: up to the last whole step before now, about 240 points.
+  const live = jobWindow({ state: 'running', start_time_ms: start, end_time_ms: null }, now);
+  assert.equal(live.live, true);
+  assert.equal(live.step, 15);
+  assert.ok(live.start <= start / 1000 && live.start > start / 1000 - live.step);
+  assert.ok(live.end <= now / 1000 && live.end > now / 1000 - live.step);
+  assert.equal(live.start % live.step, 0);
+  assert.equal(live.end % live.step, 0);
+  assert.equal(chartRefreshMs(live), 15000);
+  // A finished job: its end is on the axis; no refresh.
+  const end = start + 600 * 1000 + 500;
+  const done = jobWindow({ state: 'crashed', start_time_ms: start, end_time_ms: end }, now);
+  assert.equal(done.live, false);
+  assert.ok(done.end >= end / 1000 && done.end - done.step < end / 1000);
+  const points = (done.end - done.start) / done.step;
+  assert.ok(points >= 90 && points <= 301, `${points} points`);
+  assert.equal(chartRefreshMs(done), null);
+  // Over without an end time: it ends when last seen.
+  const seen = jobWindow({ state: 'exited', start_time_ms: start, end_time_ms: null, last_seen_ms: start + 1200e3 }, now);
+  assert.ok(seen.end >= (start + 1200e3) / 1000 && seen.end < now / 1000 - 600);
+  // Just started: at least a minute, and never an empty axis.
+  const young = jobWindow({ state: 'running', start_time_ms: now - 2000, end_time_ms: null }, now);
+  assert.ok(young.end > young.start);
+  assert.ok(young.end - young.start >= 55, `${young.end - young.start}s`);
+  assert.equal(chartRefreshMs(young), 2000);
+  // No start time: its last hour rather than no axis.
+  const nostart = jobWindow({ state: 'running' }, now);
+  assert.ok(Number.isFinite(nostart.start) && nostart.end - nostart.start >= 3500);
+  // Weeks: still a few hundred points at most.
+  const long = jobWindow({ state: 'running', start_time_ms: now - 30 * 86400e3, end_time_ms: null }, now);
+  assert.ok((long.end - long.start) / long.step <= 301, `${(long.end - long.start) / long.step} points`);
+});
+
+test('job durations', () => {
+  const now = 1796007975123;
+  const job = (o) => ({ state: 'completed', start_time_ms: now - 7384e3, end_time_ms: now - 1000e3, ...o });
+  assert.equal(jobDurationSec(job(), now), 6384);
+  assert.equal(duration(jobDurationSec(job(), now)), '1h 46m');
+  assert.equal(duration(jobDurationSec(job({ state: 'running', end_time_ms: null }), now)), '2h 3m');
+  assert.equal(duration(jobDurationSec(job({ end_time_ms: now - 7339e3 }), now)), '45s');
+  assert.equal(duration(jobDurationSec(job({ start_time_ms: now - 3 * 86400e3 - 7200e3, end_time_ms: now }), now)), '3d 2h');
+  assert.ok(Number.isNaN(jobDurationSec({ state: 'running' }, now)));
+  // setLang marks <html lang>: a stand-in document for node.
+  globalThis.document ??= { documentElement: {} };
+  setLang('zh');
+  try {
+    assert.equal(duration(jobDurationSec(job(), now)), '1 小时 46 分');
+  } finally { setLang('en'); }
+});
+
+test('jobs: sorting, URL, the logs link, PromQL selectors, event text', () => {
+  const jobs = [
+    { id: 'a', state: 'completed', start_time_ms: 300 }, { id: 'b', state: 'running', start_time_ms: 100 },
+    { id: 'c', state: 'crashed', start_time_ms: 200 }, { id: 'd', state: 'stalled', start_time_ms: 150 }];
+  assert.deepEqual(sortJobs(jobs).map((j) => j.id), ['d', 'b', 'a', 'c']);
+  assert.equal(jobsHash('1h', '4242-1764460800000'), '#jobs&range=1h&id=4242-1764460800000');
+  assert.equal(jobIdFromHash('#jobs&range=1h&id=a%26b%3D%3Cc%3E'), 'a&b=<c>');
+  assert.equal(jobIdFromHash(jobsHash('5m', 'x y&z')), 'x y&z');
+  assert.equal(jobIdFromHash('#jobs'), '');
+
+  assert.deepEqual(parseSelector('{job="train"}'), { job: 'train' });
+  assert.deepEqual(parseSelector('{job="a\\"b", node="gpu-1"}'), { job: 'a"b', node: 'gpu-1' });
+  assert.equal(parseSelector('{job=~"tr.*"}'), null);
+  assert.equal(parseSelector('{job="a"} |= "x"'), null);
+  assert.equal(parseSelector(''), null);
+
+  const ranges = [['5m', 300], ['15m', 900], ['1h', 3600], ['6h', 21600], ['24h', 86400], ['7d', 604800]];
+  const now = 1796007975123;
+  const job = { name: 'train', node: 'gpu-1', start_time_ms: now - 2000e3, log_query: '{job="train"}' };
+  assert.equal(logsLinkFor(job, now, ranges), '#logs&range=1h&job=train');
+  assert.deepEqual(parseLogsHash(logsLinkFor(job, now, ranges)).job, 'train');
+  // A query the Logs tab cannot show as filters: the job's name and node.
+  const odd = { ...job, name: 'a&b', log_query: '{job=~"a.*"}', start_time_ms: now - 30 * 86400e3 };
+  const f = parseLogsHash(logsLinkFor(odd, now, ranges));
+  assert.deepEqual([f.job, f.node], ['a&b', 'gpu-1']);
+  assert.match(logsLinkFor(odd, now, ranges), /^#logs&range=7d&/);
+
+  assert.equal(trainingSelector({ name: 'tr"ain', node: 'gpu-1' }), '{job="tr\\"ain", node="gpu-1"}');
+  assert.equal(trainingSelector({ name: 'train', node: '' }), '{job="train"}');
+
+  assert.equal(eventText({ event: 'cuda_oom', details: { exception: 'E', message: 'CUDA out of memory' } }), 'CUDA out of memory');
+  assert.equal(eventText({ event: 'x', details: { exception: 'torch.cuda.OutOfMemoryError' } }), 'torch.cuda.OutOfMemoryError');
+  assert.equal(eventText({ event: 'loss_overflow', details: { rank: 0, loss_scale: 32768 } }), 'rank=0 loss_scale=32768');
+  assert.equal(eventText({}), '');
+  assert.deepEqual(['completed', 'nan_loss', 'cuda_oom'].map(eventTone), ['blue', 'amber', 'red']);
+  assert.equal(sig(2.34567), '2.346');
+  assert.equal(sig(0.0003), '3.00e-4');
+  assert.equal(sig(52000), '52000');
+  assert.equal(sig(NaN), '–');
+});
+
+test('the Jobs tab\'s strings exist, translated, in both languages', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { en, zh } = STRINGS_FOR_TEST;
+  const src = await readFile(new URL('../src/jobs.js', import.meta.url), 'utf8');
+  const keys = new Set(['nav.jobs']);
+  for (const m of src.matchAll(/\b(?:t|T)\('([\w.]+)'/g)) keys.add(m[1]);
+  for (const m of src.matchAll(/'((?:jobs|jobstate)\.[\w.]+)'/g)) keys.add(m[1]);
+  for (const s of STATES) keys.add(`jobstate.${s}`);
+  for (const k of ['training', 'inference', 'unknown']) keys.add(`jobs.kind.${k}`);
+  for (const r of ['launcher', 'rank', 'helper']) keys.add(`jobs.role.${r}`);
+  for (const c of ['name', 'state', 'framework', 'ranks', 'started', 'duration', 'reason']) keys.add(`jobs.col.${c}`);
+  // Every event kind of docs/training-events.md, and the tracker's "signal".
+  for (const e of ['xid', 'oom_killed', 'nccl_timeout', 'device_assert', 'no_kernel_image', 'driver_too_old', 'cuda_oom',
+    'dataloader_killed', 'nccl_error', 'cuda_error', 'nan_loss', 'loss_overflow', 'segfault', 'completed', 'traceback', 'signal']) {
+    keys.add(`event.${e}`);
+  }
+  keys.delete('jobs.kind'); // prefixes for tLabel
+  keys.delete('jobs.role');
+  assert.ok(keys.size > 80, `found ${keys.size} keys`);
+  const same = /^jobs\.(proc\.pid|series\.tokens)$/;
+  for (const k of keys) {
+    assert.ok(k in en, `English lacks ${k}`);
+    assert.ok(k in zh, `Chinese lacks ${k}`);
+    if (!same.test(k)) assert.notEqual(zh[k], en[k], `${k} is not translated`);
   }
 });

@@ -106,12 +106,25 @@ bool ValueLevel(std::string_view s, size_t i, LogLevel* level) {
 
 LogLevel JsonLevel(std::string_view line) {
   std::string_view s = line.substr(0, 2048);
-  static const char* const kKeys[] = {"\"level\"", "\"severity\"",  "\"levelname\"",
-                                      "\"lvl\"",   "\"log.level\"", "\"loglevel\""};
-  for (const char* key : kKeys) {
-    size_t at = s.find(key);
-    if (at == std::string_view::npos) continue;
-    size_t i = at + strlen(key);
+  static constexpr std::string_view kKeys[] = {"level\"", "severity\"",  "levelname\"",
+                                               "lvl\"",   "log.level\"", "loglevel\""};
+  constexpr size_t kKeyCount = std::size(kKeys);
+  // One pass over the quotes finds where each key first appears (many lines
+  // that start with '{' are Python dicts without a double quote: one memchr).
+  // Keys are then tried in their order of preference.
+  size_t first[kKeyCount];
+  std::fill(std::begin(first), std::end(first), std::string_view::npos);
+  for (size_t q = s.find('"'); q != std::string_view::npos; q = s.find('"', q + 1)) {
+    std::string_view rest = s.substr(q + 1);
+    for (size_t k = 0; k < kKeyCount; ++k) {
+      if (first[k] == std::string_view::npos && rest.starts_with(kKeys[k])) {
+        first[k] = q + 1 + kKeys[k].size();
+      }
+    }
+  }
+  for (size_t k = 0; k < kKeyCount; ++k) {
+    size_t i = first[k];
+    if (i == std::string_view::npos) continue;
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
     if (i >= s.size() || s[i] != ':') continue;
     LogLevel level;

@@ -474,10 +474,8 @@ Status LogAgent::SendBatch(Batch* batch, bool retry_until_stopped) {
     batch->sealed = true;
   }
   batch->wire.sequence = ++sequence_;
-  std::string frame = wire::EncodeFrame(wire::FrameKind::kLogs, wire::EncodeLogBatch(batch->wire),
-                                        options_.compress);
   while (true) {
-    Status st = send_(frame);
+    Status st = send_(&batch->wire);
     if (st.ok()) {
       backoff_.Reset();
       AfterAck(batch);
@@ -532,6 +530,14 @@ void LogAgent::AfterAck(Batch* batch) {
     stats_.filtered_lines += s.counters.filtered_lines;
     stats_.truncated_lines += s.counters.truncated_lines;
   }
+}
+
+LogAgent::Sender FrameSender(std::function<Status(std::string_view frame)> send_frame,
+                             bool compress) {
+  return [send_frame = std::move(send_frame), compress](wire::LogBatch* batch) {
+    return send_frame(
+        wire::EncodeFrame(wire::FrameKind::kLogs, wire::EncodeLogBatch(*batch), compress));
+  };
 }
 
 }  // namespace vigil::collect::logs

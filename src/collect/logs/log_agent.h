@@ -52,7 +52,6 @@ struct LogAgentOptions {
   size_t batch_max_bytes = 1u << 20;     // of line text per frame
   int64_t batch_max_delay_ms = 200;      // a line waits at most this long to be sent
   size_t read_chunk_bytes = 256u << 10;  // per ReadSome call
-  bool compress = false;                 // zstd frames (over a network)
 
   TailerOptions tailer;
   EnvelopeOptions envelope;
@@ -79,10 +78,15 @@ struct LogAgentStats {
 
 class LogAgent {
  public:
-  // Delivers one encoded frame; OK once the server stored it durably.
+  // Delivers one batch; OK once the server stored it durably.
   // InvalidArgument: refused for good (the batch is skipped, with a log line).
-  // Anything else: retried with backoff.
-  using Sender = std::function<Status(std::string frame)>;
+  // Anything else: retried with the same batch, after a backoff.
+  // The sender may edit the batch's labels in place (the in-process ingester
+  // adds the node label); it must leave records, offsets and ids alone.
+  // In `vigil up` the batch goes to the server's ingester as is, with no wire
+  // frame in between (no copy of the lines, no CRC, no allocation per line);
+  // FrameSender() encodes it for a remote server.
+  using Sender = std::function<Status(wire::LogBatch* batch)>;
 
   LogAgent(LogAgentOptions options, Sender send);
   ~LogAgent();  // Stop()s
@@ -133,5 +137,11 @@ class LogAgent {
   mutable std::mutex stats_mu_;
   LogAgentStats stats_;  // guarded by stats_mu_
 };
+
+// A Sender that encodes each batch as a wire frame (kind 2, zstd when
+// `compress`) and hands the bytes to `send_frame`: for a remote server, or a
+// test that wants to see the bytes on the wire.
+LogAgent::Sender FrameSender(std::function<Status(std::string_view frame)> send_frame,
+                             bool compress);
 
 }  // namespace vigil::collect::logs

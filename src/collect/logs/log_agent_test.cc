@@ -19,7 +19,7 @@ namespace {
 // records that begin before the committed end offset are duplicates.
 class DedupReceiver {
  public:
-  Status Receive(const std::string& frame) {
+  Status Receive(std::string_view frame) {
     auto f = wire::DecodeFrame(frame);
     if (!f.ok()) return f.status();
     EXPECT_EQ(f->kind, wire::FrameKind::kLogs);
@@ -74,14 +74,18 @@ class LogAgentTest : public ::testing::Test {
       s.labels = {{"job", "train"}, {"source", path}};
       return std::vector<discover::LogSource>{s};
     };
-    return std::make_unique<LogAgent>(o, [this](std::string frame) {
-      if (fail_next_ > 0) {
-        --fail_next_;
-        if (store_then_fail_) (void)server_.Receive(frame);  // stored, but the ack is lost
-        return Unavailable("server away");
-      }
-      return server_.Receive(frame);
-    });
+    return std::make_unique<LogAgent>(
+        o, FrameSender(
+               [this](std::string_view frame) {
+                 if (fail_next_ > 0) {
+                   --fail_next_;
+                   if (store_then_fail_)
+                     (void)server_.Receive(frame);  // stored, but the ack is lost
+                   return Unavailable("server away");
+                 }
+                 return server_.Receive(frame);
+               },
+               /*compress=*/false));
   }
   void Write(const std::string& text) {
     std::ofstream f(log_, std::ios::app | std::ios::binary);
@@ -216,14 +220,16 @@ TEST_F(LogAgentTest, BackgroundThreadRetriesAndStopsCleanly) {
     s.labels = {{"job", "train"}};
     return std::vector<discover::LogSource>{s};
   };
-  LogAgent agent(o, [&](std::string frame) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (refusals > 0) {
-      --refusals;
-      return Unavailable("server away");
-    }
-    return server_.Receive(frame);
-  });
+  LogAgent agent(o, FrameSender(
+                        [&](std::string_view frame) {
+                          std::lock_guard<std::mutex> lock(mu);
+                          if (refusals > 0) {
+                            --refusals;
+                            return Unavailable("server away");
+                          }
+                          return server_.Receive(frame);
+                        },
+                        /*compress=*/false));
   Write("a\nb\n");
   ASSERT_TRUE(agent.Start().ok());
   for (int i = 0; i < 100; ++i) Write("line " + std::to_string(i) + "\n");

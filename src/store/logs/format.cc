@@ -12,7 +12,10 @@ namespace {
 
 constexpr uint8_t kBlockVersion = 1;
 constexpr uint64_t kMaxBlockRawBytes = 256u << 20;
-constexpr int kZstdLevel = 3;
+// Level 1: on training logs it is both the fastest and, surprisingly, denser
+// than 3 (bench/RESULTS.md "Logs": 6.8x vs 6.2x on 4,000-line blocks);
+// compression was the largest single cost of ingest at level 3.
+constexpr int kZstdLevel = 1;
 constexpr uint32_t kFilterBitsPerKey = 8;
 constexpr uint8_t kFilterHashes = 3;
 
@@ -24,6 +27,17 @@ uint64_t Mix64(uint64_t x) {  // splitmix64 finaliser
 }
 
 inline uint8_t Fold(uint8_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+inline bool IsDigit(uint8_t c) { return c >= '0' && c <= '9'; }
+inline bool IsDigitsTrigram(uint32_t t) {
+  return IsDigit(t >> 16) && IsDigit((t >> 8) & 0xff) && IsDigit(t & 0xff);
+}
+
+// Trigrams of three digits are not in filters: in logs full of numbers
+// (losses, steps, timestamps) every block holds nearly all thousand of them,
+// so they never rule a block out and only make filters bigger (25% on
+// training logs). They are dropped when the filter is built, not in Add(),
+// where a branch per digit cost more than the probe it saved. Patterns leave
+// them out too (a filter must never be asked for a key it never stores).
 
 // Bit positions of one trigram in an m-bit filter (double hashing, and a
 // multiply-shift range reduction so m need not be a power of two).
@@ -286,7 +300,9 @@ void TrigramCollector::Add(std::string_view text) {
 }
 
 std::string TrigramCollector::Build() {
-  uint32_t m = std::max<uint32_t>(64, static_cast<uint32_t>(distinct_.size()) * kFilterBitsPerKey);
+  size_t keys = 0;
+  for (uint32_t t : distinct_) keys += !IsDigitsTrigram(t);
+  uint32_t m = std::max<uint32_t>(64, static_cast<uint32_t>(keys) * kFilterBitsPerKey);
   m = (m + 7) & ~7u;
   std::string out;
   PutFixed32(&out, m);
@@ -295,8 +311,9 @@ std::string TrigramCollector::Build() {
   out.resize(head + m / 8, '\0');
   auto* bits = reinterpret_cast<uint8_t*>(out.data() + head);
   for (uint32_t t : distinct_) {
-    ForEachBit(t, m, [&](uint32_t b) { bits[b >> 3] |= static_cast<uint8_t>(1u << (b & 7)); });
     seen_[t >> 6] = 0;
+    if (IsDigitsTrigram(t)) continue;
+    ForEachBit(t, m, [&](uint32_t b) { bits[b >> 3] |= static_cast<uint8_t>(1u << (b & 7)); });
   }
   distinct_.clear();
   return out;
@@ -306,7 +323,8 @@ std::vector<uint32_t> PatternTrigrams(std::string_view pattern) {
   std::vector<uint32_t> out;
   const auto* p = reinterpret_cast<const uint8_t*>(pattern.data());
   for (size_t i = 2; i < pattern.size(); ++i) {
-    out.push_back((uint32_t{Fold(p[i - 2])} << 16) | (uint32_t{Fold(p[i - 1])} << 8) | Fold(p[i]));
+    uint32_t t = (uint32_t{Fold(p[i - 2])} << 16) | (uint32_t{Fold(p[i - 1])} << 8) | Fold(p[i]);
+    if (!IsDigitsTrigram(t)) out.push_back(t);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -181,5 +181,26 @@ TEST(LogStoreFormat, TrigramFilterHasNoFalseNegatives) {
   EXPECT_TRUE(PatternTrigrams("ab").empty());
 }
 
+TEST(LogStoreFormat, DigitOnlyTrigramsAreNotKeys) {
+  // Every block of a numeric log holds them all, so they are left out of
+  // filters and patterns alike; the trigrams around the digits still count.
+  EXPECT_TRUE(PatternTrigrams("271828").empty());
+  auto fold = [](const char* s) {
+    return (uint32_t{static_cast<uint8_t>(s[0])} << 16) |
+           (uint32_t{static_cast<uint8_t>(s[1])} << 8) | static_cast<uint8_t>(s[2]);
+  };
+  std::vector<uint32_t> t = PatternTrigrams("t-2718");
+  EXPECT_EQ(t.size(), 2u);  // "t-2", "-27"
+  EXPECT_TRUE(std::binary_search(t.begin(), t.end(), fold("t-2")));
+  EXPECT_TRUE(std::binary_search(t.begin(), t.end(), fold("-27")));
+
+  TrigramCollector collector;
+  collector.Add("step 123456 done");
+  std::string filter = collector.Build();
+  EXPECT_TRUE(FilterMayContain(filter, PatternTrigrams("p 1234")));
+  EXPECT_TRUE(FilterMayContain(filter, PatternTrigrams("999999")));  // nothing to rule out with
+  EXPECT_FALSE(FilterMayContain(filter, PatternTrigrams("x 1234")));
+}
+
 }  // namespace
 }  // namespace vigil::logstore

@@ -70,19 +70,27 @@ void Head::Add(HeadLine l, std::string_view line) {
 }
 
 void Head::Remove(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
-  std::vector<HeadLine> kept;
-  std::string kept_text;
-  size_t r = 0;
-  for (const HeadLine& l : lines) {
+  // In place: kept lines only move towards the front, so one forward pass of
+  // memmove compacts the text without a second buffer (during a backlog a
+  // cut runs every few thousand lines; a copy each time doubled the heads'
+  // memory and churned the allocator).
+  size_t kept = 0, kept_bytes = 0, r = 0;
+  for (HeadLine l : lines) {
     while (r < ranges.size() && ranges[r].second < l.line_no) ++r;
     if (r < ranges.size() && ranges[r].first <= l.line_no) continue;
-    HeadLine n = l;
-    n.offset = kept_text.size();
-    kept_text.append(text, l.offset, l.length);
-    kept.push_back(n);
+    if (l.offset != kept_bytes)
+      std::memmove(text.data() + kept_bytes, text.data() + l.offset, l.length);
+    l.offset = kept_bytes;
+    kept_bytes += l.length;
+    lines[kept++] = l;
   }
-  lines = std::move(kept);
-  text = std::move(kept_text);
+  lines.resize(kept);
+  text.resize(kept_bytes);
+  if (lines.empty()) {
+    // A quiet stream gives its buffers back; a busy one keeps them to refill.
+    std::vector<HeadLine>().swap(lines);
+    std::string().swap(text);
+  }
 }
 
 Result<std::unique_ptr<LogStore>> LogStore::Open(const Options& options) {
@@ -339,6 +347,12 @@ Status LogStoreImpl::Append(std::string_view node, const wire::LogBatch& batch) 
       }
       rec.first_line_no = s->next_line;
       rec.first_seq = last_seq_ + 1;
+      // One allocation of the right size rather than doubling past it.
+      size_t need = 64 + ls.source_id.size() + node.size();
+      for (const auto& r : ls.records) need += r.line.size() + 16;
+      if (pending_.capacity() < pending_.size() + need) {
+        pending_.reserve(std::max(pending_.size() + need, pending_.capacity() * 3 / 2));
+      }
       // Frame written in place: header patched once the body is complete.
       size_t frame_at = pending_.size();
       pending_.append(8, '\0');
@@ -460,6 +474,12 @@ void LogStoreImpl::StartBackground() {
 uint64_t LogStoreImpl::LastSeq() const {
   std::lock_guard lock(mu_);
   return last_seq_;
+}
+
+uint64_t LogStoreImpl::CommittedOffset(std::string_view node, std::string_view source_id) const {
+  std::lock_guard lock(mu_);
+  auto it = sources_.find(SourceKey(node, source_id));
+  return it == sources_.end() ? 0 : it->second.end_offset;
 }
 
 std::vector<SourceTotals> LogStoreImpl::Sources() const {

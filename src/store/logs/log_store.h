@@ -40,7 +40,7 @@ struct Options {
   // Bytes of line text the heads may hold in all. Above it, Append cuts
   // blocks itself before returning, so a backlog waits in the agent's files
   // (unread) rather than in this process's memory.
-  size_t max_head_bytes = 4u << 20;
+  size_t max_head_bytes = 2u << 20;
 };
 
 // Stream selector, with Prometheus semantics: an absent label equals "".
@@ -158,6 +158,10 @@ class LogStore {
   virtual std::vector<std::string> LabelValues(std::string_view name, int64_t start_ns,
                                                int64_t end_ns) const = 0;
   virtual std::vector<SourceTotals> Sources() const = 0;
+  // The end offset committed for a source of `node` (0 if unknown): records
+  // that begin before it are already stored. Lets a consumer of the same
+  // batches (training metrics) take each line exactly once, as Append does.
+  virtual uint64_t CommittedOffset(std::string_view node, std::string_view source_id) const = 0;
 
   // Cuts due blocks, truncates the WAL, applies retention. Runs by itself
   // unless Options::background_maintenance is false.

@@ -115,6 +115,7 @@ class LogStoreImpl final : public LogStore {
   std::vector<std::string> LabelValues(std::string_view name, int64_t start_ns,
                                        int64_t end_ns) const override;
   std::vector<SourceTotals> Sources() const override;
+  uint64_t CommittedOffset(std::string_view node, std::string_view source_id) const override;
   Status Maintain() override;
   LogStoreStats Stats() const override;
   Status Close() override;

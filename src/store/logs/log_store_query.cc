@@ -8,7 +8,10 @@
 #include <string.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "store/logs/log_store_impl.h"
 
@@ -157,6 +160,7 @@ class TopK {
   bool full() const { return heap_.size() >= k_; }
   Key worst() const { return heap_.front().first; }
   bool dropped() const { return dropped_; }
+  void MarkDropped() { dropped_ = true; }
   bool Accepts(Key key) {
     if (!full()) return true;
     bool better = largest_ ? key > worst() : key < worst();
@@ -171,6 +175,11 @@ class TopK {
       heap_.pop_back();
       dropped_ = true;
     }
+  }
+  // Best first, with their keys.
+  std::vector<std::pair<Key, LogEntry>> TakeWithKeys() {
+    std::sort_heap(heap_.begin(), heap_.end(), Cmp());
+    return std::move(heap_);
   }
   // Best first.
   std::vector<LogEntry> Take() {
@@ -290,6 +299,91 @@ bool Overlaps(int64_t min_t, int64_t max_t, int64_t start, int64_t end) {
   return max_t >= start && min_t < end;
 }
 
+// Reading candidate blocks is mostly zstd decompression: a keyword query over
+// days of logs decompresses hundreds of megabytes. Blocks are scanned on up
+// to this many threads (never more than the CPUs), and only when there are
+// enough of them to pay for starting threads.
+size_t ScanThreads(size_t blocks) {
+  constexpr size_t kMinBlocksPerThread = 4;
+  size_t cpus = std::max(1u, std::thread::hardware_concurrency());
+  return std::max<size_t>(1, std::min({cpus, size_t{4}, blocks / kMinBlocksPerThread}));
+}
+
+// What one block contributed to a Query, produced on a worker thread.
+struct QuerySlot {
+  std::vector<std::pair<Key, LogEntry>> entries;
+  bool dropped = false;  // the block had more matches than the limit
+  QueryResult counters;
+};
+
+// Runs scan(i, &slot) for i in [0, n) on `threads` threads and merge(i, &slot)
+// on the caller's thread strictly in order of i, so the outcome is that of a
+// serial loop. merge returns false to stop: blocks not yet merged are
+// dropped. Workers run at most 2 * threads blocks ahead of the merge, which
+// bounds both memory and the work wasted when a query stops early.
+template <typename Slot, typename Scan, typename Merge>
+Status OrderedParallelScan(size_t n, size_t threads, Scan scan, Merge merge) {
+  if (threads <= 1) {
+    for (size_t i = 0; i < n; ++i) {
+      Slot slot;
+      VIGIL_RETURN_IF_ERROR(scan(i, &slot));
+      if (!merge(i, &slot)) break;
+    }
+    return Status::Ok();
+  }
+  const size_t ahead = 2 * threads;
+  std::vector<Slot> slots(n);
+  std::vector<Status> statuses(n);
+  std::vector<char> done(n, 0);
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t next = 0, merged = 0;
+  bool stop = false;
+  auto worker = [&] {
+    while (true) {
+      size_t i;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return stop || next >= n || next < merged + ahead; });
+        if (stop || next >= n) return;
+        i = next++;
+      }
+      Status st = scan(i, &slots[i]);  // slot i is this worker's alone until done[i]
+      {
+        std::lock_guard lock(mu);
+        statuses[i] = std::move(st);
+        done[i] = 1;
+      }
+      cv.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+  Status result;
+  for (size_t i = 0; i < n; ++i) {
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return done[i] != 0; });
+      merged = i + 1;
+    }
+    cv.notify_all();
+    if (!statuses[i].ok()) {
+      result = statuses[i];
+      break;
+    }
+    bool go_on = merge(i, &slots[i]);
+    slots[i] = Slot();  // free what was merged
+    if (!go_on) break;
+  }
+  {
+    std::lock_guard lock(mu);
+    stop = true;
+  }
+  cv.notify_all();
+  for (auto& t : pool) t.join();
+  return result;
+}
+
 }  // namespace
 
 Result<QueryResult> LogStoreImpl::Query(const LogQuery& query) const {
@@ -326,18 +420,40 @@ Result<QueryResult> LogStoreImpl::Query(const LogQuery& query) const {
     return backward ? x.ref.header.max_time > y.ref.header.max_time
                     : x.ref.header.min_time < y.ref.header.min_time;
   });
-  for (const Candidate& c : cands) {
+  // Each block keeps its own best `limit` matches (a block cannot place more
+  // in the result), merged in the candidates' order.
+  const size_t limit = ClampLimit(query.limit);
+  auto scan = [&](size_t idx, QuerySlot* slot) {
+    const Candidate& c = cands[idx];
+    TopK local(limit, backward);
+    VIGIL_RETURN_IF_ERROR(ScanBlock(c, *q, query.start_ns, query.end_ns, &slot->counters,
+                                    [&](const DecodedBlock& b, size_t i) {
+                                      Key key{b.times[i], b.seqs[i]};
+                                      if (local.Accepts(key)) {
+                                        local.Add(key, EntryFromBlock(c, b, i));
+                                      }
+                                    }));
+    slot->dropped = local.dropped();
+    slot->entries = local.TakeWithKeys();
+    return Status::Ok();
+  };
+  auto merge = [&](size_t idx, QuerySlot* slot) {
+    const Candidate& c = cands[idx];
     if (top.full() && (backward ? c.ref.header.max_time < top.worst().a
                                 : c.ref.header.min_time > top.worst().a)) {
       result.truncated = true;
-      break;
+      return false;
     }
-    VIGIL_RETURN_IF_ERROR(ScanBlock(c, *q, query.start_ns, query.end_ns, &result,
-                                    [&](const DecodedBlock& b, size_t i) {
-                                      Key key{b.times[i], b.seqs[i]};
-                                      if (top.Accepts(key)) top.Add(key, EntryFromBlock(c, b, i));
-                                    }));
-  }
+    result.blocks_scanned += slot->counters.blocks_scanned;
+    result.blocks_skipped += slot->counters.blocks_skipped;
+    if (slot->dropped) top.MarkDropped();
+    for (auto& [key, entry] : slot->entries) {
+      if (top.Accepts(key)) top.Add(key, std::move(entry));
+    }
+    return true;
+  };
+  VIGIL_RETURN_IF_ERROR(
+      OrderedParallelScan<QuerySlot>(cands.size(), ScanThreads(cands.size()), scan, merge));
   result.truncated = result.truncated || top.dropped();
   result.entries = top.Take();
   return result;
@@ -479,11 +595,12 @@ Result<LevelHistogram> LogStoreImpl::Histogram(const LogQuery& query, int64_t st
     if (t >= start && t < end) ++h.buckets[bucket(t)][level];
   };
   for (const auto& [t, level] : head_points) add(t, level);
-  QueryResult counters;
+  // The block's level counts answer for it when the whole block falls into
+  // one bucket and no line filter has to look at the text; the others are
+  // read (on several threads) into (time, level) points.
+  std::vector<const Candidate*> to_read;
   for (const Candidate& c : cands) {
     const BlockHeader& bh = c.ref.header;
-    // The block's level counts answer for it when the whole block falls
-    // into one bucket and no line filter has to look at the text.
     if (q->filters.empty() && bh.min_time >= start && bh.max_time < end &&
         bucket(bh.min_time) == bucket(bh.max_time)) {
       auto& b = h.buckets[bucket(bh.min_time)];
@@ -492,10 +609,22 @@ Result<LevelHistogram> LogStoreImpl::Histogram(const LogQuery& query, int64_t st
       }
       continue;
     }
-    VIGIL_RETURN_IF_ERROR(
-        ScanBlock(c, *q, start, end, &counters,
-                  [&](const DecodedBlock& b, size_t i) { add(b.times[i], b.meta[i] & 0x0f); }));
+    to_read.push_back(&c);
   }
+  using Points = std::vector<std::pair<int64_t, uint8_t>>;
+  auto scan = [&](size_t idx, Points* points) {
+    QueryResult counters;
+    return ScanBlock(*to_read[idx], *q, start, end, &counters,
+                     [&](const DecodedBlock& b, size_t i) {
+                       points->emplace_back(b.times[i], b.meta[i] & 0x0f);
+                     });
+  };
+  auto merge = [&](size_t, Points* points) {
+    for (const auto& [t, level] : *points) add(t, level);
+    return true;
+  };
+  VIGIL_RETURN_IF_ERROR(
+      OrderedParallelScan<Points>(to_read.size(), ScanThreads(to_read.size()), scan, merge));
   return h;
 }
 

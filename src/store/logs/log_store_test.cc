@@ -386,6 +386,48 @@ TEST_F(LogStoreTest, BlockSkippingNeverMissesAMatch) {
   EXPECT_EQ(Q(q).entries.size(), 1u);
 }
 
+// Many blocks are scanned on several threads and merged in order: every
+// limit, direction and filter must give what a serial scan gives.
+TEST_F(LogStoreTest, ParallelBlockScanEqualsASerialScan) {
+  options_.block_max_lines = 16;
+  Reopen();
+  AppendNumbered("s", {{"job", "a"}}, 40 * 16);  // errors every third line
+  ASSERT_TRUE(store_->Maintain().ok());
+  ASSERT_EQ(store_->Stats().blocks, 40u);
+  const int n = 40 * 16;
+  for (const std::string pat : {"", "line", "7", "line 63"}) {
+    std::vector<std::string> match;  // oldest first
+    for (int i = 0; i < n; ++i) {
+      std::string l = "line " + std::to_string(i);
+      if (l.find(pat) != std::string::npos) match.push_back(l);
+    }
+    for (bool forward : {true, false}) {
+      for (size_t limit : {1, 7, 100, 5000}) {
+        LogQuery q;
+        q.forward = forward;
+        q.limit = limit;
+        if (!pat.empty()) q.filters = {{FilterType::kContains, pat}};
+        std::vector<std::string> want = match;
+        if (!forward) std::reverse(want.begin(), want.end());
+        bool truncated = want.size() > limit;
+        if (truncated) want.resize(limit);
+        QueryResult r = Q(q);
+        EXPECT_EQ(Lines(r.entries), want) << pat << " " << forward << " " << limit;
+        EXPECT_EQ(r.truncated, truncated) << pat << " " << forward << " " << limit;
+      }
+    }
+    LogQuery q;
+    if (!pat.empty()) q.filters = {{FilterType::kContains, pat}};
+    auto h = store_->Histogram(q, 10 * kSec);
+    ASSERT_TRUE(h.ok());
+    uint64_t total = 0;
+    for (const auto& b : h->buckets) {
+      for (uint64_t c : b) total += c;
+    }
+    EXPECT_EQ(total, match.size()) << pat;
+  }
+}
+
 TEST_F(LogStoreTest, RetentionDeletesOldDays) {
   options_.retention_days = 2;
   Reopen();

@@ -1,0 +1,7 @@
+# The jobs API (included by CMakeLists.txt in this folder).
+if(TARGET vigil_jobs AND TARGET vigil_http)
+  vigil_library(vigil_job_routes SOURCES ${CMAKE_CURRENT_LIST_DIR}/job_routes.cc
+    DEPS vigil_http vigil_jobs vigil_logstore vigil_tsdb)
+  vigil_test(job_routes_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/job_routes_test.cc
+    DEPS vigil_job_routes)
+endif()

@@ -1,0 +1,38 @@
+// The jobs API (docs/jobs.md):
+//   GET /api/v1/jobs   every job on this node: what it is (framework,
+//                      launcher, ranks, container), its state and why
+//                      (running, stalled, completed, crashed, killed,
+//                      exited), its progress and the events read from its
+//                      logs.
+// A job's verdict is made here, where its logs and metrics are at hand:
+// events from its newest log lines (the log store), progress from its
+// training_step series (the metrics store), the exit status `vigil run`
+// recorded (the tracker). Either store may be absent (an agent without a
+// local server): the verdict then rests on what is left.
+#pragma once
+
+#include <string>
+
+#include "api/http_server.h"
+#include "collect/jobs/job_tracker.h"
+#include "core/env.h"
+#include "store/logs/log_store.h"
+#include "store/tsdb/db.h"
+
+namespace vigil::api {
+
+struct JobRouteDeps {
+  collect::jobs::JobTracker* tracker = nullptr;  // required
+  logstore::LogStore* logs = nullptr;
+  tsdb::Db* db = nullptr;
+  Env* env = Env::Default();
+  std::string node;
+  // Log lines read per job for its events (the newest), and how many jobs
+  // get events at all (running ones and the newest ended ones).
+  size_t event_lines = 2000;
+  size_t jobs_with_events = 50;
+};
+
+void AddJobRoutes(Router* router, JobRouteDeps deps);
+
+}  // namespace vigil::api

@@ -1,0 +1,24 @@
+// What client subcommands (`vigil logs`, `vigil jobs`) share to talk to an
+// instance's JSON API.
+#pragma once
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/status.h"
+
+namespace vigil::cli {
+
+// GETs `url` and parses the JSON body. A non-200 answer becomes an error
+// carrying the API's own message: InvalidArgument for a 400 (the request was
+// wrong), Unavailable otherwise.
+Result<nlohmann::json> GetJson(const std::string& url,
+                               std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// A member of a JSON object, or "" / 0 when absent or of another type
+// (never throws: the answer comes from another process).
+std::string JsonString(const nlohmann::json& obj, const char* key);
+double JsonNumber(const nlohmann::json& obj, const char* key);
+
+}  // namespace vigil::cli

@@ -1,0 +1,109 @@
+// `vigil jobs`: the training and inference jobs of the instance's node, their
+// state and why (GET /api/v1/jobs, docs/jobs.md), as a table for a person or
+// raw with --json.
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+#include "cli/api_client.h"
+#include "cli/commands.h"
+#include "cli/home.h"
+
+namespace vigil::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string Str(const json& j, const char* key) { return JsonString(j, key); }
+int64_t Int(const json& j, const char* key) { return static_cast<int64_t>(JsonNumber(j, key)); }
+
+std::string LocalTime(int64_t ms) {
+  if (ms <= 0) return "-";
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string Duration(int64_t ms) {
+  int64_t s = std::max<int64_t>(0, ms / 1000);
+  char buf[32];
+  if (s < 3600) {
+    std::snprintf(buf, sizeof(buf), "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s % 3600 / 60));
+  }
+  return buf;
+}
+
+// Job names and log text are the job's own: keep control characters off the
+// terminal.
+std::string Printable(std::string s, size_t max) {
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  return s;
+}
+
+const char* StateColor(const std::string& state) {
+  if (state == "running") return "\033[32m";
+  if (state == "stalled") return "\033[33m";
+  if (state == "crashed") return "\033[31m";
+  if (state == "completed") return "\033[34m";
+  return "\033[2m";
+}
+
+}  // namespace
+
+int RunJobs(const JobsFlags& flags) {
+  auto base = ResolveServerUrl(flags.server, flags.home);
+  if (!base.ok()) {
+    std::fprintf(stderr, "%s\n", base.status().message().c_str());
+    return 3;
+  }
+  auto r = GetJson(*base + "/api/v1/jobs", std::chrono::seconds(10));
+  if (!r.ok()) {
+    std::fprintf(stderr, "vigil jobs: %s\n", r.status().message().c_str());
+    return 1;
+  }
+  const json& jobs = (*r)["data"]["jobs"];
+  if (flags.json) {
+    std::printf("%s\n", r->dump().c_str());
+    return 0;
+  }
+  if (!jobs.is_array() || jobs.empty()) {
+    std::printf(
+        "No training or inference job found on this node.\n"
+        "Vigil finds them by themselves (PyTorch, TensorFlow, JAX, ..., torchrun, deepspeed, "
+        "vLLM, ...);\nto record a job's exit status too, start it with `vigil run -- CMD`.\n");
+    return 0;
+  }
+  const bool tty = ::isatty(STDOUT_FILENO) != 0;
+  const int64_t now = std::time(nullptr) * 1000LL;
+  std::printf("%-20s %-10s %-10s %-10s %5s  %-14s %-8s  %s\n", "NAME", "STATE", "FRAMEWORK",
+              "LAUNCHER", "RANKS", "STARTED", "TIME", "REASON");
+  for (const json& j : jobs) {
+    std::string state = Str(j, "state");
+    int64_t start = Int(j, "start_time_ms");
+    int64_t end =
+        j.contains("end_time_ms") && j["end_time_ms"].is_number() ? Int(j, "end_time_ms") : now;
+    std::string framework = Str(j, "framework");
+    std::string launcher = Str(j, "launcher");
+    std::printf("%-20s %s%-10s%s %-10s %-10s %5lld  %-14s %-8s  %s\n",
+                Printable(Str(j, "name"), 20).c_str(), tty ? StateColor(state) : "", state.c_str(),
+                tty ? "\033[0m" : "", framework.empty() ? "-" : framework.c_str(),
+                launcher.empty() ? "-" : launcher.c_str(),
+                static_cast<long long>(Int(j, "world_size")), LocalTime(start).c_str(),
+                Duration(end - start).c_str(), Printable(Str(j, "reason_text"), 100).c_str());
+  }
+  return 0;
+}
+
+}  // namespace vigil::cli

@@ -1,0 +1,156 @@
+#include "collect/jobs/job_tracker.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/log.h"
+
+namespace vigil::collect::jobs {
+namespace {
+
+// A `vigil run` record belongs to a job when one of the job's processes is
+// the command it ran (same pid, started within a few seconds of it: pids are
+// reused).
+constexpr int64_t kPidStartSlackMs = 5000;
+
+bool Covers(const discover::DetectedJob& job, const discover::RunRecord& r) {
+  for (const discover::JobProcess& p : job.processes) {
+    if (p.pid == r.pid && std::llabs(p.start_time_ms - r.started_ms) <= kPidStartSlackMs) {
+      return true;
+    }
+  }
+  return false;
+}
+
+RunExit ExitOf(const discover::RunRecord& r) {
+  RunExit x;
+  x.ended_ms = r.ended_ms;
+  x.exit_code = r.exit_code;
+  x.signal = r.signal;
+  x.signal_name = r.signal_name;
+  return x;
+}
+
+// A job for a `vigil run` command that detection did not recognise.
+discover::DetectedJob JobOfRecord(const discover::RunRecord& r) {
+  discover::DetectedJob j;
+  j.id = "run-" + std::to_string(r.pid) + "-" + std::to_string(r.started_ms);
+  j.name = r.name;
+  j.start_time_ms = r.started_ms;
+  discover::JobProcess p;
+  p.pid = r.pid;
+  p.start_time_ms = r.started_ms;
+  p.cmdline = r.cmdline;
+  j.processes.push_back(std::move(p));
+  return j;
+}
+
+}  // namespace
+
+JobTracker::JobTracker(JobTrackerOptions options)
+    : options_(std::move(options)), env_(options_.env ? options_.env : Env::Default()) {}
+
+JobTracker::~JobTracker() { Stop(); }
+
+void JobTracker::Start() {
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void JobTracker::Stop() {
+  {
+    std::lock_guard lock(wait_mu_);
+    stop_ = true;
+  }
+  wait_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void JobTracker::Loop() {
+  bool warned = false;
+  while (!stop_) {
+    Status st = Poll();
+    if (!st.ok() && !warned) {
+      Logf(LogLevel::kWarn, "job detection: %s", st.ToString().c_str());
+      warned = true;
+    }
+    std::unique_lock lock(wait_mu_);
+    wait_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
+                      [this] { return stop_.load(); });
+  }
+}
+
+Status JobTracker::Poll() {
+  auto detected = options_.detect_override ? options_.detect_override()
+                                           : discover::DetectJobs(options_.detection);
+  if (!detected.ok()) return detected.status();
+  const int64_t now = env_->NowMillis();
+  std::vector<discover::RunRecord> records;
+  if (!options_.run_spool_dir.empty()) records = discover::ReadRunRecords(options_.run_spool_dir);
+  const std::string& proc = options_.detection.proc_root;
+
+  std::lock_guard lock(mu_);
+  for (auto& [id, tracked] : jobs_) tracked.ended = true;  // until seen again below
+  auto seen = [&](discover::DetectedJob job) -> TrackedJob& {
+    auto [it, fresh] = jobs_.try_emplace(job.id);
+    TrackedJob& t = it->second;
+    if (fresh) t.first_seen_ms = now;
+    t.job = std::move(job);
+    t.last_seen_ms = now;
+    t.ended = false;
+    return t;
+  };
+  for (discover::DetectedJob& job : *detected) seen(std::move(job));
+
+  for (const discover::RunRecord& r : records) {
+    TrackedJob* owner = nullptr;
+    for (auto& [id, t] : jobs_) {
+      if (Covers(t.job, r)) owner = &t;
+    }
+    if (owner == nullptr && !r.ended && env_->FileExists(proc + "/" + std::to_string(r.pid))) {
+      owner = &seen(JobOfRecord(r));  // running, unrecognised: a job because the user says so
+    }
+    if (owner == nullptr && r.ended) {
+      // Ended, perhaps before this instance started: history from the record.
+      discover::DetectedJob job = JobOfRecord(r);
+      auto [it, fresh] = jobs_.try_emplace(job.id);
+      if (fresh) {
+        it->second.job = std::move(job);
+        it->second.first_seen_ms = r.started_ms;
+        it->second.last_seen_ms = r.ended_ms;
+        it->second.ended = true;
+      }
+      owner = &it->second;
+    }
+    if (owner != nullptr && r.ended) owner->run_exit = ExitOf(r);
+  }
+
+  // Keep the newest max_ended ended jobs.
+  std::vector<std::pair<int64_t, std::string>> ended;
+  for (const auto& [id, t] : jobs_) {
+    if (t.ended) ended.emplace_back(t.last_seen_ms, id);
+  }
+  if (ended.size() > options_.max_ended) {
+    std::sort(ended.begin(), ended.end());
+    for (size_t i = 0; i + options_.max_ended < ended.size(); ++i) jobs_.erase(ended[i].second);
+  }
+  return Status::Ok();
+}
+
+std::vector<TrackedJob> JobTracker::Jobs() const {
+  std::vector<TrackedJob> out;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, t] : jobs_) out.push_back(t);
+  }
+  std::sort(out.begin(), out.end(), [](const TrackedJob& a, const TrackedJob& b) {
+    if (a.ended != b.ended) return !a.ended;
+    if (a.job.start_time_ms != b.job.start_time_ms)
+      return a.job.start_time_ms > b.job.start_time_ms;
+    return a.job.id < b.job.id;
+  });
+  return out;
+}
+
+}  // namespace vigil::collect::jobs

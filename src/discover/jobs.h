@@ -1,0 +1,112 @@
+// Job detection: which processes on this node are a training or inference
+// job, and which processes belong together, read passively from /proc with
+// no SDK and no flag (docs/discovery.md "Jobs").
+//
+// A researcher asks "is my training going well?"; before any metric or exit
+// reason can answer that, the node's process table has to be seen the way a
+// colleague would see it: "that torchrun and its 8 workers are one run of
+// train.py, on PyTorch, in container 3f2a...". This module is that first,
+// pure step. It takes one snapshot and keeps no state: lifecycle (running,
+// stalled, crashed), GPUs and metrics are layered on top by callers, keyed by
+// DetectedJob::id.
+//
+// Evidence, never guesses: a process is part of a job only when its mapped
+// libraries (/proc/<pid>/maps: libtorch, libtensorflow, jaxlib, ...), its
+// command line (torchrun, deepspeed, vllm serve, ...) or its distributed
+// environment (RANK, OMPI_COMM_WORLD_RANK, ... with a GPU runtime mapped)
+// say so. `python manage.py runserver` is not a job.
+//
+// Thread safety: DetectJobs is a pure function over the files it reads; safe
+// from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/env.h"
+#include "core/status.h"
+
+namespace vigil::discover {
+
+enum class Framework { kUnknown, kPyTorch, kTensorFlow, kJax, kPaddle, kMindSpore };
+enum class JobKind { kTraining, kInference, kUnknown };
+// What a process is to its job.
+enum class JobProcessRole {
+  kLauncher,  // torchrun, deepspeed, mpirun, slurmstepd, ...: starts the ranks
+  kRank,      // a worker of the job (rank is -1 where its environment is unreadable)
+  kHelper,    // a child of a rank: DataLoader worker, compile worker; never a rank
+};
+
+const char* FrameworkName(Framework f);  // "pytorch", "tensorflow", "jax", ..., "" for kUnknown
+const char* JobKindName(JobKind k);      // "training", "inference", "unknown"
+const char* JobProcessRoleName(JobProcessRole r);  // "launcher", "rank", "helper"
+
+struct JobProcess {
+  int pid = 0;
+  int ppid = 0;
+  JobProcessRole role = JobProcessRole::kRank;
+  int rank = -1;        // RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID
+  int local_rank = -1;  // LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID, --local_rank=N
+  int64_t start_time_ms = 0;  // Unix epoch ms (since boot when /proc/stat has no btime)
+  std::string cmdline;        // arguments joined by spaces, at most 4 KiB
+  bool operator==(const JobProcess&) const = default;
+};
+
+struct DetectedJob {
+  // Stable for the job's life: "<anchor pid>-<anchor start ms>", where the
+  // anchor is the outermost launcher, else the earliest-started rank. A Ray
+  // job appends "-<RAY_JOB_ID>" to its raylet's. See docs/discovery.md.
+  std::string id;
+  // `vigil run --name NAME` above the job, else the surest JobNameFromCmdline
+  // of its launchers and ranks ("torchrun ... train.py" -> "train").
+  std::string name;
+  JobKind kind = JobKind::kUnknown;
+  Framework framework = Framework::kUnknown;
+  // "torchrun", "deepspeed", "accelerate", "mpirun", "srun", "ray" or "".
+  std::string launcher;
+  // "transformers", "lightning", "mmengine", "ultralytics", "megatron",
+  // "nanogpt-style", "vllm", "sglang", "triton", "tgi", "ollama" or "".
+  std::string trainer;
+  int world_size = 0;  // WORLD_SIZE (or the MPI/Slurm equivalent) when readable, else ranks seen
+  // Launchers (outermost first), then ranks by rank (unknown first, then by
+  // pid), then helpers by pid.
+  std::vector<JobProcess> processes;
+  std::string container_id;  // 64 hex digits from /proc/<pid>/cgroup, "" on the host
+  std::string master_addr;
+  int master_port = 0;
+  int64_t start_time_ms = 0;  // earliest start among `processes`
+  bool operator==(const DetectedJob&) const = default;
+};
+
+struct JobDetectionOptions {
+  std::string proc_root = "/proc";
+  Env* env = nullptr;  // nullptr: Env::Default()
+  // A pid never looked at (Vigil itself). 0: this process when proc_root is "/proc".
+  int self_pid = 0;
+};
+
+// One snapshot of the jobs on this node, ordered by start time then id.
+// Fails only when proc_root cannot be listed; a process that vanishes or holds
+// odd content mid-scan is skipped or read as far as it makes sense.
+Result<std::vector<DetectedJob>> DetectJobs(const JobDetectionOptions& options);
+
+// Pieces of DetectJobs, exposed for tests and for callers that already hold
+// the text (all bounded, none throws).
+//
+// The container id (64 hex digits) in the text of /proc/<pid>/cgroup, v1 or v2:
+// ".../docker-<id>.scope", "/docker/<id>", "cri-containerd-<id>.scope",
+// "crio-<id>.scope", "libpod-<id>.scope", "/kubepods/.../pod<uid>/<id>". The
+// innermost one wins; "" when there is none (a host process).
+std::string ContainerIdFromCgroup(std::string_view cgroup);
+
+// What the mapped libraries in the text of /proc/<pid>/maps say.
+struct MapsEvidence {
+  Framework framework = Framework::kUnknown;
+  bool gpu_runtime = false;  // libcudart, libcuda, libnccl, libamdhip64, librccl
+  std::string trainer;       // "vllm", "triton" or "mmengine" when their own libraries show
+};
+MapsEvidence EvidenceFromMaps(std::string_view maps);
+
+}  // namespace vigil::discover

@@ -1,0 +1,710 @@
+// Job detection over fake /proc trees (one per launcher, framework and odd
+// case in docs/discovery.md "Jobs"), and once over the real /proc.
+#include "discover/jobs.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/temp_dir.h"
+#include "discover/fake_tree_test_util.h"
+
+extern char** environ;
+
+namespace vigil::discover {
+namespace {
+
+using testing::WriteFile;
+
+constexpr int64_t kBootTime = 1'700'000'000;  // btime in the fake /proc/stat
+const std::string kCid = "3f2a9c1d4b5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8";
+
+// Mapped libraries as /proc/<pid>/maps lists them.
+const std::vector<std::string> kBase = {
+    "/usr/lib/x86_64-linux-gnu/libc.so.6",
+    "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0",
+    "/usr/lib/x86_64-linux-gnu/libssl.so.3",
+};
+const std::vector<std::string> kTorch = {
+    "/usr/lib/python3/dist-packages/torch/lib/libc10.so",
+    "/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so",
+    "/usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so",
+    "/usr/local/cuda/lib64/libcudart.so.12",
+    "/usr/lib/x86_64-linux-gnu/libnccl.so.2",
+};
+const std::vector<std::string> kTensorFlow = {
+    "/opt/venv/lib/python3.11/site-packages/tensorflow/libtensorflow_framework.so.2",
+    "/opt/venv/lib/python3.11/site-packages/tensorflow/python/_pywrap_tensorflow_internal.so",
+};
+const std::vector<std::string> kJax = {
+    "/opt/venv/lib/python3.11/site-packages/jaxlib/xla_extension.so",
+};
+const std::vector<std::string> kCudaOnly = {"/usr/lib/x86_64-linux-gnu/libcuda.so.1"};
+
+std::vector<std::string> Libs(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// A fake /proc whose processes have parents, states, maps, environ and cgroup.
+class FakeJobProc : public testing::FakeProc {
+ public:
+  explicit FakeJobProc(std::string root) : FakeProc(std::move(root)) {
+    WriteFile(this->root() + "/stat",
+              "cpu  1 2 3 4\nintr 1 2 3\nbtime " + std::to_string(kBootTime) + "\nprocesses 9\n");
+  }
+
+  void Add(int pid, int ppid, const std::vector<std::string>& argv, const std::string& comm,
+           uint64_t start_ticks = 1000, char state = 'S') {
+    AddProcess(pid, argv, comm, start_ticks);
+    std::string stat =
+        std::to_string(pid) + " (" + comm + ") " + state + " " + std::to_string(ppid);
+    for (int field = 5; field <= 52; ++field) {
+      stat += " " + (field == 22 ? std::to_string(start_ticks) : std::string("0"));
+    }
+    WriteFile(PidDir(pid) + "/stat", stat + "\n");
+  }
+
+  void Maps(int pid, const std::vector<std::string>& libs) {
+    std::string text = "55d0c0000000-55d0c0001000 r-xp 00000000 08:01 1 /usr/bin/python3.11\n";
+    text += "55d0c1000000-55d0c2000000 rw-p 00000000 00:00 0                          [heap]\n";
+    uint64_t addr = 0x7f0000000000;
+    for (const std::string& lib : libs) {
+      for (const char* perms : {"r--p", "r-xp", "rw-p"}) {  // each library maps a few segments
+        char range[64];
+        std::snprintf(range, sizeof(range), "%llx-%llx", static_cast<unsigned long long>(addr),
+                      static_cast<unsigned long long>(addr + 0x1000));
+        text += std::string(range) + " " + perms + " 00000000 08:01 4242           " + lib + "\n";
+        addr += 0x1000;
+      }
+    }
+    WriteFile(PidDir(pid) + "/maps", text + "7ffd0000000-7ffd0001000 rw-p 0 00:00 0 [stack]\n");
+  }
+
+  void Environ(int pid, const std::vector<std::string>& vars) {
+    std::string text = "PATH=/usr/bin:/bin";
+    text.push_back('\0');
+    for (const std::string& v : vars) text += v + '\0';
+    WriteFile(PidDir(pid) + "/environ", text);
+  }
+
+  void Cgroup(int pid, const std::string& text) { WriteFile(PidDir(pid) + "/cgroup", text); }
+
+  // A process with a framework mapped and its environment.
+  void Framework(int pid, int ppid, const std::vector<std::string>& argv,
+                 const std::vector<std::string>& libs, const std::vector<std::string>& env = {},
+                 uint64_t start_ticks = 1000, const std::string& comm = "python3") {
+    Add(pid, ppid, argv, comm, start_ticks);
+    Maps(pid, Libs(kBase, libs));
+    Environ(pid, env);
+  }
+};
+
+int64_t StartMs(uint64_t ticks) {
+  long hz = ::sysconf(_SC_CLK_TCK);
+  return kBootTime * 1000 + static_cast<int64_t>(ticks) * 1000 / hz;
+}
+
+std::vector<std::string> RankEnv(int rank, int world, int port = 29500) {
+  return {"RANK=" + std::to_string(rank),
+          "LOCAL_RANK=" + std::to_string(rank),
+          "WORLD_SIZE=" + std::to_string(world),
+          "LOCAL_WORLD_SIZE=" + std::to_string(world),
+          "MASTER_ADDR=127.0.0.1",
+          "MASTER_PORT=" + std::to_string(port),
+          "TORCHELASTIC_RUN_ID=none"};
+}
+
+class JobsTest : public ::testing::Test {
+ protected:
+  JobsTest() : proc_(dir_.Join("proc")) {
+    // Every node has these; none is a job.
+    proc_.Add(1, 0, {"/sbin/init", "splash"}, "systemd", 1);
+    proc_.Add(2, 0, {}, "kthreadd", 1);
+    proc_.Add(50, 1, {"sshd: /usr/sbin/sshd -D [listener]"}, "sshd", 5);
+    proc_.Add(60, 50, {"-bash"}, "bash", 900);
+  }
+  std::vector<DetectedJob> Detect() {
+    JobDetectionOptions o;
+    o.proc_root = proc_.root();
+    o.self_pid = 99999;
+    auto r = DetectJobs(o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::vector<DetectedJob>{};
+  }
+  static std::vector<int> Pids(const DetectedJob& j, JobProcessRole role) {
+    std::vector<int> out;
+    for (const JobProcess& p : j.processes) {
+      if (p.role == role) out.push_back(p.pid);
+    }
+    return out;
+  }
+  TempDir dir_;
+  FakeJobProc proc_;
+};
+
+TEST_F(JobsTest, TorchrunWithFourRanksAndDataLoaderWorkersIsOneJob) {
+  proc_.Add(200, 60,
+            {"/usr/bin/python3", "/usr/local/bin/torchrun", "--nproc_per_node", "4", "train.py",
+             "--lr", "1e-3"},
+            "torchrun", 2000);
+  proc_.Maps(200, Libs(kBase, kTorch));
+  // Pids do not follow ranks.
+  const int rank_of[] = {3, 1, 0, 2};
+  for (int i = 0; i < 4; ++i) {
+    proc_.Framework(201 + i, 200, {"/usr/bin/python3", "-u", "train.py", "--lr", "1e-3"}, kTorch,
+                    RankEnv(rank_of[i], 4), 2010, "pt_main_thread");
+  }
+  // DataLoader workers: forked, so the same cmdline, maps and environ as their rank.
+  for (int w : {301, 302}) {
+    proc_.Framework(w, 201, {"/usr/bin/python3", "-u", "train.py", "--lr", "1e-3"}, kTorch,
+                    RankEnv(3, 4), 2100, "pt_data_worker");
+  }
+  proc_.Add(303, 203, {"/usr/bin/python3", "-u", "train.py", "--lr", "1e-3"}, "pt_data_worker",
+            2100);  // a worker whose maps are unreadable: still a helper
+
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 1u);
+  const DetectedJob& j = jobs[0];
+  EXPECT_EQ(j.id, "200-" + std::to_string(StartMs(2000)));
+  EXPECT_EQ(j.name, "train");
+  EXPECT_EQ(j.kind, JobKind::kTraining);
+  EXPECT_EQ(j.framework, Framework::kPyTorch);
+  EXPECT_EQ(j.launcher, "torchrun");
+  EXPECT_EQ(j.trainer, "");
+  EXPECT_EQ(j.world_size, 4);
+  EXPECT_EQ(j.master_addr, "127.0.0.1");
+  EXPECT_EQ(j.master_port, 29500);
+  EXPECT_EQ(j.start_time_ms, StartMs(2000));
+  EXPECT_EQ(j.container_id, "");
+  ASSERT_EQ(j.processes.size(), 8u);
+  EXPECT_EQ(j.processes[0].pid, 200);
+  EXPECT_EQ(j.processes[0].role, JobProcessRole::kLauncher);
+  EXPECT_EQ(j.processes[0].cmdline,
+            "/usr/bin/python3 /usr/local/bin/torchrun --nproc_per_node 4 train.py --lr 1e-3");
+  EXPECT_EQ(Pids(j, JobProcessRole::kRank), (std::vector<int>{203, 202, 204, 201}));
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(j.processes[1 + r].rank, r);
+    EXPECT_EQ(j.processes[1 + r].local_rank, r);
+    EXPECT_EQ(j.processes[1 + r].ppid, 200);
+    EXPECT_EQ(j.processes[1 + r].start_time_ms, StartMs(2010));
+  }
+  EXPECT_EQ(Pids(j, JobProcessRole::kHelper), (std::vector<int>{301, 302, 303}));
+  EXPECT_EQ(j.processes[5].rank, -1);
+
+  // The id holds while helpers come and go.
+  std::filesystem::remove_all(proc_.PidDir(301));
+  auto again = Detect();
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].id, j.id);
+}
+
+TEST_F(JobsTest, DeepSpeedRunnerLaunchAndRanks) {
+  proc_.Add(400, 60,
+            {"/usr/bin/python3", "/usr/local/bin/deepspeed", "--num_gpus", "2",
+             "Megatron-LM/pretrain_gpt.py", "--deepspeed_config", "ds.json"},
+            "deepspeed", 3000);
+  proc_.Add(401, 400,
+            {"/usr/bin/python3", "-u", "-m", "deepspeed.launcher.launch", "--world_info=eyJsb2Nh",
+             "--master_addr=127.0.0.1", "--master_port=29500", "Megatron-LM/pretrain_gpt.py",
+             "--deepspeed_config", "ds.json"},
+            "python3", 3005);
+  for (int r = 0; r < 2; ++r) {
+    proc_.Framework(402 + r, 401,
+                    {"/usr/bin/python3", "-u", "Megatron-LM/pretrain_gpt.py",
+                     "--local_rank=" + std::to_string(r), "--deepspeed_config", "ds.json"},
+                    kTorch, RankEnv(r, 2), 3010);
+  }
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 1u);
+  const DetectedJob& j = jobs[0];
+  EXPECT_EQ(j.launcher, "deepspeed");
+  EXPECT_EQ(j.trainer, "megatron");
+  EXPECT_EQ(j.name, "pretrain_gpt");
+  EXPECT_EQ(j.kind, JobKind::kTraining);
+  EXPECT_EQ(j.world_size, 2);
+  EXPECT_EQ(j.id, "400-" + std::to_string(StartMs(3000)));
+  EXPECT_EQ(Pids(j, JobProcessRole::kLauncher), (std::vector<int>{400, 401}));
+  EXPECT_EQ(Pids(j, JobProcessRole::kRank), (std::vector<int>{402, 403}));
+}
+
+TEST_F(JobsTest, TwoIndependentSingleProcessTrainingsAreTwoJobs) {
+  proc_.Framework(500, 60, {"python", "train_resnet.py", "--epochs", "90"}, kTorch, {}, 4000);
+  proc_.Framework(510, 511, {"python3", "finetune.py"}, kJax, {}, 3500);  // parent not in /proc
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].id, "510-" + std::to_string(StartMs(3500)));  // by start time
+  EXPECT_EQ(jobs[0].framework, Framework::kJax);
+  EXPECT_EQ(jobs[0].name, "finetune");
+  EXPECT_EQ(jobs[1].id, "500-" + std::to_string(StartMs(4000)));
+  EXPECT_EQ(jobs[1].framework, Framework::kPyTorch);
+  EXPECT_EQ(jobs[1].name, "train_resnet");
+  for (const DetectedJob& j : jobs) {
+    EXPECT_EQ(j.launcher, "");
+    EXPECT_EQ(j.world_size, 1);
+    EXPECT_EQ(j.kind, JobKind::kTraining);  // by name: "train", "finetune"
+    ASSERT_EQ(j.processes.size(), 1u);
+    EXPECT_EQ(j.processes[0].role, JobProcessRole::kRank);
+    EXPECT_EQ(j.processes[0].rank, -1);
+  }
+}
+
+TEST_F(JobsTest, MpirunJobAndAnMpiProgramThatIsNoJob) {
+  proc_.Add(700, 60, {"mpirun", "-np", "2", "python", "train.py"}, "mpirun", 5000);
+  for (int r = 0; r < 2; ++r) {
+    proc_.Framework(701 + r, 700, {"python", "train.py"}, kTensorFlow,
+                    {"OMPI_COMM_WORLD_RANK=" + std::to_string(r), "OMPI_COMM_WORLD_SIZE=2",
+                     "OMPI_COMM_WORLD_LOCAL_RANK=" + std::to_string(r)},
+                    5010);
+  }
+  // An MPI program with no framework and no GPU runtime.
+  proc_.Add(800, 60, {"mpiexec", "-n", "2", "./hello"}, "mpiexec", 5100);
+  for (int r = 0; r < 2; ++r) {
+    proc_.Add(801 + r, 800, {"./hello"}, "hello", 5110);
+    proc_.Maps(801 + r, kBase);
+    proc_.Environ(801 + r, {"PMI_RANK=" + std::to_string(r), "PMI_SIZE=2"});
+  }
+  // An MPI program on the GPU without a framework is a job (CUDA + a rank).
+  proc_.Add(900, 60, {"mpirun", "-np", "1", "./nbody", "-benchmark"}, "mpirun", 5200);
+  proc_.Add(901, 900, {"./nbody", "-benchmark"}, "nbody", 5210);
+  proc_.Maps(901, Libs(kBase, kCudaOnly));
+  proc_.Environ(901, {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=1"});
+
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].launcher, "mpirun");
+  EXPECT_EQ(jobs[0].framework, Framework::kTensorFlow);
+  EXPECT_EQ(jobs[0].world_size, 2);
+  EXPECT_EQ(jobs[0].name, "train");
+  EXPECT_EQ(Pids(jobs[0], JobProcessRole::kRank), (std::vector<int>{701, 702}));
+  EXPECT_EQ(jobs[0].processes[2].rank, 1);
+  EXPECT_EQ(jobs[0].processes[2].local_rank, 1);
+  EXPECT_EQ(jobs[1].name, "nbody");
+  EXPECT_EQ(jobs[1].framework, Framework::kUnknown);
+  EXPECT_EQ(jobs[1].launcher, "mpirun");
+}
+
+TEST_F(JobsTest, InferenceServers) {
+  proc_.Framework(1000, 60,
+                  {"/usr/bin/python3", "-m", "vllm.entrypoints.openai.api_server", "--model",
+                   "meta-llama/Llama-3-8B"},
+                  kTorch, {}, 6000);
+  // vLLM's engine process: a child with the same libraries, a helper.
+  proc_.Framework(1001, 1000, {"VLLM::EngineCore"}, kTorch, {}, 6010);
+  proc_.Framework(1100, 60, {"/usr/bin/python3", "/usr/local/bin/vllm", "serve", "Qwen/Qwen2-7B"},
+                  kTorch, {}, 6100);
+  proc_.Add(1200, 60, {"/opt/tritonserver/bin/tritonserver", "--model-repository=/models"},
+            "tritonserver", 6200);
+  proc_.Add(1300, 1, {"/usr/local/bin/ollama", "serve"}, "ollama", 6300);
+  proc_.Add(1301, 1300, {"/usr/local/bin/ollama", "runner", "--model", "/m/blob", "--port", "1"},
+            "ollama", 6310);
+  proc_.Add(1400, 60, {"ollama", "run", "llama3"}, "ollama", 6400);  // the client: no job
+  proc_.Add(1500, 60, {"text-generation-launcher", "--model-id", "bigscience/bloom-560m"},
+            "text-generation", 6500);
+  proc_.Framework(1501, 1500,
+                  {"/opt/conda/bin/python3.11", "/opt/conda/bin/text-generation-server", "serve",
+                   "bigscience/bloom-560m"},
+                  kTorch, {"RANK=0", "WORLD_SIZE=1"}, 6510);
+  proc_.Framework(1600, 60, {"python3", "-m", "sglang.launch_server", "--model-path", "m"}, kTorch,
+                  {}, 6600);
+
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 6u);
+  std::vector<std::string> trainers;
+  for (const DetectedJob& j : jobs) {
+    trainers.push_back(j.trainer);
+    EXPECT_EQ(j.kind, JobKind::kInference) << j.trainer;
+  }
+  EXPECT_EQ(trainers,
+            (std::vector<std::string>{"vllm", "vllm", "triton", "ollama", "tgi", "sglang"}));
+  EXPECT_EQ(jobs[0].framework, Framework::kPyTorch);
+  EXPECT_EQ(Pids(jobs[0], JobProcessRole::kHelper), (std::vector<int>{1001}));
+  EXPECT_EQ(jobs[1].name, "vllm");
+  EXPECT_EQ(jobs[2].name, "tritonserver");
+  EXPECT_EQ(jobs[3].processes.size(), 2u);  // serve + runner
+  EXPECT_EQ(jobs[4].framework, Framework::kPyTorch);
+  EXPECT_EQ(Pids(jobs[4], JobProcessRole::kRank), (std::vector<int>{1500, 1501}));
+}
+
+TEST_F(JobsTest, DockerContainedJobCarriesItsContainerId) {
+  proc_.Add(1700, 1, {"/usr/bin/containerd-shim-runc-v2", "-namespace", "moby", "-id", kCid},
+            "containerd-shim", 7000);
+  proc_.Framework(1701, 1700, {"python", "/workspace/train.py"}, kTorch, {}, 7010);
+  proc_.Cgroup(1701, "0::/system.slice/docker-" + kCid + ".scope\n");
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].container_id, kCid);
+  EXPECT_EQ(jobs[0].name, "train");
+}
+
+TEST(ContainerIdTest, CgroupForms) {
+  const std::string id = kCid;
+  EXPECT_EQ(ContainerIdFromCgroup("0::/system.slice/docker-" + id + ".scope\n"), id);
+  EXPECT_EQ(ContainerIdFromCgroup("12:pids:/docker/" + id + "\n11:cpu,cpuacct:/docker/" + id), id);
+  EXPECT_EQ(ContainerIdFromCgroup("0::/kubepods.slice/kubepods-burstable.slice/"
+                                  "kubepods-burstable-pod1234_5678.slice/cri-containerd-" +
+                                  id + ".scope"),
+            id);
+  EXPECT_EQ(ContainerIdFromCgroup("4:memory:/kubepods/burstable/pod0f1e2d3c-aaaa-bbbb/" + id), id);
+  EXPECT_EQ(ContainerIdFromCgroup("0::/kubepods.slice/crio-" + id + ".scope"), id);
+  EXPECT_EQ(ContainerIdFromCgroup("0::/user.slice/user-1000.slice/user@1000.service/"
+                                  "user.slice/libpod-" +
+                                  id + ".scope/container"),
+            id);
+  // podman's monitor is not the container.
+  EXPECT_EQ(ContainerIdFromCgroup("0::/machine.slice/libpod-conmon-" + id + ".scope"), "");
+  // Docker in docker: the innermost.
+  std::string inner(64, 'a');
+  EXPECT_EQ(ContainerIdFromCgroup("0::/docker/" + id + "/docker/" + inner), inner);
+  // Upper-case hex is folded.
+  std::string upper(64, 'B');
+  EXPECT_EQ(ContainerIdFromCgroup("0::/docker/" + upper), std::string(64, 'b'));
+  // Host processes, and junk.
+  EXPECT_EQ(ContainerIdFromCgroup("0::/user.slice/user-1000.slice/session-3.scope\n"), "");
+  EXPECT_EQ(ContainerIdFromCgroup("0::/\n"), "");
+  EXPECT_EQ(ContainerIdFromCgroup(""), "");
+  EXPECT_EQ(ContainerIdFromCgroup("no colons here/" + id), "");
+  EXPECT_EQ(ContainerIdFromCgroup("0::/docker/" + id.substr(0, 63) + "g"), "");
+}
+
+TEST(MapsEvidenceTest, FrameworksByLibrary) {
+  auto from = [](const std::vector<std::string>& libs) {
+    std::string text;
+    for (const std::string& l : libs) text += "7f00-7f01 r-xp 00000000 08:01 42   " + l + "\n";
+    return EvidenceFromMaps(text);
+  };
+  EXPECT_EQ(from(kBase).framework, Framework::kUnknown);
+  EXPECT_FALSE(from(kBase).gpu_runtime);
+  EXPECT_EQ(from(kTorch).framework, Framework::kPyTorch);
+  EXPECT_TRUE(from(kTorch).gpu_runtime);
+  EXPECT_EQ(from(kTensorFlow).framework, Framework::kTensorFlow);
+  EXPECT_EQ(from(kJax).framework, Framework::kJax);
+  EXPECT_EQ(from({"/v/site-packages/jaxlib/cpu_feature_guard.so"}).framework, Framework::kJax);
+  EXPECT_EQ(from({"/v/site-packages/paddle/base/libpaddle.so"}).framework, Framework::kPaddle);
+  EXPECT_EQ(from({"/v/site-packages/mindspore/lib/libmindspore_backend.so"}).framework,
+            Framework::kMindSpore);
+  EXPECT_EQ(
+      from({"/v/site-packages/mindspore/_c_expression.cpython-39-x86_64-linux-gnu.so"}).framework,
+      Framework::kMindSpore);
+  // PyTorch scripts import TensorFlow for TensorBoard; the job is still PyTorch.
+  EXPECT_EQ(from(Libs(kTensorFlow, kTorch)).framework, Framework::kPyTorch);
+  EXPECT_EQ(from(Libs(kTensorFlow, kJax)).framework, Framework::kJax);
+  EXPECT_TRUE(from(kCudaOnly).gpu_runtime);
+  EXPECT_EQ(from({"/v/site-packages/vllm/_C.abi3.so"}).trainer, "vllm");
+  EXPECT_EQ(from({"/opt/tritonserver/lib/libtritonserver.so"}).trainer, "triton");
+  EXPECT_EQ(from({"/v/site-packages/mmcv/_ext.cpython-310-x86_64-linux-gnu.so"}).trainer,
+            "mmengine");
+  // A data file named like a library, or a deleted one, still counts only by name.
+  EXPECT_EQ(from({"/home/u/libtorch_cpu.txt"}).framework, Framework::kUnknown);
+  EXPECT_EQ(EvidenceFromMaps("").framework, Framework::kUnknown);
+  EXPECT_EQ(EvidenceFromMaps(std::string("\0\0/\n/\n//\n\xff\xfe", 11)).framework,
+            Framework::kUnknown);
+}
+
+TEST_F(JobsTest, OrdinaryProcessesAreNoJobs) {
+  proc_.Add(1800, 60, {"python", "manage.py", "runserver", "0.0.0.0:8000"}, "python", 8000);
+  proc_.Maps(1800, kBase);
+  proc_.Environ(1800, {"DJANGO_SETTINGS_MODULE=site.settings"});
+  proc_.Add(1801, 60, {"node", "server.js"}, "node", 8000);
+  proc_.Maps(1801, kBase);
+  proc_.Add(1802, 60, {"bash", "train.sh"}, "bash", 8000);
+  proc_.Environ(1802, RankEnv(0, 1));  // a rank environment alone is not enough
+  // TensorBoard imports TensorFlow when it is installed; it is not a job.
+  proc_.Framework(1803, 60, {"/usr/bin/python3", "/usr/local/bin/tensorboard", "--logdir", "runs"},
+                  kTensorFlow, {}, 8000, "tensorboard");
+  // A CUDA program with neither a rank nor a launcher: not evidence enough.
+  proc_.Add(1804, 60, {"./deviceQuery"}, "deviceQuery", 8000);
+  proc_.Maps(1804, Libs(kBase, kCudaOnly));
+  // An MPI launcher whose ranks show nothing, and a bare srun.
+  proc_.Add(1805, 60, {"srun", "-N", "2", "hostname"}, "srun", 8000);
+  EXPECT_TRUE(Detect().empty());
+}
+
+TEST_F(JobsTest, UnreadableEnvironAndMapsFallBackToWhatCanBeSeen) {
+  // Ranks whose environ is unreadable: grouped by the tree, ranked by nothing.
+  proc_.Add(1900, 60, {"torchrun", "--nproc_per_node=2", "train.py"}, "torchrun", 9000);
+  for (int i = 0; i < 2; ++i) {
+    proc_.Add(1901 + i, 1900, {"/usr/bin/python3", "-u", "train.py"}, "python3", 9010);
+    proc_.Maps(1901 + i, Libs(kBase, kTorch));
+  }
+  // Ranks whose maps are unreadable too (another user's, seen by a non-root
+  // agent): torchrun's children are its ranks all the same.
+  proc_.Add(2000, 60, {"python3", "-m", "torch.distributed.run", "--nproc_per_node=2", "eval.py"},
+            "python3", 9100);
+  for (int i = 0; i < 2; ++i) {
+    proc_.Add(2001 + i, 2000, {"/usr/bin/python3", "-u", "eval.py"}, "python3", 9110);
+  }
+  // A lone nanoGPT run with nothing readable but its cmdline.
+  proc_.Add(2100, 60, {"python", "train.py", "config/train_shakespeare_char.py"}, "python", 9200);
+
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[0].launcher, "torchrun");
+  EXPECT_EQ(jobs[0].framework, Framework::kPyTorch);
+  EXPECT_EQ(jobs[0].world_size, 2);  // ranks seen
+  EXPECT_EQ(Pids(jobs[0], JobProcessRole::kRank), (std::vector<int>{1901, 1902}));
+  EXPECT_EQ(jobs[0].processes[1].rank, -1);
+  EXPECT_EQ(jobs[0].master_port, 0);
+  EXPECT_EQ(jobs[1].name, "eval");
+  EXPECT_EQ(jobs[1].framework, Framework::kPyTorch);
+  EXPECT_EQ(jobs[1].kind, JobKind::kTraining);  // launched by torchrun
+  EXPECT_EQ(Pids(jobs[1], JobProcessRole::kRank), (std::vector<int>{2001, 2002}));
+  EXPECT_EQ(jobs[2].trainer, "nanogpt-style");
+  EXPECT_EQ(jobs[2].framework, Framework::kPyTorch);
+  EXPECT_EQ(jobs[2].name, "train");
+}
+
+TEST_F(JobsTest, LightningSpawnsRanksWithTheSameCommandLine) {
+  // Lightning's DDP launcher re-runs the script with LOCAL_RANK set: same
+  // cmdline as its parent, but a rank, not a DataLoader worker.
+  std::vector<std::string> argv = {"python", "fit.py", "--trainer.devices=2"};
+  proc_.Framework(2200, 60, argv, kTorch, {"PL_GLOBAL_SEED=42"}, 9300);
+  proc_.Framework(2201, 2200, argv, kTorch,
+                  {"PL_GLOBAL_SEED=42", "LOCAL_RANK=1", "NODE_RANK=0", "WORLD_SIZE=2"}, 9310);
+  proc_.Framework(2202, 2200, argv, kTorch, {"PL_GLOBAL_SEED=42"}, 9320, "pt_data_worker");
+  proc_.Framework(2203, 2201, argv, kTorch,
+                  {"PL_GLOBAL_SEED=42", "LOCAL_RANK=1", "NODE_RANK=0", "WORLD_SIZE=2"}, 9330,
+                  "pt_data_worker");
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].trainer, "lightning");
+  EXPECT_EQ(jobs[0].world_size, 2);
+  EXPECT_EQ(jobs[0].kind, JobKind::kTraining);
+  EXPECT_EQ(Pids(jobs[0], JobProcessRole::kRank), (std::vector<int>{2200, 2201}));
+  EXPECT_EQ(Pids(jobs[0], JobProcessRole::kHelper), (std::vector<int>{2202, 2203}));
+  EXPECT_EQ(jobs[0].processes[1].local_rank, 1);
+  EXPECT_EQ(jobs[0].id, "2200-" + std::to_string(StartMs(9300)));
+}
+
+TEST_F(JobsTest, RanksWithoutALauncherGroupByRendezvous) {
+  // "for i in 0 1; do RANK=$i ... python train.py & done" from one shell.
+  for (int r = 0; r < 2; ++r) {
+    proc_.Framework(2300 + r, 60, {"python", "ddp.py"}, kTorch, RankEnv(r, 2, 29600), 9400 + r);
+  }
+  proc_.Framework(2310, 60, {"python", "ddp.py"}, kTorch, RankEnv(0, 1, 29700), 9450);
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(Pids(jobs[0], JobProcessRole::kRank), (std::vector<int>{2300, 2301}));
+  EXPECT_EQ(jobs[0].id, "2300-" + std::to_string(StartMs(9400)));
+  EXPECT_EQ(jobs[0].master_port, 29600);
+  EXPECT_EQ(jobs[0].launcher, "torchrun");  // TORCHELASTIC_RUN_ID says who started them
+  EXPECT_EQ(jobs[0].kind, JobKind::kTraining);
+  EXPECT_EQ(Pids(jobs[1], JobProcessRole::kRank), (std::vector<int>{2310}));
+}
+
+TEST_F(JobsTest, VigilRunNameWins) {
+  proc_.Add(2400, 60,
+            {"/usr/local/bin/vigil", "run", "--name", "bert-sweep-3", "--", "python", "train.py"},
+            "vigil", 9500);
+  proc_.Framework(2401, 2400, {"python", "train.py"}, kTorch, {}, 9501);
+  proc_.Add(2500, 60, {"/usr/local/bin/vigil", "run", "--", "python", "eval_lm.py"}, "vigil", 9600);
+  proc_.Framework(2501, 2500, {"python", "eval_lm.py"}, kTorch, {}, 9601);
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].name, "bert-sweep-3");
+  EXPECT_EQ(jobs[0].processes.size(), 1u);  // vigil run itself is no part of the job
+  EXPECT_EQ(jobs[1].name, "eval_lm");
+  EXPECT_EQ(jobs[1].kind, JobKind::kUnknown);
+}
+
+TEST_F(JobsTest, SlurmStepAndRayWorkers) {
+  proc_.Add(2600, 1, {"slurmstepd: [4242.0]"}, "slurmstepd", 9700);
+  for (int r = 0; r < 2; ++r) {
+    proc_.Framework(2601 + r, 2600, {"python", "train.py"}, kTorch,
+                    {"SLURM_JOB_ID=4242", "SLURM_STEP_ID=0", "SLURM_PROCID=" + std::to_string(r),
+                     "SLURM_LOCALID=" + std::to_string(r), "SLURM_NTASKS=8"},
+                    9710);
+  }
+  proc_.Add(2700, 1, {"/opt/ray/core/src/ray/raylet/raylet", "--raylet_socket_name=/tmp/s"},
+            "raylet", 9800);
+  proc_.Framework(2701, 2700, {"ray::RayTrainWorker.__execute"}, kTorch, {"RAY_JOB_ID=02000000"},
+                  9810);
+  proc_.Framework(2702, 2700, {"ray::RayTrainWorker.__execute"}, kTorch, {"RAY_JOB_ID=02000000"},
+                  9811);
+  proc_.Framework(2703, 2700, {"ray::IDLE"}, {}, {"RAY_JOB_ID=03000000"}, 9812);
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].launcher, "srun");
+  EXPECT_EQ(jobs[0].world_size, 8);
+  EXPECT_EQ(jobs[0].processes[0].pid, 2600);
+  EXPECT_EQ(jobs[0].name, "train");
+  EXPECT_EQ(jobs[1].launcher, "ray");
+  EXPECT_EQ(jobs[1].id, "2700-" + std::to_string(StartMs(9800)) + "-02000000");
+  EXPECT_EQ(Pids(jobs[1], JobProcessRole::kRank), (std::vector<int>{2701, 2702}));
+  EXPECT_EQ(jobs[1].processes.size(), 2u);  // the node's raylet is no part of one job
+}
+
+TEST_F(JobsTest, RunsStartedByHandInALaunchersShellAreSeparateJobs) {
+  // "srun --pty bash", then two trainings by hand: the step is no job of its own.
+  proc_.Add(3100, 1, {"slurmstepd: [77.0]"}, "slurmstepd", 9950);
+  proc_.Add(3101, 3100, {"/bin/bash", "--norc", "-i"}, "bash", 9951);
+  std::vector<std::string> env = {"SLURM_JOB_ID=77", "SLURM_STEP_ID=0", "SLURM_PROCID=0"};
+  proc_.Framework(3102, 3101, {"python", "a.py"}, kTorch, env, 9960);
+  proc_.Framework(3103, 3101, {"python", "b.py"}, kTorch, env, 9970);
+  // "srun bash run.sh" runs one task per rank: those stay the step's.
+  proc_.Add(3200, 1, {"slurmstepd: [78.0]"}, "slurmstepd", 9980);
+  proc_.Add(3201, 3200, {"/bin/bash", "run.sh"}, "bash", 9981);
+  proc_.Framework(3202, 3201, {"python", "c.py"}, kTorch, env, 9990);
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(Pids(jobs[0], JobProcessRole::kRank), (std::vector<int>{3102}));
+  EXPECT_EQ(Pids(jobs[0], JobProcessRole::kLauncher), (std::vector<int>{}));
+  EXPECT_EQ(jobs[0].launcher, "srun");  // from its environment
+  EXPECT_EQ(Pids(jobs[1], JobProcessRole::kRank), (std::vector<int>{3103}));
+  EXPECT_EQ(Pids(jobs[2], JobProcessRole::kLauncher), (std::vector<int>{3200}));
+  EXPECT_EQ(Pids(jobs[2], JobProcessRole::kRank), (std::vector<int>{3202}));
+}
+
+TEST_F(JobsTest, WrapperScriptsBetweenLauncherAndRanksAreNotRanks) {
+  // "torchrun --no-python bash run.sh": each rank is a shell running python.
+  proc_.Add(3300, 60, {"torchrun", "--no-python", "--nproc_per_node=2", "bash", "run.sh"},
+            "torchrun", 9990);
+  for (int r = 0; r < 2; ++r) {
+    proc_.Add(3301 + r, 3300, {"bash", "run.sh"}, "bash", 9991);
+    proc_.Environ(3301 + r, RankEnv(r, 2));
+    proc_.Framework(3311 + r, 3301 + r, {"python", "train.py"}, kTorch, RankEnv(r, 2), 9992);
+  }
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(Pids(jobs[0], JobProcessRole::kLauncher), (std::vector<int>{3300}));
+  EXPECT_EQ(Pids(jobs[0], JobProcessRole::kRank), (std::vector<int>{3311, 3312}));
+  EXPECT_EQ(jobs[0].processes[2].rank, 1);
+  EXPECT_EQ(jobs[0].world_size, 2);
+  EXPECT_EQ(jobs[0].name, "run");  // what the user launched, as the logs' job label says
+  EXPECT_EQ(jobs[0].framework, Framework::kPyTorch);
+}
+
+TEST_F(JobsTest, TorchrunBeforeItsRanksStartIsAJob) {
+  proc_.Add(2800, 60, {"torchrun", "--standalone", "--nproc_per_node=8", "train.py"}, "torchrun",
+            9900);
+  auto jobs = Detect();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].launcher, "torchrun");
+  EXPECT_EQ(jobs[0].framework, Framework::kPyTorch);
+  EXPECT_EQ(jobs[0].world_size, 0);
+  EXPECT_EQ(jobs[0].name, "train");
+  ASSERT_EQ(jobs[0].processes.size(), 1u);
+  EXPECT_EQ(jobs[0].processes[0].role, JobProcessRole::kLauncher);
+}
+
+TEST_F(JobsTest, SelfZombiesAndKernelThreadsAreSkipped) {
+  proc_.Framework(99999, 60, {"python", "train.py"}, kTorch);  // self_pid in Detect()
+  proc_.Framework(2900, 60, {"python", "train.py"}, kTorch);
+  proc_.Add(2900, 60, {"python", "train.py"}, "python", 1000, 'Z');
+  proc_.Add(3, 2, {}, "kworker/0:0");
+  EXPECT_TRUE(Detect().empty());
+}
+
+TEST_F(JobsTest, OddProcContentNeverCrashes) {
+  const std::string root = proc_.root();
+  // Garbage stat files, a directory with nothing in it, a non-pid name.
+  WriteFile(root + "/3000/stat", "garbage");
+  WriteFile(root + "/3000/cmdline", std::string("python\0train.py\0", 16));
+  WriteFile(root + "/3001/stat", "3001 (x) S");
+  std::filesystem::create_directories(root + "/3002");
+  WriteFile(root + "/self/stat", "1 (x) S 0");
+  WriteFile(root + "/+3003/stat", "1 (x) S 0");
+  // A ppid loop (a racing or fake /proc), both mapping PyTorch.
+  proc_.Framework(3010, 3011, {"python", "a.py"}, kTorch);
+  proc_.Framework(3011, 3010, {"python", "a.py"}, kTorch);
+  // A process that is its own parent.
+  proc_.Framework(3012, 3012, {"python", "b.py"}, kTorch);
+  // A huge cmdline and binary junk everywhere else.
+  std::string huge = "python";
+  huge.push_back('\0');
+  for (int i = 0; i < 20000; ++i) huge += "--flag=\x01\xff\xfe";
+  proc_.Framework(3020, 60, {"python", "x.py"}, kTorch);
+  WriteFile(proc_.PidDir(3020) + "/cmdline", huge);
+  std::string junk;
+  for (int i = 0; i < 100000; ++i) junk.push_back(static_cast<char>((i * 7919) & 0xff));
+  proc_.Add(3030, 60, {"python", "y.py"}, "python");
+  WriteFile(proc_.PidDir(3030) + "/maps", junk);
+  WriteFile(proc_.PidDir(3030) + "/environ", junk);
+  WriteFile(proc_.PidDir(3030) + "/cgroup", junk);
+  proc_.Framework(3040, 60, {"python", "z.py"}, kTorch,
+                  {"RANK=-3", "WORLD_SIZE=99999999999999999999", "MASTER_PORT=70000",
+                   "LOCAL_RANK=abc", "=", "NOEQUALS"});
+  WriteFile(proc_.PidDir(3040) + "/cgroup", "::::\n0::\n:\n");
+  WriteFile(root + "/stat", "btime not-a-number\n");
+
+  JobDetectionOptions o;
+  o.proc_root = root;
+  auto r = DetectJobs(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  size_t processes = 0;
+  for (const DetectedJob& j : *r) {
+    processes += j.processes.size();
+    for (const JobProcess& p : j.processes) EXPECT_LE(p.cmdline.size(), 4096u);
+    EXPECT_GE(j.world_size, 0);
+    EXPECT_GE(j.master_port, 0);
+    EXPECT_FALSE(j.id.empty());
+  }
+  EXPECT_EQ(processes, 5u);  // 3010, 3011, 3012, 3020, 3040
+
+  o.proc_root = dir_.Join("no-such-proc");
+  auto missing = DetectJobs(o);
+  EXPECT_FALSE(missing.ok());
+}
+
+TEST(RealProcTest, DetectsOnThisMachine) {
+  auto r = DetectJobs(JobDetectionOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const DetectedJob& j : *r) {
+    EXPECT_FALSE(j.id.empty());
+    EXPECT_FALSE(j.processes.empty());
+    if (std::getenv("VIGIL_DISCOVER_PRINT") != nullptr) {
+      std::printf("job %s name=%s kind=%s framework=%s launcher=%s trainer=%s ranks=%d procs=%zu\n",
+                  j.id.c_str(), j.name.c_str(), JobKindName(j.kind), FrameworkName(j.framework),
+                  j.launcher.c_str(), j.trainer.c_str(), j.world_size, j.processes.size());
+    }
+  }
+}
+
+// A real child that looks like torchrun (argv[0] says so) is found in the real
+// /proc, with a start time that agrees with the wall clock.
+TEST(RealProcTest, FindsARealLauncherChild) {
+  const char* sleep_path = std::filesystem::exists("/bin/sleep") ? "/bin/sleep" : "/usr/bin/sleep";
+  char arg0[] = "torchrun";
+  char arg1[] = "30";  // sleep's argument, and all torchrun shows
+  char* argv[] = {arg0, arg1, nullptr};
+  int64_t before_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  pid_t pid = 0;
+  ASSERT_EQ(::posix_spawn(&pid, sleep_path, nullptr, nullptr, argv, environ), 0);
+  const DetectedJob* found = nullptr;
+  std::vector<DetectedJob> jobs;
+  for (int attempt = 0; attempt < 100 && found == nullptr; ++attempt) {
+    auto r = DetectJobs(JobDetectionOptions{});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    jobs = std::move(*r);
+    for (const DetectedJob& j : jobs) {
+      if (!j.processes.empty() && j.processes[0].pid == pid) found = &j;
+    }
+    if (found == nullptr) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->launcher, "torchrun");
+  EXPECT_EQ(found->processes[0].role, JobProcessRole::kLauncher);
+  EXPECT_EQ(found->processes[0].ppid, static_cast<int>(::getpid()));
+  EXPECT_EQ(found->processes[0].cmdline, "torchrun 30");
+  // Clock ticks are 10 ms and btime is whole seconds.
+  EXPECT_GT(found->start_time_ms, before_ms - 2000);
+  EXPECT_LT(found->start_time_ms, before_ms + 60000);
+  EXPECT_EQ(found->id, std::to_string(pid) + "-" + std::to_string(found->start_time_ms));
+}
+
+}  // namespace
+}  // namespace vigil::discover

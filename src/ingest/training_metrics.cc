@@ -1,0 +1,163 @@
+#include "ingest/training_metrics.h"
+
+#include <algorithm>
+#include <map>
+
+#include "collect/training/log_metrics.h"
+
+namespace vigil::ingest {
+namespace {
+
+bool MetricNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == ':';
+}
+
+std::string HelpFor(std::string_view metric) {
+  static const std::map<std::string_view, std::string_view> kHelp = {
+      {"loss", "Training loss"},
+      {"learning_rate", "Learning rate"},
+      {"grad_norm", "Gradient norm"},
+      {"samples_per_second", "Training throughput in samples per second"},
+      {"tokens_per_second", "Training throughput in tokens per second"},
+      {"iterations_per_second", "Training iterations per second"},
+      {"step", "Training step (iteration) the job reported"},
+      {"epoch", "Training epoch the job reported"},
+  };
+  auto it = kHelp.find(metric);
+  std::string help =
+      it != kHelp.end() ? std::string(it->second) : "Value of '" + std::string(metric) + "'";
+  return help + ", read from the job's log lines.";
+}
+
+}  // namespace
+
+std::string TrainingSeriesName(std::string_view metric) {
+  std::string out(kTrainingMetricPrefix);
+  for (char c : metric) {
+    char m = MetricNameChar(c) ? c : '_';
+    if (m == '_' && out.back() == '_') continue;  // "a / b" -> a_b, not a___b
+    out.push_back(m);
+  }
+  while (out.size() > kTrainingMetricPrefix.size() && out.back() == '_') out.pop_back();
+  return out;
+}
+
+struct TrainingMetricsFromLogs::SourceState {
+  struct SeriesState {
+    int64_t last_ms = INT64_MIN;  // time of its newest stored value
+    double tokens = 0;            // values it may still take now (token bucket)
+    int64_t refilled_ms = 0;
+  };
+  collect::training::LogMetricExtractor extractor;
+  std::unordered_map<std::string, SeriesState> series;  // by series name
+  std::list<std::string>::iterator lru;
+};
+
+TrainingMetricsFromLogs::TrainingMetricsFromLogs() : TrainingMetricsFromLogs(Options{}) {}
+TrainingMetricsFromLogs::TrainingMetricsFromLogs(Options options) : options_(options) {}
+TrainingMetricsFromLogs::~TrainingMetricsFromLogs() = default;
+
+TrainingMetricsFromLogs::SourceState* TrainingMetricsFromLogs::StateFor(const std::string& key) {
+  auto it = sources_.find(key);
+  if (it != sources_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second->lru);
+    return it->second.get();
+  }
+  if (sources_.size() >= std::max<size_t>(1, options_.max_sources)) {
+    sources_.erase(lru_.back());
+    lru_.pop_back();
+    ++stats_.sources_evicted;
+  }
+  lru_.push_front(key);
+  auto state = std::make_unique<SourceState>();
+  state->lru = lru_.begin();
+  return sources_.emplace(key, std::move(state)).first->second.get();
+}
+
+void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
+                                      const std::vector<uint64_t>& committed,
+                                      wire::MetricBatch* out) {
+  std::lock_guard lock(mu_);
+  std::vector<collect::training::MetricSample> found;
+  std::map<std::string, size_t> family_index;  // names already in out->families
+  for (size_t f = 0; f < out->families.size(); ++f) family_index[out->families[f].name] = f;
+
+  for (size_t si = 0; si < batch.streams.size(); ++si) {
+    const wire::LogStream& stream = batch.streams[si];
+    const uint64_t from = si < committed.size() ? committed[si] : 0;
+    std::string key = batch.source;
+    key.push_back('\0');
+    key += stream.source_id;
+    SourceState* state = nullptr;
+    // Series of this stream in `out`, by series name.
+    std::unordered_map<std::string, size_t> series_of;
+    for (const wire::LogRecord& rec : stream.records) {
+      if (rec.offset < from) continue;  // stored before: read then
+      if (state == nullptr) state = StateFor(key);
+      found.clear();
+      // A record may be several physical lines (a joined traceback).
+      std::string_view text = rec.line;
+      while (!text.empty()) {
+        size_t nl = text.find('\n');
+        state->extractor.Extract(text.substr(0, nl), &found);
+        if (nl == std::string_view::npos) break;
+        text.remove_prefix(nl + 1);
+      }
+      const int64_t line_ms = rec.time_ns / 1'000'000;
+      for (size_t i = 0; i < found.size(); ++i) {
+        const auto& sample = found[i];
+        bool superseded = false;  // a later value of the same metric in this record
+        for (size_t j = i + 1; j < found.size() && !superseded; ++j) {
+          superseded = found[j].name == sample.name;
+        }
+        if (superseded) continue;
+        std::string name = TrainingSeriesName(sample.name);
+        if (name.size() == kTrainingMetricPrefix.size()) continue;  // no usable character
+        auto it = state->series.find(name);
+        if (it == state->series.end()) {
+          if (state->series.size() >= options_.max_names_per_source) {
+            ++stats_.names_dropped;
+            continue;
+          }
+          it = state->series.emplace(name, SourceState::SeriesState{}).first;
+          it->second.tokens = options_.burst;
+          it->second.refilled_ms = line_ms;
+        }
+        SourceState::SeriesState& ss = it->second;
+        if (line_ms > ss.refilled_ms) {
+          ss.tokens = std::min(options_.burst, ss.tokens + (line_ms - ss.refilled_ms) *
+                                                               options_.rate_per_second / 1000.0);
+          ss.refilled_ms = line_ms;
+        }
+        if (ss.tokens < 1) {
+          ++stats_.thinned;
+          continue;
+        }
+        ss.tokens -= 1;
+        const int64_t t = ss.last_ms == INT64_MIN ? line_ms : std::max(line_ms, ss.last_ms + 1);
+        ss.last_ms = t;
+        auto [sit, fresh] = series_of.emplace(name, out->series.size());
+        if (fresh) {
+          wire::Series series;
+          series.labels = stream.labels;
+          series.labels.push_back({std::string(wire::kMetricNameLabel), name});
+          wire::NormalizeLabels(&series.labels);
+          out->series.push_back(std::move(series));
+        }
+        out->series[sit->second].samples.push_back({t, sample.value});
+        if (family_index.emplace(name, out->families.size()).second) {
+          out->families.push_back({name, wire::MetricType::kGauge, HelpFor(sample.name)});
+        }
+        ++stats_.samples;
+      }
+    }
+  }
+}
+
+TrainingMetricsStats TrainingMetricsFromLogs::Stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace vigil::ingest

@@ -1,0 +1,89 @@
+// TrainingMetricsFromLogs: turns the training metrics that jobs print in
+// their logs (loss, learning rate, grad norm, throughput, step, epoch, and
+// any other value a trainer prints) into series, as the log lines are
+// ingested (docs/training-metrics.md "Stored series").
+//
+// It runs on the server, where every agent's log batches arrive, so one rule
+// covers every agent and agents stay lean. Each line is read exactly once:
+// the caller passes the offsets the log store had committed before storing
+// the batch, and only records at or after them are read (a retried batch, or
+// lines re-read after an agent crash, add nothing).
+//
+// A series is `training_<metric>` (e.g. training_loss, training_eval_loss)
+// with the labels of the log stream (job, container, node, source, ...); its
+// samples are timed by the log line. A record that holds several values of
+// one metric ('\r' progress updates) gives its last. Lines read in one go
+// share their read time: a value that would not be later than its series'
+// previous one is placed 1 ms after it, so none is lost as a duplicate.
+// A series takes at most `rate_per_second` values per second of line time,
+// with bursts of `burst`: trainers print a few lines a second, so that is
+// every value, while a flood cannot fill the metrics store (whose head keeps
+// raw samples); values over it are counted as thinned (`vigil inspect-log`
+// shows them all).
+//
+// Bounded: at most max_sources extractors (the least recently used is
+// dropped) and max_names_per_source metric names per source (more are
+// counted, not stored).
+//
+// Thread safety: Extract() may be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "wire/log_batch.h"
+#include "wire/metric_batch.h"
+
+namespace vigil::ingest {
+
+inline constexpr std::string_view kTrainingMetricPrefix = "training_";
+
+// "loss" -> "training_loss"; characters a metric name cannot hold become '_'
+// ("eval/loss" -> "training_eval_loss").
+std::string TrainingSeriesName(std::string_view metric);
+
+struct TrainingMetricsStats {
+  uint64_t samples = 0;        // stored
+  uint64_t thinned = 0;        // over a series' rate (Options::rate_per_second)
+  uint64_t names_dropped = 0;  // samples of names over a source's budget
+  uint64_t sources_evicted = 0;
+};
+
+class TrainingMetricsFromLogs {
+ public:
+  struct Options {
+    size_t max_sources = 4096;
+    size_t max_names_per_source = 64;
+    double rate_per_second = 100;
+    double burst = 1000;
+  };
+  TrainingMetricsFromLogs();
+  explicit TrainingMetricsFromLogs(Options options);
+  ~TrainingMetricsFromLogs();
+
+  // Reads the records of batch.streams[i] that begin at or after
+  // committed[i] and appends the samples found to *out (series labels from
+  // the stream, which the caller has normalised, node included).
+  void Extract(const wire::LogBatch& batch, const std::vector<uint64_t>& committed,
+               wire::MetricBatch* out);
+
+  TrainingMetricsStats Stats() const;
+
+ private:
+  struct SourceState;
+  SourceState* StateFor(const std::string& key);  // under mu_
+
+  Options options_;
+  mutable std::mutex mu_;
+  std::list<std::string> lru_;  // most recent first
+  std::unordered_map<std::string, std::unique_ptr<SourceState>> sources_;
+  TrainingMetricsStats stats_;
+};
+
+}  // namespace vigil::ingest

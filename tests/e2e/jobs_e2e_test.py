@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""End-to-end: jobs and their training metrics, with no flag and no code change.
+
+`vigil up`, then jobs under `vigil run` that train (print a loss), crash with
+CUDA out of memory, get stopped by SIGTERM (a scheduler's cancel) and complete;
+and a process that looks like a torchrun launcher, found by detection alone.
+`vigil jobs` must give each its state and reason; the loss must be a
+`training_loss` series; `vigil inspect-log` must explain the crash.
+Environment (set by CTest): VIGIL_BIN, VIGIL_FAKE_NVML, VIGIL_SOURCE_DIR.
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_util import free_port, wait_for  # noqa: E402
+
+VIGIL = os.environ["VIGIL_BIN"]
+FAKE_NVML = os.environ["VIGIL_FAKE_NVML"]
+SCENARIO = os.path.join(os.environ["VIGIL_SOURCE_DIR"], "tests/fake_nvml/scenarios/h100x8.scenario")
+
+TRAIN = r"""
+import sys, time
+for step in range(1, 6):
+    print({'loss': round(2.0 / step, 4), 'learning_rate': 5e-05, 'epoch': step / 10}, flush=True)
+    time.sleep(0.2)
+if sys.argv[1] == "oom":
+    print("Traceback (most recent call last):", flush=True)
+    print('  File "train.py", line 42, in <module>', flush=True)
+    print("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+          "GPU 0 has a total capacity of 79.15 GiB of which 1.06 GiB is free.", flush=True)
+    sys.exit(1)
+if sys.argv[1] == "wait":
+    time.sleep(300)
+print("Training completed. Do not forget to share your model on huggingface.co/models =)", flush=True)
+"""
+
+
+class JobsE2E(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.home = tempfile.mkdtemp(prefix="vigil-jobs-e2e-")
+        cls.work = tempfile.mkdtemp(prefix="vigil-jobs-work-")
+        cls.port = free_port()
+        cls.url = f"http://127.0.0.1:{cls.port}"
+        cls.env = dict(os.environ, VIGIL_NVML_LIBRARY=FAKE_NVML, VIGIL_FAKE_NVML_SCENARIO=SCENARIO,
+                       VIGIL_HOME=cls.home)
+        cls.env.pop("VIGIL_URL", None)
+        cls.script = os.path.join(cls.work, "train.py")
+        with open(cls.script, "w") as f:
+            f.write(TRAIN)
+        up = subprocess.run([VIGIL, "up", "--listen", f"127.0.0.1:{cls.port}"],
+                            capture_output=True, text=True, env=cls.env, timeout=60)
+        assert up.returncode == 0, up.stdout + up.stderr
+        run = lambda name, mode: subprocess.Popen(  # noqa: E731
+            [VIGIL, "run", "--name", name, "--", "/usr/bin/python3", cls.script, mode],
+            env=cls.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cls.oom = run("oom-run", "oom")
+        cls.done = run("good-run", "done")
+        cls.cancel = run("cancelled-run", "wait")
+        # A launcher found by detection alone (its command line says torchrun).
+        cls.launcher = subprocess.Popen(["bash", "-c", "exec -a torchrun sleep 300"])
+
+    @classmethod
+    def tearDownClass(cls):
+        for p in (cls.oom, cls.done, cls.cancel, cls.launcher):
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        subprocess.run([VIGIL, "down"], env=cls.env, capture_output=True, timeout=60)
+        shutil.rmtree(cls.home, ignore_errors=True)
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def jobs(self):
+        p = subprocess.run([VIGIL, "jobs", "--json"], capture_output=True, text=True, env=self.env,
+                           timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return {j["name"]: j for j in json.loads(p.stdout)["data"]["jobs"]}
+
+    def test_states_reasons_and_loss(self):
+        self.assertEqual(self.oom.wait(timeout=60), 1)
+        self.assertEqual(self.done.wait(timeout=60), 0)
+        # The cancelled job is running, then a scheduler cancels it.
+        wait_for(lambda: self.jobs().get("cancelled-run", {}).get("state") == "running", 30,
+                 "the waiting job to show as running")
+        self.cancel.send_signal(signal.SIGTERM)
+        self.cancel.wait(timeout=30)
+
+        def settled():
+            jobs = self.jobs()
+            want = {"oom-run": "crashed", "good-run": "completed", "cancelled-run": "killed"}
+            return jobs if all(jobs.get(n, {}).get("state") == s for n, s in want.items()) else None
+        jobs = wait_for(settled, 60, "the three runs to reach their final states")
+        self.assertEqual(jobs["oom-run"]["reason"], "cuda_oom")
+        self.assertIn("CUDA out of memory", jobs["oom-run"]["reason_text"])
+        self.assertEqual(jobs["oom-run"]["exit_code"], 1)
+        self.assertEqual(jobs["cancelled-run"]["exit_signal"], "SIGTERM")
+        self.assertIn("cuda_oom", [e["event"] for e in jobs["oom-run"]["events"]])
+        self.assertEqual(jobs["oom-run"]["log_query"], '{job="oom-run"}')
+
+        # The detected launcher: running, PyTorch by its launcher.
+        torchrun = wait_for(lambda: self.jobs().get("torchrun"), 30, "the torchrun launcher job")
+        self.assertEqual(torchrun["state"], "running")
+        self.assertEqual(torchrun["launcher"], "torchrun")
+
+        # The loss curve, from the log lines, as a series with the job's label:
+        # every value (the raw samples of a range selector).
+        def loss():
+            qs = urllib.parse.urlencode({"query": 'training_loss{job="good-run"}[10m]'})
+            with urllib.request.urlopen(f"{self.url}/api/v1/query?{qs}", timeout=10) as r:
+                res = json.loads(r.read())["data"]["result"]
+            return res if res and len(res[0]["values"]) >= 5 else None
+        series = wait_for(loss, 30, "training_loss of good-run")
+        self.assertEqual([float(v) for _, v in series[0]["values"]], [2.0, 1.0, 0.6667, 0.5, 0.4])
+
+        # The table a person reads.
+        p = subprocess.run([VIGIL, "jobs"], capture_output=True, text=True, env=self.env, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("crashed", p.stdout)
+        self.assertIn("CUDA out of memory", p.stdout)
+        self.assertIn("SIGTERM", p.stdout)
+
+    def test_inspect_log_explains_the_crash(self):
+        self.assertEqual(self.oom.wait(timeout=60), 1)
+        spooled = glob.glob(os.path.join(self.home, "spool", "run", "oom-run.*.log"))
+        self.assertEqual(len(spooled), 1)
+        p = subprocess.run([VIGIL, "inspect-log", spooled[0]], capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = [json.loads(l) for l in p.stdout.splitlines()]
+        losses = [o["value"] for o in out if o.get("metric") == "loss"]
+        self.assertEqual(losses, [2.0, 1.0, 0.6667, 0.5, 0.4])
+        events = [o for o in out if "event" in o]
+        self.assertEqual([e["event"] for e in events], ["cuda_oom"])
+        self.assertEqual(events[0]["requested"], "2.00 GiB")
+
+
+if __name__ == "__main__":
+    unittest.main()
