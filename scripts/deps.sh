@@ -12,7 +12,9 @@ build_pkgs=(build-essential cmake ninja-build ccache pkg-config
 command -v npm >/dev/null 2>&1 || build_pkgs+=(nodejs npm)
 # chromium drives the UI's browser test; the CJK fonts make Chinese legible in
 # its screenshots.
-test_pkgs=(prometheus prometheus-node-exporter python3 curl procps chromium fonts-noto-cjk)
+# python3-prometheus-client is the real peer of the push test (push_to_gateway).
+test_pkgs=(prometheus prometheus-node-exporter python3 python3-prometheus-client curl procps chromium
+  fonts-noto-cjk)
 bench_pkgs=(libbenchmark-dev victoria-metrics netdata rsyslog ripgrep zstd)
 
 pkgs=("${build_pkgs[@]}")

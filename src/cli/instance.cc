@@ -5,6 +5,7 @@
 #include "api/http_server.h"
 #include "api/job_routes.h"
 #include "api/log_routes.h"
+#include "api/push_routes.h"
 #include "api/query_routes.h"
 #include "api/routes.h"
 #include "api/web_routes.h"
@@ -96,6 +97,10 @@ Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, Server
   api::AddCoreRoutes(router, deps);
   api::AddQueryRoutes(router, impl->db.get());
   api::AddLogRoutes(router, impl->logs.get());
+  api::PushRouteDeps push;
+  push.db = impl->db.get();
+  push.node = options.node_name;
+  api::AddPushRoutes(router, push);
   api::AddWebRoutes(router);
   return Status::Ok();
 }

@@ -1,0 +1,30 @@
+// Metrics pushed by a job, in the Prometheus Pushgateway's protocol, so the
+// Prometheus client libraries' push functions work against Vigil unchanged
+// (docs/push.md):
+//   PUT|POST /metrics/job/<job>{/<label>/<value>}   body: text exposition 0.0.4
+//   DELETE   /metrics/job/<job>{/<label>/<value>}   accepted; stored history stays
+// A value may be written `<label>@base64/<base64url>` (for values holding '/').
+// Samples are stored as series with the grouping labels (which win over a
+// metric's own labels of the same name, as in the Pushgateway) and
+// node="<this server's node>", timed now unless the line carries a timestamp.
+#pragma once
+
+#include <string>
+
+#include "api/http_server.h"
+#include "core/env.h"
+#include "store/tsdb/db.h"
+
+namespace vigil::api {
+
+struct PushRouteDeps {
+  tsdb::Db* db = nullptr;  // required
+  std::string node;
+  Env* env = Env::Default();
+  size_t max_body_bytes = 16u << 20;
+  size_t max_samples = 100'000;  // per push
+};
+
+void AddPushRoutes(Router* router, PushRouteDeps deps);
+
+}  // namespace vigil::api

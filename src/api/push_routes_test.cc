@@ -1,0 +1,118 @@
+#include "api/push_routes.h"
+
+#include <gtest/gtest.h>
+
+#include "core/env_wrapper.h"
+#include "core/temp_dir.h"
+
+namespace vigil::api {
+namespace {
+
+constexpr int64_t kNow = 1'764'460'800'000;
+
+class ClockEnv final : public EnvWrapper {
+ public:
+  ClockEnv() : EnvWrapper(Env::Default()) {}
+  int64_t NowMillis() override { return kNow; }
+};
+
+class PushRoutesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tsdb::Options o;
+    o.dir = tmp_.path();
+    o.env = &env_;
+    auto db = tsdb::Db::Open(o);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(*db);
+    PushRouteDeps deps;
+    deps.db = db_.get();
+    deps.node = "gpu-1";
+    deps.env = &env_;
+    AddPushRoutes(&router_, deps);
+  }
+  void TearDown() override { ASSERT_TRUE(db_->Close().ok()); }
+
+  HttpResponse Send(const std::string& method, const std::string& target, std::string body,
+                    const std::string& content_type = "text/plain; version=0.0.4") {
+    HttpRequest req;
+    req.method = method;
+    req.target = target;
+    req.path = target.substr(0, target.find('?'));
+    req.body = std::move(body);
+    req.headers.Add("Content-Type", content_type);
+    auto m = router_.Find(method, req.path);
+    EXPECT_NE(m.route, nullptr) << method << " " << target;
+    if (m.route == nullptr) return HttpResponse::Text(404, "");
+    return m.route->handler(req);
+  }
+
+  std::vector<wire::Series> Select(const std::string& name) {
+    auto r = db_->Select({{tsdb::MatchType::kEqual, "__name__", name}}, 0, INT64_MAX);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : std::vector<wire::Series>{};
+  }
+
+  TempDir tmp_;
+  ClockEnv env_;
+  std::unique_ptr<tsdb::Db> db_;
+  Router router_;
+};
+
+TEST_F(PushRoutesTest, StoresPushedSamplesWithGroupingAndNodeLabels) {
+  HttpResponse r = Send("PUT", "/metrics/job/train/rank/0",
+                        "# HELP train_loss Loss.\n# TYPE train_loss gauge\n"
+                        "train_loss{phase=\"train\"} 0.25\n"
+                        "# TYPE tokens_total counter\ntokens_total 1024 1764460700000\n");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto loss = Select("train_loss");
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_EQ(wire::LabelsToString(loss[0].labels),
+            "{__name__=\"train_loss\",job=\"train\",node=\"gpu-1\",phase=\"train\",rank=\"0\"}");
+  ASSERT_EQ(loss[0].samples.size(), 1u);
+  EXPECT_EQ(loss[0].samples[0].t_ms, kNow);
+  EXPECT_EQ(loss[0].samples[0].value, 0.25);
+  auto tokens = Select("tokens_total");
+  ASSERT_EQ(tokens.size(), 1u);
+  EXPECT_EQ(tokens[0].samples[0].t_ms, 1764460700000);  // the line's own timestamp
+  bool typed = false;
+  for (const auto& f : db_->Families()) {
+    if (f.name == "tokens_total") typed = f.type == wire::MetricType::kCounter;
+  }
+  EXPECT_TRUE(typed);
+}
+
+TEST_F(PushRoutesTest, GroupingLabelsWinAndBase64ValuesAreDecoded) {
+  // "/data/run 1" in base64url.
+  HttpResponse r = Send("POST", "/metrics/job/eval/dir@base64/L2RhdGEvcnVuIDE",
+                        "acc{job=\"other\",dir=\"x\"} 0.9\n");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto acc = Select("acc");
+  ASSERT_EQ(acc.size(), 1u);
+  EXPECT_EQ(wire::LabelsToString(acc[0].labels),
+            "{__name__=\"acc\",dir=\"/data/run 1\",job=\"eval\",node=\"gpu-1\"}");
+  // Percent-encoded values too.
+  ASSERT_EQ(Send("POST", "/metrics/job/a%20b", "x 1\n").status, 200);
+  EXPECT_EQ(wire::LabelsToString(Select("x")[0].labels),
+            "{__name__=\"x\",job=\"a b\",node=\"gpu-1\"}");
+}
+
+TEST_F(PushRoutesTest, BadPushesAreRefusedWithAReason) {
+  EXPECT_EQ(Send("PUT", "/metrics/job/", "x 1\n").status, 400);
+  EXPECT_EQ(Send("PUT", "/metrics/job/train/rank", "x 1\n").status, 400);
+  EXPECT_EQ(Send("PUT", "/metrics/job/train/bad-name/1", "x 1\n").status, 400);
+  EXPECT_EQ(Send("PUT", "/metrics/job/t/v@base64/!!", "x 1\n").status, 400);
+  HttpResponse r = Send("PUT", "/metrics/job/train", "not a metric line {\n");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("line 1"), std::string::npos) << r.body;
+  EXPECT_EQ(Send("PUT", "/metrics/job/train", "x 1\n", "application/vnd.google.protobuf").status,
+            415);
+  EXPECT_TRUE(Select("x").empty());
+  // Deleting a group is accepted; history stays.
+  ASSERT_EQ(Send("PUT", "/metrics/job/train", "y 1\n").status, 200);
+  EXPECT_EQ(Send("DELETE", "/metrics/job/train", "").status, 202);
+  EXPECT_EQ(Select("y").size(), 1u);
+}
+
+}  // namespace
+}  // namespace vigil::api
