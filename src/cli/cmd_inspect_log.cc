@@ -4,6 +4,10 @@
 // ({"line": 40, "event": "cuda_oom", ...}). It answers "why is my loss not
 // showing?": if a value is not printed here, the agent does not see it either.
 //
+// A TensorBoard event file (events.out.tfevents.*, told by its first
+// record's header) gives its scalars instead:
+// {"record": 3, "metric": "train/loss", "value": 0.5, "step": 100}.
+//
 // The file is streamed in 64 KiB reads, so a log of any size runs in bounded
 // memory; "-" reads standard input.
 #include <fcntl.h>
@@ -15,14 +19,17 @@
 
 #include "cli/commands.h"
 #include "collect/training/inspector.h"
+#include "collect/training/tfevents.h"
 
 namespace vigil::cli {
 namespace {
 
 constexpr size_t kReadBytes = 64 * 1024;
 
-// Feeds the whole of `fd` to the inspector; the error of a failed read.
-Status Stream(int fd, const std::string& name, collect::training::Inspector* inspector) {
+// Reads `fd` in pieces, handing each to `consume`; the error of a failed read.
+template <typename Consume>
+Status ReadAll(int fd, const std::string& name, std::string first, Consume consume) {
+  if (!first.empty()) VIGIL_RETURN_IF_ERROR(consume(first));
   std::string buf(kReadBytes, '\0');
   while (true) {
     ssize_t n = ::read(fd, buf.data(), buf.size());
@@ -30,11 +37,44 @@ Status Stream(int fd, const std::string& name, collect::training::Inspector* ins
       if (errno == EINTR) continue;
       return ErrnoStatus("cannot read", name, errno);
     }
-    if (n == 0) break;
-    inspector->Feed(std::string_view(buf.data(), static_cast<size_t>(n)));
+    if (n == 0) return Status::Ok();
+    VIGIL_RETURN_IF_ERROR(consume(std::string_view(buf.data(), static_cast<size_t>(n))));
   }
-  inspector->Finish();
-  return Status::Ok();
+}
+
+void PrintLine(std::string_view json) {
+  std::fwrite(json.data(), 1, json.size(), stdout);
+  std::fputc('\n', stdout);
+}
+
+// A TensorBoard event file: its scalars, one object per value, by record.
+Status InspectTfEvents(int fd, const std::string& name, std::string first) {
+  collect::training::TfEventsReader reader;
+  std::vector<collect::training::TfScalar> scalars;
+  return ReadAll(fd, name, std::move(first), [&](std::string_view bytes) {
+    scalars.clear();
+    Status st = reader.Feed(bytes, &scalars);
+    for (const auto& s : scalars) {
+      collect::training::MetricSample sample{s.tag, s.value, s.step};
+      PrintLine(
+          collect::training::MetricSampleJson(static_cast<int64_t>(s.record), sample, "record"));
+    }
+    return st;
+  });
+}
+
+// The first bytes, enough to tell an event file from a log.
+std::string ReadHead(int fd) {
+  std::string head(12, '\0');
+  size_t got = 0;
+  while (got < head.size()) {
+    ssize_t n = ::read(fd, head.data() + got, head.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  head.resize(got);
+  return head;
 }
 
 }  // namespace
@@ -47,11 +87,19 @@ int RunInspectLog(const InspectLogFlags& flags) {
     std::fprintf(stderr, "vigil inspect-log: %s\n", st.message().c_str());
     return 1;
   }
-  collect::training::Inspector inspector([](std::string_view json) {
-    std::fwrite(json.data(), 1, json.size(), stdout);
-    std::fputc('\n', stdout);
-  });
-  Status st = Stream(fd, stdin_input ? "standard input" : flags.path, &inspector);
+  const std::string name = stdin_input ? "standard input" : flags.path;
+  std::string head = ReadHead(fd);
+  Status st;
+  if (collect::training::LooksLikeTfRecord(head)) {
+    st = InspectTfEvents(fd, name, std::move(head));
+  } else {
+    collect::training::Inspector inspector(PrintLine);
+    st = ReadAll(fd, name, std::move(head), [&](std::string_view bytes) {
+      inspector.Feed(bytes);
+      return Status::Ok();
+    });
+    inspector.Finish();
+  }
   if (!stdin_input) ::close(fd);
   if (std::fflush(stdout) != 0 && st.ok())
     st = ErrnoStatus("cannot write", "standard output", errno);

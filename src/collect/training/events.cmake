@@ -13,13 +13,13 @@ vigil_test(training_events_test
   DEPS vigil_training_events)
 
 vigil_library(vigil_training_inspect
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/inspector.cc
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/inspector.cc ${CMAKE_CURRENT_LIST_DIR}/tfevents.cc
   DEPS vigil_training_events vigil_training_metrics vigil_logparse vigil_core)
 
 # The corpus test reads every tests/data/training/*/*.log with its
 # hand-written .expected.jsonl.
 vigil_test(training_inspect_test
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/inspector_test.cc
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/inspector_test.cc ${CMAKE_CURRENT_LIST_DIR}/tfevents_test.cc
   DEPS vigil_training_inspect)
 target_compile_definitions(training_inspect_test PRIVATE
   VIGIL_TRAINING_CORPUS="${PROJECT_SOURCE_DIR}/tests/data/training")

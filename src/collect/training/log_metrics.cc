@@ -1808,8 +1808,11 @@ void LogMetricExtractor::Extract(std::string_view line, std::vector<MetricSample
   }
 }
 
-std::string MetricSampleJson(int64_t line, const MetricSample& sample) {
-  std::string out = "{\"line\": ";
+std::string MetricSampleJson(int64_t line, const MetricSample& sample,
+                             std::string_view position_key) {
+  std::string out = "{";
+  AppendJsonString(&out, position_key);
+  out.append(": ");
   out.append(std::to_string(line));
   out.append(", \"metric\": ");
   AppendJsonString(&out, sample.name);

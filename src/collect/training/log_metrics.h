@@ -53,7 +53,10 @@ class LogMetricExtractor {
 // {"line": 3, "metric": "loss", "value": 1.234, "step": 100}. The value is
 // the shortest round-trip decimal; non-finite values are "nan", "inf",
 // "-inf"; "step" only when the sample has one.
-std::string MetricSampleJson(int64_t line, const MetricSample& sample);
+// `position_key` names the position: "line" in a log, "record" in a
+// TensorBoard event file.
+std::string MetricSampleJson(int64_t line, const MetricSample& sample,
+                             std::string_view position_key = "line");
 
 // The canonical name of a metric key as a trainer writes it ("lr",
 // "learning rate", "tok/s", ...), or the key itself when it has none.
