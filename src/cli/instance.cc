@@ -5,6 +5,7 @@
 #include "api/http_server.h"
 #include "api/job_routes.h"
 #include "api/log_routes.h"
+#include "api/otlp_routes.h"
 #include "api/push_routes.h"
 #include "api/query_routes.h"
 #include "api/routes.h"
@@ -101,6 +102,10 @@ Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, Server
   push.db = impl->db.get();
   push.node = options.node_name;
   api::AddPushRoutes(router, push);
+  api::OtlpRouteDeps otlp;
+  otlp.db = impl->db.get();
+  otlp.node = options.node_name;
+  api::AddOtlpRoutes(router, otlp);
   api::AddWebRoutes(router);
   return Status::Ok();
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """End-to-end: a job pushes its metrics with the Prometheus Python client's
-push_to_gateway (Debian's python3-prometheus-client, the real peer) to
+push_to_gateway (Debian's python3-prometheus-client, the real peer), or as
+OTLP/HTTP JSON (the spec's encoding; Debian has no OpenTelemetry SDK), to
 `vigil up`, and they come back through the query API with the job's labels.
 Environment (set by CTest): VIGIL_BIN, VIGIL_FAKE_NVML, VIGIL_SOURCE_DIR.
 """
@@ -65,6 +66,25 @@ class PushE2E(unittest.TestCase):
         # The client's end-of-job cleanup is accepted; the history stays.
         delete_from_gateway(f"127.0.0.1:{self.port}", job="finetune", grouping_key={"rank": "0"})
         self.assertEqual(len(self.query('train_loss{job="finetune"}')), 1)
+
+    def test_otlp_json_lands_as_series(self):
+        body = {"resourceMetrics": [{
+            "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "otel-train"}}]},
+            "scopeMetrics": [{"metrics": [
+                {"name": "gpu.loss", "gauge": {"dataPoints": [
+                    {"asDouble": 0.75, "timeUnixNano": "0",
+                     "attributes": [{"key": "rank", "value": {"intValue": "1"}}]}]}},
+                {"name": "steps", "sum": {"aggregationTemporality": 2, "isMonotonic": True,
+                                          "dataPoints": [{"asInt": "42", "timeUnixNano": "0"}]}}]}]}]}
+        req = urllib.request.Request(f"{self.url}/v1/metrics", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            self.assertEqual(r.status, 200)
+            self.assertEqual(json.loads(r.read() or b"{}").get("partialSuccess"), None)
+        res = wait_for(lambda: self.query('gpu_loss{job="otel-train"}'), 10, "the OTLP gauge")
+        self.assertEqual(res[0]["metric"]["rank"], "1")
+        self.assertEqual(float(res[0]["value"][1]), 0.75)
+        self.assertEqual(float(self.query('steps_total{job="otel-train"}')[0]["value"][1]), 42)
 
     def test_a_bad_push_is_refused_with_a_reason(self):
         req = urllib.request.Request(f"{self.url}/metrics/job/x", data=b"bad line {\n", method="PUT")
