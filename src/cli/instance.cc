@@ -11,6 +11,7 @@
 #include "api/routes.h"
 #include "api/web_routes.h"
 #include "collect/jobs/job_tracker.h"
+#include "collect/jobs/tfevents_collector.h"
 #include "collect/logs/log_agent.h"
 #include "collect/metrics/loop.h"
 #include "core/env.h"
@@ -42,7 +43,9 @@ struct Instance::Impl {
   // before the server side it feeds.
   std::unique_ptr<InstanceLock> lock;
   ServerSide server;
-  std::unique_ptr<collect::jobs::JobTracker> jobs;  // its route outlives nothing: http stops first
+  // Before http and loop, which refer to it (the jobs route, the tfevents
+  // collector) and are destroyed first.
+  std::unique_ptr<collect::jobs::JobTracker> jobs;
   std::unique_ptr<api::HttpServer> http;
   // One transport per sender, so a slow log batch never holds up metrics.
   std::unique_ptr<ship::Transport> transport;
@@ -158,6 +161,8 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     collect::jobs::JobTrackerOptions jobs_options;
     jobs_options.run_spool_dir = paths.run_spool_dir();
     impl->jobs = std::make_unique<collect::jobs::JobTracker>(jobs_options);
+    // The scalars jobs write to TensorBoard files, found among their open files.
+    collectors.push_back(std::make_unique<collect::jobs::TfEventsCollector>(impl->jobs.get()));
     api::JobRouteDeps job_deps;
     job_deps.tracker = impl->jobs.get();
     job_deps.logs = impl->server.logs.get();

@@ -8,11 +8,6 @@
 namespace vigil::ingest {
 namespace {
 
-bool MetricNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == ':';
-}
-
 std::string HelpFor(std::string_view metric) {
   static const std::map<std::string_view, std::string_view> kHelp = {
       {"loss", "Training loss"},
@@ -31,17 +26,6 @@ std::string HelpFor(std::string_view metric) {
 }
 
 }  // namespace
-
-std::string TrainingSeriesName(std::string_view metric) {
-  std::string out(kTrainingMetricPrefix);
-  for (char c : metric) {
-    char m = MetricNameChar(c) ? c : '_';
-    if (m == '_' && out.back() == '_') continue;  // "a / b" -> a_b, not a___b
-    out.push_back(m);
-  }
-  while (out.size() > kTrainingMetricPrefix.size() && out.back() == '_') out.pop_back();
-  return out;
-}
 
 struct TrainingMetricsFromLogs::SourceState {
   struct SeriesState {

@@ -37,16 +37,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "collect/training/log_metrics.h"
 #include "wire/log_batch.h"
 #include "wire/metric_batch.h"
 
 namespace vigil::ingest {
 
-inline constexpr std::string_view kTrainingMetricPrefix = "training_";
-
-// "loss" -> "training_loss"; characters a metric name cannot hold become '_'
-// ("eval/loss" -> "training_eval_loss").
-std::string TrainingSeriesName(std::string_view metric);
+using collect::training::kTrainingMetricPrefix;
+using collect::training::TrainingSeriesName;
 
 struct TrainingMetricsStats {
   uint64_t samples = 0;        // stored

@@ -256,9 +256,13 @@ void MetricBatchBuilder::Family(std::string_view name, MetricType type, std::str
 }
 
 void MetricBatchBuilder::Add(std::string_view name, Labels labels, double value) {
+  AddAt(name, std::move(labels), value, t_ms_);
+}
+
+void MetricBatchBuilder::AddAt(std::string_view name, Labels labels, double value, int64_t t_ms) {
   labels.push_back({std::string(kMetricNameLabel), std::string(name)});
   NormalizeLabels(&labels);
-  batch_.series.push_back({std::move(labels), {{t_ms_, value}}});
+  batch_.series.push_back({std::move(labels), {{t_ms, value}}});
 }
 
 }  // namespace vigil::wire

@@ -106,6 +106,9 @@ class MetricBatchBuilder {
   // `labels` need not be sorted and must not contain __name__.
   void Add(std::string_view name, Labels labels, double value);
   void Add(std::string_view name, double value) { Add(name, {}, value); }
+  // A sample with a time of its own (a value a job recorded earlier, read
+  // from its file now).
+  void AddAt(std::string_view name, Labels labels, double value, int64_t t_ms);
 
   int64_t timestamp_ms() const { return t_ms_; }
   const MetricBatch& batch() const { return batch_; }

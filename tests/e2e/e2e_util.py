@@ -1,5 +1,6 @@
 """Helpers shared by the end-to-end tests (imported from their folder)."""
 import socket
+import struct
 import time
 
 
@@ -23,3 +24,50 @@ def wait_for(fn, timeout=60, what="condition"):
             return last
         time.sleep(0.1)
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+# TensorBoard event files, written from the format's spec (TFRecord framing,
+# masked CRC-32C computed here bit by bit, independently of Vigil's code).
+def crc32c(data):
+    """CRC-32C (Castagnoli), bit by bit: an implementation independent of Vigil's."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def masked(data):
+    c = crc32c(data)
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def record(data):
+    length = struct.pack("<Q", len(data))
+    return length + struct.pack("<I", masked(length)) + data + struct.pack("<I", masked(data))
+
+
+def pb_key(field, wire_type):
+    return bytes([field << 3 | wire_type])
+
+
+def pb_bytes(field, data):
+    n, out = len(data), b""
+    while n >= 0x80:
+        out += bytes([n & 0x7F | 0x80])
+        n >>= 7
+    return pb_key(field, 2) + out + bytes([n]) + data
+
+
+def scalar_event(step, tag, value, wall_time=None):
+    """tensorflow.Event{wall_time, step (< 128), summary{value{tag, simple_value}}}."""
+    value_msg = pb_bytes(1, tag.encode()) + pb_key(2, 5) + struct.pack("<f", value)
+    wall = 1764460800.0 + step if wall_time is None else wall_time
+    return (pb_key(1, 1) + struct.pack("<d", wall) + pb_key(2, 0) + bytes([step])
+            + pb_bytes(5, pb_bytes(1, value_msg)))
+
+
+def file_version_event(wall_time=1764460800.0):
+    """The first Event of every file: wall_time and file_version "brain.Event:2"."""
+    return pb_key(1, 1) + struct.pack("<d", wall_time) + pb_bytes(3, b"brain.Event:2")

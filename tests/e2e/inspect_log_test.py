@@ -8,53 +8,17 @@ Environment (set by CTest): VIGIL_BIN, VIGIL_SOURCE_DIR.
 """
 import os
 import resource
-import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_util import file_version_event, record, scalar_event  # noqa: E402
+
 VIGIL = os.environ["VIGIL_BIN"]
 CORPUS = os.path.join(os.environ["VIGIL_SOURCE_DIR"], "tests/data/training/failures")
-
-
-def crc32c(data):
-    """CRC-32C (Castagnoli), bit by bit: an implementation independent of Vigil's."""
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked(data):
-    c = crc32c(data)
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def record(data):
-    length = struct.pack("<Q", len(data))
-    return length + struct.pack("<I", masked(length)) + data + struct.pack("<I", masked(data))
-
-
-def pb_key(field, wire_type):
-    return bytes([field << 3 | wire_type])
-
-
-def pb_bytes(field, data):
-    n, out = len(data), b""
-    while n >= 0x80:
-        out += bytes([n & 0x7F | 0x80])
-        n >>= 7
-    return pb_key(field, 2) + out + bytes([n]) + data
-
-
-def scalar_event(step, tag, value):
-    """tensorflow.Event{wall_time, step, summary{value{tag, simple_value}}}."""
-    value_msg = pb_bytes(1, tag.encode()) + pb_key(2, 5) + struct.pack("<f", value)
-    return (pb_key(1, 1) + struct.pack("<d", 1764460800.0 + step) + pb_key(2, 0) + bytes([step])
-            + pb_bytes(5, pb_bytes(1, value_msg)))
 
 
 def expected(name):
@@ -81,8 +45,7 @@ class InspectLog(unittest.TestCase):
 
     def test_a_tensorboard_event_file(self):
         # As SummaryWriter writes it: the file_version record, then scalars.
-        version = pb_key(1, 1) + struct.pack("<d", 1764460800.0) + pb_bytes(3, b"brain.Event:2")
-        data = record(version) + record(scalar_event(10, "train/loss", 0.5)) + \
+        data = record(file_version_event()) + record(scalar_event(10, "train/loss", 0.5)) + \
             record(scalar_event(20, "train/loss", 0.25))
         with tempfile.NamedTemporaryFile(suffix=".tfevents", delete=False) as f:
             f.write(data)

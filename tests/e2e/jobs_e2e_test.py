@@ -45,6 +45,22 @@ print("Training completed. Do not forget to share your model on huggingface.co/m
 """
 
 
+# A job writing a TensorBoard event file as SummaryWriter does: the file
+# stays open, records are appended (TFRecord framing, masked CRC-32C).
+TENSORBOARD = r"""
+import sys, time
+sys.path.insert(0, sys.argv[3])
+from e2e_util import file_version_event, record, scalar_event
+
+with open(sys.argv[1], "ab", buffering=0) as f:
+    f.write(record(file_version_event(time.time())))
+    for step in range(1, 6):
+        f.write(record(scalar_event(step, "train/loss", 1.0 / step, time.time())))
+        time.sleep(0.3)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
 class JobsE2E(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -128,6 +144,29 @@ class JobsE2E(unittest.TestCase):
         self.assertIn("crashed", p.stdout)
         self.assertIn("CUDA out of memory", p.stdout)
         self.assertIn("SIGTERM", p.stdout)
+
+    def test_tensorboard_scalars_of_a_running_job(self):
+        script = os.path.join(self.work, "tb.py")
+        with open(script, "w") as f:
+            f.write(TENSORBOARD)
+        events = os.path.join(self.work, "events.out.tfevents.1764460800.node.1.0")
+        job = subprocess.Popen([VIGIL, "run", "--name", "tb-run", "--", "/usr/bin/python3", script,
+                                events, "20", os.path.dirname(os.path.abspath(__file__))],
+                               env=self.env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        try:
+            def loss():
+                qs = urllib.parse.urlencode({"query": 'training_train_loss{job="tb-run"}[10m]'})
+                with urllib.request.urlopen(f"{self.url}/api/v1/query?{qs}", timeout=10) as r:
+                    res = json.loads(r.read())["data"]["result"]
+                return res if res and len(res[0]["values"]) >= 5 else None
+            series = wait_for(loss, 40, "the TensorBoard scalars of tb-run")
+            self.assertEqual([round(float(v), 4) for _, v in series[0]["values"]],
+                             [1.0, 0.5, 0.3333, 0.25, 0.2])
+            self.assertEqual(series[0]["metric"]["source"], events)
+        finally:
+            job.terminate()  # forwarded to the python child by `vigil run`
+            job.wait(timeout=30)
 
     def test_inspect_log_explains_the_crash(self):
         self.assertEqual(self.oom.wait(timeout=60), 1)

@@ -1826,4 +1826,17 @@ std::string MetricSampleJson(int64_t line, const MetricSample& sample,
   return out;
 }
 
+std::string TrainingSeriesName(std::string_view metric) {
+  std::string out(kTrainingMetricPrefix);
+  for (char c : metric) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == ':';
+    char m = ok ? c : '_';
+    if (m == '_' && out.back() == '_') continue;  // "a / b" -> a_b, not a___b
+    out.push_back(m);
+  }
+  while (out.size() > kTrainingMetricPrefix.size() && out.back() == '_') out.pop_back();
+  return out;
+}
+
 }  // namespace vigil::collect::training

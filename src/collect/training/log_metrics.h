@@ -58,6 +58,13 @@ class LogMetricExtractor {
 std::string MetricSampleJson(int64_t line, const MetricSample& sample,
                              std::string_view position_key = "line");
 
+// Series of training metrics are named "training_<metric>".
+inline constexpr std::string_view kTrainingMetricPrefix = "training_";
+
+// "loss" -> "training_loss"; characters a metric name cannot hold become '_'
+// ("eval/loss" -> "training_eval_loss"); nothing usable gives the bare prefix.
+std::string TrainingSeriesName(std::string_view metric);
+
 // The canonical name of a metric key as a trainer writes it ("lr",
 // "learning rate", "tok/s", ...), or the key itself when it has none.
 std::string CanonicalMetricName(std::string_view key);
