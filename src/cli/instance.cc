@@ -11,6 +11,7 @@
 #include "api/routes.h"
 #include "api/web_routes.h"
 #include "collect/jobs/job_tracker.h"
+#include "collect/jobs/mlruns_collector.h"
 #include "collect/jobs/tfevents_collector.h"
 #include "collect/logs/log_agent.h"
 #include "collect/metrics/loop.h"
@@ -161,8 +162,10 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     collect::jobs::JobTrackerOptions jobs_options;
     jobs_options.run_spool_dir = paths.run_spool_dir();
     impl->jobs = std::make_unique<collect::jobs::JobTracker>(jobs_options);
-    // The scalars jobs write to TensorBoard files, found among their open files.
+    // What jobs write to TensorBoard files (found among their open files) and
+    // to MLflow's local store (found in their working directory).
     collectors.push_back(std::make_unique<collect::jobs::TfEventsCollector>(impl->jobs.get()));
+    collectors.push_back(std::make_unique<collect::jobs::MlrunsCollector>(impl->jobs.get()));
     api::JobRouteDeps job_deps;
     job_deps.tracker = impl->jobs.get();
     job_deps.logs = impl->server.logs.get();

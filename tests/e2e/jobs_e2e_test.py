@@ -61,6 +61,23 @@ with open(sys.argv[1], "ab", buffering=0) as f:
 """
 
 
+# A job logging with MLflow's local file store (mlruns/ in its working
+# directory), as mlflow.log_metric writes it: one line per value, the file
+# opened and closed each time.
+MLFLOW = r"""
+import os, sys, time
+metrics = os.path.join("mlruns", "0", "run42", "metrics")
+os.makedirs(os.path.join(metrics, "eval"), exist_ok=True)
+for step in range(1, 6):
+    with open(os.path.join(metrics, "loss"), "a") as f:
+        f.write("%d %s %d\n" % (int(time.time() * 1000), 2.0 / step, step))
+    time.sleep(0.3)
+with open(os.path.join(metrics, "eval", "acc"), "a") as f:
+    f.write("%d 0.9 5\n" % int(time.time() * 1000))
+time.sleep(float(sys.argv[1]))
+"""
+
+
 class JobsE2E(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -130,12 +147,8 @@ class JobsE2E(unittest.TestCase):
 
         # The loss curve, from the log lines, as a series with the job's label:
         # every value (the raw samples of a range selector).
-        def loss():
-            qs = urllib.parse.urlencode({"query": 'training_loss{job="good-run"}[10m]'})
-            with urllib.request.urlopen(f"{self.url}/api/v1/query?{qs}", timeout=10) as r:
-                res = json.loads(r.read())["data"]["result"]
-            return res if res and len(res[0]["values"]) >= 5 else None
-        series = wait_for(loss, 30, "training_loss of good-run")
+        series = wait_for(lambda: self.samples('training_loss{job="good-run"}', 5), 30,
+                          "training_loss of good-run")
         self.assertEqual([float(v) for _, v in series[0]["values"]], [2.0, 1.0, 0.6667, 0.5, 0.4])
 
         # The table a person reads.
@@ -155,18 +168,45 @@ class JobsE2E(unittest.TestCase):
                                env=self.env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
         try:
-            def loss():
-                qs = urllib.parse.urlencode({"query": 'training_train_loss{job="tb-run"}[10m]'})
-                with urllib.request.urlopen(f"{self.url}/api/v1/query?{qs}", timeout=10) as r:
-                    res = json.loads(r.read())["data"]["result"]
-                return res if res and len(res[0]["values"]) >= 5 else None
-            series = wait_for(loss, 40, "the TensorBoard scalars of tb-run")
+            series = wait_for(lambda: self.samples('training_train_loss{job="tb-run"}', 5), 40,
+                              "the TensorBoard scalars of tb-run")
             self.assertEqual([round(float(v), 4) for _, v in series[0]["values"]],
                              [1.0, 0.5, 0.3333, 0.25, 0.2])
             self.assertEqual(series[0]["metric"]["source"], events)
         finally:
             job.terminate()  # forwarded to the python child by `vigil run`
             job.wait(timeout=30)
+
+    def test_mlflow_metrics_of_a_running_job(self):
+        workdir = os.path.join(self.work, "mlflow-job")
+        os.makedirs(workdir)
+        script = os.path.join(workdir, "train_mlflow.py")
+        with open(script, "w") as f:
+            f.write(MLFLOW)
+        job = subprocess.Popen([VIGIL, "run", "--name", "mlflow-run", "--", "/usr/bin/python3",
+                                script, "20"], cwd=workdir, env=self.env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            series = wait_for(lambda: self.samples('training_loss{job="mlflow-run"}', 5), 40,
+                              "the MLflow losses of mlflow-run")
+            self.assertEqual([float(v) for _, v in series[0]["values"]], [2.0, 1.0, 2 / 3, 0.5, 0.4])
+            self.assertEqual(series[0]["metric"]["mlflow_run"], "run42")
+            wait_for(lambda: self.query_instant('training_eval_acc{job="mlflow-run"}'), 20,
+                     "the nested eval/acc metric")
+        finally:
+            job.terminate()
+            job.wait(timeout=30)
+
+    def samples(self, selector, at_least):
+        """The raw samples of `selector` over the last 10 minutes, once a
+        series has at least `at_least` of them (else None)."""
+        res = self.query_instant(selector + "[10m]")
+        return res if res and len(res[0]["values"]) >= at_least else None
+
+    def query_instant(self, q):
+        qs = urllib.parse.urlencode({"query": q})
+        with urllib.request.urlopen(f"{self.url}/api/v1/query?{qs}", timeout=10) as r:
+            return json.loads(r.read())["data"]["result"]
 
     def test_inspect_log_explains_the_crash(self):
         self.assertEqual(self.oom.wait(timeout=60), 1)
