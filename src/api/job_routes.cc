@@ -117,6 +117,12 @@ void WriteJob(const JobRouteDeps& deps, const TrackedJob& t, bool with_events, i
   ev.run_exit = t.run_exit;
   ev.now_ms = now;
   if (with_events) ev.events = EventsFromLogs(deps, t);
+  // What the kernel said about its processes (OOM killer, Xid) joins them in time.
+  for (const collect::jobs::KernelEvent& k : t.kernel_events) {
+    ev.events.push_back({k.time_ms, k.event});
+  }
+  std::stable_sort(ev.events.begin(), ev.events.end(),
+                   [](const TimedEvent& a, const TimedEvent& b) { return a.time_ms < b.time_ms; });
   Progress progress = StepProgress(deps, t, now);
   ev.last_step_change_ms = progress.last_change_ms;
   ev.step_interval_ms = progress.interval_ms;

@@ -161,6 +161,7 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     // process has them (docs/jobs.md).
     collect::jobs::JobTrackerOptions jobs_options;
     jobs_options.run_spool_dir = paths.run_spool_dir();
+    jobs_options.kernel_log = "/dev/kmsg";
     impl->jobs = std::make_unique<collect::jobs::JobTracker>(jobs_options);
     // What jobs write to TensorBoard files (found among their open files) and
     // to MLflow's local store (found in their working directory).

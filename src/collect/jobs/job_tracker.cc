@@ -81,6 +81,34 @@ void JobTracker::Loop() {
   }
 }
 
+// The kernel's OOM kills and Xid errors, given to the job whose process
+// they name (as last seen alive) when they fall within its life.
+void JobTracker::AttachKernelEvents() {
+  if (options_.kernel_log.empty() || kernel_log_failed_) return;
+  if (!kernel_log_) kernel_log_ = std::make_unique<KernelLog>(options_.kernel_log);
+  std::vector<KernelEvent> events;
+  Status st = kernel_log_->Poll(&events);
+  if (!st.ok()) {
+    Logf(LogLevel::kWarn, "%s: OOM kills and Xid errors will not be tied to jobs",
+         st.ToString().c_str());
+    kernel_log_failed_ = true;
+  }
+  for (KernelEvent& k : events) {
+    if (k.pid <= 0) continue;
+    for (auto& [id, t] : jobs_) {
+      bool in_life =
+          k.time_ms >= t.job.start_time_ms - 1000 && k.time_ms <= t.last_seen_ms + 60'000;
+      bool ours = std::any_of(t.job.processes.begin(), t.job.processes.end(),
+                              [&](const discover::JobProcess& p) { return p.pid == k.pid; });
+      if (!in_life || !ours) continue;
+      if (t.kernel_events.size() >= kMaxKernelEvents)
+        t.kernel_events.erase(t.kernel_events.begin());
+      t.kernel_events.push_back(k);
+      break;
+    }
+  }
+}
+
 Status JobTracker::Poll() {
   auto detected = options_.detect_override ? options_.detect_override()
                                            : discover::DetectJobs(options_.detection);
@@ -125,6 +153,8 @@ Status JobTracker::Poll() {
     }
     if (owner != nullptr && r.ended) owner->run_exit = ExitOf(r);
   }
+
+  AttachKernelEvents();
 
   // Keep the newest max_ended ended jobs.
   std::vector<std::pair<int64_t, std::string>> ended;

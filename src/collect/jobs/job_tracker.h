@@ -19,12 +19,14 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "collect/jobs/kernel_log.h"
 #include "collect/jobs/verdict.h"
 #include "core/env.h"
 #include "core/status.h"
@@ -39,7 +41,12 @@ struct TrackedJob {
   int64_t last_seen_ms = 0;
   bool ended = false;
   std::optional<RunExit> run_exit;  // from a `vigil run` record of one of its processes
+  // What the kernel said about its processes (OOM killer, Xid), oldest
+  // first, at most kMaxKernelEvents.
+  std::vector<KernelEvent> kernel_events;
 };
+
+inline constexpr size_t kMaxKernelEvents = 32;
 
 struct JobTrackerOptions {
   Env* env = nullptr;  // nullptr: Env::Default()
@@ -47,6 +54,7 @@ struct JobTrackerOptions {
   // Replaces detection (tests).
   std::function<Result<std::vector<discover::DetectedJob>>()> detect_override;
   std::string run_spool_dir;  // `vigil run` records; "" for none
+  std::string kernel_log;     // "/dev/kmsg" in `vigil up`; "" for none (kernel_log.h)
   int64_t interval_ms = 5000;
   size_t max_ended = 200;
 };
@@ -69,11 +77,14 @@ class JobTracker {
 
  private:
   void Loop();
+  void AttachKernelEvents();  // under mu_
 
   JobTrackerOptions options_;
   Env* env_;
   mutable std::mutex mu_;
   std::map<std::string, TrackedJob> jobs_;  // by id; guarded by mu_
+  std::unique_ptr<KernelLog> kernel_log_;   // Poll() only
+  bool kernel_log_failed_ = false;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::mutex wait_mu_;

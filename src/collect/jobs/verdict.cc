@@ -23,6 +23,10 @@ std::string EventText(const training::Event& e) {
   if (text.empty()) {
     if (const auto* x = e.Find("exception")) text = x->value;
   }
+  if (e.kind == EventKind::kOomKilled && text.empty()) {
+    text = "killed by the kernel's OOM killer: the machine ran out of memory";
+    if (const auto* p = e.Find("process")) text += " (" + p->value + ")";
+  }
   if (e.kind == EventKind::kXid) {
     std::string head = "Xid";
     if (const auto* x = e.Find("xid")) head += " " + x->value;
