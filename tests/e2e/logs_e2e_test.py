@@ -143,7 +143,10 @@ class LogsE2E(unittest.TestCase):
         self.assertIn("parse error", bad.stderr)
 
     def test_vigil_run_passes_output_through_and_records_it(self):
-        cmd = ("printf 'out one\\nprogress 50%%\\rprogress 100%%\\n'; echo 'err one' >&2; "
+        # The pause lets `vigil run` take "err one" from stderr before the
+        # traceback starts: both pipes go into one spool file, and a stderr
+        # line read between two traceback lines would split the record.
+        cmd = ("printf 'out one\\nprogress 50%%\\rprogress 100%%\\n'; echo 'err one' >&2; sleep 0.3; "
                "echo 'Traceback (most recent call last):'; echo '  File \"x.py\", line 1'; "
                "echo 'ValueError: bad'; exit 3")
         p = subprocess.run([VIGIL, "run", "--name", "myjob", "--", "sh", "-c", cmd],
