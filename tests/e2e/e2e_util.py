@@ -1,4 +1,5 @@
 """Helpers shared by the end-to-end tests (imported from their folder)."""
+import os
 import socket
 import struct
 import time
@@ -9,6 +10,19 @@ def free_port():
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
+
+
+def private_instance(home):
+    """Port, URL and environment for a `vigil up` of the test's own, in `home`,
+    with the fake NVML (VIGIL_FAKE_NVML, VIGIL_SOURCE_DIR) and no VIGIL_URL
+    leaking in from the caller."""
+    port = free_port()
+    scenario = os.path.join(os.environ["VIGIL_SOURCE_DIR"],
+                            "tests/fake_nvml/scenarios/h100x8.scenario")
+    env = dict(os.environ, VIGIL_NVML_LIBRARY=os.environ["VIGIL_FAKE_NVML"],
+               VIGIL_FAKE_NVML_SCENARIO=scenario, VIGIL_HOME=home)
+    env.pop("VIGIL_URL", None)
+    return port, f"http://127.0.0.1:{port}", env
 
 def wait_for(fn, timeout=60, what="condition"):
     """fn() until it returns something true; OSError counts as not yet (a

@@ -19,11 +19,9 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import free_port, wait_for  # noqa: E402
+from e2e_util import free_port, private_instance, wait_for  # noqa: E402
 
 VIGIL = os.environ["VIGIL_BIN"]
-FAKE_NVML = os.environ["VIGIL_FAKE_NVML"]
-SCENARIO = os.path.join(os.environ["VIGIL_SOURCE_DIR"], "tests/fake_nvml/scenarios/h100x8.scenario")
 
 
 
@@ -41,11 +39,7 @@ class LogsE2E(unittest.TestCase):
     def setUpClass(cls):
         cls.home = tempfile.mkdtemp(prefix="vigil-logs-e2e-")
         cls.work = tempfile.mkdtemp(prefix="vigil-logs-job-")
-        cls.port = free_port()
-        cls.url = f"http://127.0.0.1:{cls.port}"
-        cls.env = dict(os.environ, VIGIL_NVML_LIBRARY=FAKE_NVML, VIGIL_FAKE_NVML_SCENARIO=SCENARIO,
-                       VIGIL_HOME=cls.home)
-        cls.env.pop("VIGIL_URL", None)
+        cls.port, cls.url, cls.env = private_instance(cls.home)
         # What discovery cannot see (no process holds the file) comes from config.json.
         os.makedirs(os.path.join(cls.work, "runs"))
         with open(os.path.join(cls.home, "config.json"), "w") as f:

@@ -18,22 +18,16 @@ import urllib.request
 from prometheus_client import CollectorRegistry, Counter, Gauge, delete_from_gateway, push_to_gateway
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import free_port, wait_for  # noqa: E402
+from e2e_util import private_instance, wait_for  # noqa: E402
 
 VIGIL = os.environ["VIGIL_BIN"]
-FAKE_NVML = os.environ["VIGIL_FAKE_NVML"]
-SCENARIO = os.path.join(os.environ["VIGIL_SOURCE_DIR"], "tests/fake_nvml/scenarios/h100x8.scenario")
 
 
 class PushE2E(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.home = tempfile.mkdtemp(prefix="vigil-push-e2e-")
-        cls.port = free_port()
-        cls.url = f"http://127.0.0.1:{cls.port}"
-        cls.env = dict(os.environ, VIGIL_NVML_LIBRARY=FAKE_NVML, VIGIL_FAKE_NVML_SCENARIO=SCENARIO,
-                       VIGIL_HOME=cls.home)
-        cls.env.pop("VIGIL_URL", None)
+        cls.port, cls.url, cls.env = private_instance(cls.home)
         up = subprocess.run([VIGIL, "up", "--listen", f"127.0.0.1:{cls.port}", "--no-logs"],
                             capture_output=True, text=True, env=cls.env, timeout=60)
         assert up.returncode == 0, up.stdout + up.stderr
