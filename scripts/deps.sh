@@ -12,9 +12,10 @@ build_pkgs=(build-essential cmake ninja-build ccache pkg-config
 command -v npm >/dev/null 2>&1 || build_pkgs+=(nodejs npm)
 # chromium drives the UI's browser test; the CJK fonts make Chinese legible in
 # its screenshots.
-# python3-prometheus-client is the real peer of the push test (push_to_gateway).
+# python3-prometheus-client is the real peer of the push test (push_to_gateway);
+# python3-torch and python3-tqdm run a real training loop (torch_e2e_test).
 test_pkgs=(prometheus prometheus-node-exporter python3 python3-prometheus-client curl procps chromium
-  fonts-noto-cjk)
+  fonts-noto-cjk python3-torch python3-tqdm)
 bench_pkgs=(libbenchmark-dev victoria-metrics netdata rsyslog ripgrep zstd)
 
 pkgs=("${build_pkgs[@]}")

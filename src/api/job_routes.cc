@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <set>
 
+#include "api/gpu_evidence.h"
 #include "api/params.h"
+#include "collect/training/xid.h"
 #include "core/json_writer.h"
+#include "core/strings.h"
 
 namespace vigil::api {
 namespace {
@@ -12,6 +18,7 @@ namespace {
 using collect::jobs::JobEvidence;
 using collect::jobs::TimedEvent;
 using collect::jobs::TrackedJob;
+namespace training = collect::training;
 
 constexpr int64_t kNsPerMs = 1'000'000;
 // Lines a job's processes print after it was last seen alive (the launcher's
@@ -21,6 +28,13 @@ constexpr int64_t kAfterEndMs = 60'000;
 constexpr int64_t kStepWindowMs = 6 * 3600 * 1000;
 constexpr size_t kStepIntervals = 20;
 constexpr size_t kEventsShown = 50;
+// An Xid NVML reported within this long of one the kernel logged with the
+// same code is the same fault (the kernel's line has the pid and PCI address).
+constexpr int64_t kSameXidMs = 60'000;
+constexpr int64_t kNodeEventsWindowMs = 24 * 3600 * 1000;
+constexpr size_t kNodeEventsShown = 500;
+
+using training::EventKind;
 
 std::string LogSelector(const std::string& job) {
   std::string escaped;
@@ -44,7 +58,7 @@ std::vector<TimedEvent> EventsFromLogs(const JobRouteDeps& deps, const TrackedJo
   q.forward = false;  // the newest lines: that is where a run ends
   auto result = deps.logs->Query(q);
   if (!result.ok()) return out;
-  std::map<uint64_t, collect::training::LogEventDetector> detectors;
+  std::map<uint64_t, training::LogEventDetector> detectors;
   for (auto it = result->entries.rbegin(); it != result->entries.rend(); ++it) {
     auto ev = detectors[it->ref.stream_id].Detect(it->line, 1);
     if (ev) out.push_back({it->time_ns / kNsPerMs, std::move(*ev)});
@@ -91,12 +105,12 @@ Progress StepProgress(const JobRouteDeps& deps, const TrackedJob& t, int64_t now
   return p;
 }
 
-void WriteEvent(const TimedEvent& e, JsonWriter* w) {
-  w->BeginObject();
-  w->Key("time_ms").Int(e.time_ms);
-  w->Key("event").String(collect::training::EventKindName(e.event.kind));
+// "event" and "details" of an event; an Xid's meaning and action also in
+// Chinese (the UI and notifications speak both).
+void WriteEventBody(const training::Event& e, JsonWriter* w) {
+  w->Key("event").String(training::EventKindName(e.kind));
   w->Key("details").BeginObject();
-  for (const auto& d : e.event.details) {
+  for (const auto& d : e.details) {
     w->Key(d.key);
     if (d.number) {
       w->Double(std::strtod(d.value.c_str(), nullptr));
@@ -104,23 +118,139 @@ void WriteEvent(const TimedEvent& e, JsonWriter* w) {
       w->String(d.value);
     }
   }
-  w->EndObject();
+  if (e.kind == EventKind::kXid) {
+    const training::EventDetail* code = e.Find("xid");
+    const training::XidInfo& info =
+        training::DescribeXid(static_cast<int>(ParseInt64(code ? code->value : "").value_or(0)));
+    w->Key("meaning_zh").String(info.meaning_zh).Key("action_zh").String(info.action_zh);
+  }
   w->EndObject();
 }
 
+void WriteEvent(const TimedEvent& e, JsonWriter* w) {
+  w->BeginObject();
+  w->Key("time_ms").Int(e.time_ms);
+  WriteEventBody(e.event, w);
+  w->EndObject();
+}
+
+// An Xid NVML reported, as an event like the kernel's.
+training::Event XidEvent(const GpuXid& x) {
+  training::Event ev;
+  ev.kind = EventKind::kXid;
+  const training::XidInfo& info = training::DescribeXid(x.xid);
+  ev.AddNumber("xid", x.xid);
+  ev.AddString("gpu", x.gpu);
+  ev.AddNumber("count", x.count);
+  ev.AddString("source", "nvml");
+  ev.AddString("meaning", info.meaning_en);
+  ev.AddString("action", info.action_en);
+  return ev;
+}
+
+std::optional<int64_t> XidCode(const training::Event& e) {
+  if (e.kind != EventKind::kXid) return std::nullopt;
+  const training::EventDetail* code = e.Find("xid");
+  return code ? ParseInt64(code->value) : std::nullopt;
+}
+
+// Whether `events` already hold Xid `code` within kSameXidMs of `time_ms`.
+template <typename Events, typename TimeOf, typename EventOf>
+bool HasXidNear(const Events& events, int code, int64_t time_ms, TimeOf time_of, EventOf event_of) {
+  return std::any_of(events.begin(), events.end(), [&](const auto& e) {
+    return XidCode(event_of(e)) == code && std::llabs(time_of(e) - time_ms) <= kSameXidMs;
+  });
+}
+
+// The GPU a kernel event's PCI address names ("" when unknown).
+std::string GpuOf(const training::Event& e, const std::map<std::string, std::string>& by_pci) {
+  const training::EventDetail* pci = e.Find("pci");
+  if (pci == nullptr) return "";
+  auto it = by_pci.find(PciKey(pci->value));
+  return it == by_pci.end() ? "" : it->second;
+}
+
+// What one request reads once for every job: the node's kernel events and
+// which GPU each PCI address is, and the log events of ended jobs (final
+// once their last lines are in), kept across requests.
+struct NodeView {
+  std::vector<collect::jobs::NodeKernelEvent> kernel;
+  std::map<std::string, std::string> gpus_by_pci;
+};
+
+class EndedEventsCache {
+ public:
+  // The log events of `t`, from the cache when it is final.
+  std::vector<TimedEvent> Get(const JobRouteDeps& deps, const TrackedJob& t, int64_t now) {
+    const bool final = t.ended && now > t.last_seen_ms + kAfterEndMs;
+    if (final) {
+      std::lock_guard lock(mu_);
+      auto it = events_.find(t.job.id);
+      if (it != events_.end()) return it->second;
+    }
+    std::vector<TimedEvent> events = EventsFromLogs(deps, t);
+    if (final) {
+      std::lock_guard lock(mu_);
+      events_[t.job.id] = events;
+    }
+    return events;
+  }
+  // Forgets jobs the tracker no longer lists.
+  void Keep(const std::vector<TrackedJob>& jobs) {
+    std::set<std::string> ids;
+    for (const TrackedJob& t : jobs) ids.insert(t.job.id);
+    std::lock_guard lock(mu_);
+    std::erase_if(events_, [&](const auto& e) { return ids.count(e.first) == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::vector<TimedEvent>> events_;
+};
+
+// GPU faults on the job's GPUs during its life that name none of its
+// processes: Xids NVML reported, and kernel Xid lines without a pid (or with
+// one the driver could not tie to a process), placed by their PCI address.
+void AddGpuFaults(const JobRouteDeps& deps, const TrackedJob& t, const std::vector<JobGpu>& gpus,
+                  const NodeView& node, int64_t now, std::vector<TimedEvent>* events) {
+  if (gpus.empty()) return;
+  std::set<std::string> ours;
+  for (const JobGpu& g : gpus) ours.insert(g.gpu);
+  const int64_t start = t.job.start_time_ms - 1000;
+  const int64_t end = (t.ended ? t.last_seen_ms : now) + kAfterEndMs;
+  for (const collect::jobs::NodeKernelEvent& k : node.kernel) {
+    if (!k.job_id.empty() || k.kernel.time_ms < start || k.kernel.time_ms > end) continue;
+    if (XidCode(k.kernel.event) && ours.count(GpuOf(k.kernel.event, node.gpus_by_pci))) {
+      events->push_back({k.kernel.time_ms, k.kernel.event});
+    }
+  }
+  std::vector<std::string> gpu_list(ours.begin(), ours.end());
+  for (const GpuXid& x : NvmlXids(deps.db, deps.node, gpu_list, start, end)) {
+    bool logged = HasXidNear(
+        *events, x.xid, x.time_ms, [](const TimedEvent& e) { return e.time_ms; },
+        [](const TimedEvent& e) -> const training::Event& { return e.event; });
+    if (!logged) events->push_back({x.time_ms, XidEvent(x)});
+  }
+}
+
 void WriteJob(const JobRouteDeps& deps, const TrackedJob& t, bool with_events, int64_t now,
-              JsonWriter* w) {
+              const NodeView& node, EndedEventsCache* cache, JsonWriter* w) {
   const discover::DetectedJob& j = t.job;
+  std::vector<int> pids;
+  for (const auto& p : j.processes) pids.push_back(p.pid);
+  const std::vector<JobGpu> gpus =
+      JobGpus(deps.db, deps.node, pids, t.ended ? t.last_seen_ms : now);
   JobEvidence ev;
   ev.ended = t.ended;
   ev.end_ms = t.last_seen_ms;
   ev.run_exit = t.run_exit;
   ev.now_ms = now;
-  if (with_events) ev.events = EventsFromLogs(deps, t);
+  if (with_events) ev.events = cache->Get(deps, t, now);
   // What the kernel said about its processes (OOM killer, Xid) joins them in time.
   for (const collect::jobs::KernelEvent& k : t.kernel_events) {
     ev.events.push_back({k.time_ms, k.event});
   }
+  AddGpuFaults(deps, t, gpus, node, now, &ev.events);
   std::stable_sort(ev.events.begin(), ev.events.end(),
                    [](const TimedEvent& a, const TimedEvent& b) { return a.time_ms < b.time_ms; });
   Progress progress = StepProgress(deps, t, now);
@@ -178,6 +308,17 @@ void WriteJob(const JobRouteDeps& deps, const TrackedJob& t, bool with_events, i
     w->EndObject();
   }
   w->EndArray();
+  w->Key("gpus").BeginArray();
+  for (const JobGpu& g : gpus) {
+    w->BeginObject().Key("gpu").String(g.gpu).Key("uuid").String(g.uuid).Key("memory_bytes");
+    if (g.memory_bytes) {
+      w->Double(*g.memory_bytes);
+    } else {
+      w->Null();
+    }
+    w->EndObject();
+  }
+  w->EndArray();
   w->Key("events").BeginArray();
   size_t first = ev.events.size() > kEventsShown ? ev.events.size() - kEventsShown : 0;
   for (size_t i = first; i < ev.events.size(); ++i) WriteEvent(ev.events[i], w);
@@ -186,26 +327,97 @@ void WriteJob(const JobRouteDeps& deps, const TrackedJob& t, bool with_events, i
   w->EndObject();
 }
 
-HttpResponse Jobs(const JobRouteDeps& deps) {
+NodeView ReadNodeView(const JobRouteDeps& deps, int64_t now) {
+  NodeView node;
+  node.kernel = deps.tracker->NodeEvents();
+  node.gpus_by_pci = GpusByPci(deps.db, deps.node, now);
+  return node;
+}
+
+HttpResponse JsonOk(std::string body) {
+  HttpResponse res;
+  res.content_type = "application/json";
+  res.body = std::move(body);
+  return res;
+}
+
+HttpResponse Jobs(const JobRouteDeps& deps, EndedEventsCache* cache) {
   const int64_t now = deps.env->NowMillis();
   std::vector<TrackedJob> jobs = deps.tracker->Jobs();  // running first, newest first
+  cache->Keep(jobs);
+  const NodeView node = ReadNodeView(deps, now);
   JsonWriter w;
   w.BeginObject().Key("status").String("success").Key("data").BeginObject();
   w.Key("jobs").BeginArray();
   for (size_t i = 0; i < jobs.size(); ++i) {
-    WriteJob(deps, jobs[i], i < deps.jobs_with_events, now, &w);
+    WriteJob(deps, jobs[i], i < deps.jobs_with_events, now, node, cache, &w);
   }
   w.EndArray().EndObject().EndObject();
-  HttpResponse res;
-  res.content_type = "application/json";
-  res.body = w.Release();
-  return res;
+  return JsonOk(w.Release());
+}
+
+struct NodeEvent {
+  int64_t time_ms = 0;
+  std::string source;  // "kernel" or "nvml"
+  std::string gpu;
+  std::string job_id;
+  training::Event event;
+};
+
+// GET /api/v1/events?start_ms=&end_ms=: the node's kernel events (OOM kills,
+// Xid errors) and the Xids NVML reported that the kernel did not log.
+HttpResponse NodeEvents(const JobRouteDeps& deps, const HttpRequest& req) {
+  auto params = GetParams(req);
+  if (!params.ok()) return FromStatus(params.status());
+  const int64_t now = deps.env->NowMillis();
+  auto ms_param = [&](const char* key, int64_t fallback) -> std::optional<int64_t> {
+    auto v = Param(*params, key);
+    if (!v || v->empty()) return fallback;
+    return ParseInt64(*v);
+  };
+  auto end = ms_param("end_ms", now);
+  auto start = end ? ms_param("start_ms", *end - kNodeEventsWindowMs) : std::nullopt;
+  if (!end || !start) {
+    return Error(400, "bad_data", "start_ms and end_ms must be integers (Unix ms)");
+  }
+  const NodeView node = ReadNodeView(deps, now);
+  std::vector<NodeEvent> events;
+  for (const collect::jobs::NodeKernelEvent& k : node.kernel) {
+    if (k.kernel.time_ms < *start || k.kernel.time_ms > *end) continue;
+    events.push_back({k.kernel.time_ms, "kernel", GpuOf(k.kernel.event, node.gpus_by_pci), k.job_id,
+                      k.kernel.event});
+  }
+  for (const GpuXid& x : NvmlXids(deps.db, deps.node, {}, *start, *end)) {
+    bool logged = HasXidNear(
+        events, x.xid, x.time_ms, [](const NodeEvent& e) { return e.time_ms; },
+        [](const NodeEvent& e) -> const training::Event& { return e.event; });
+    if (!logged) events.push_back({x.time_ms, "nvml", x.gpu, "", XidEvent(x)});
+  }
+  std::stable_sort(events.begin(), events.end(),
+                   [](const NodeEvent& a, const NodeEvent& b) { return a.time_ms < b.time_ms; });
+  size_t first = events.size() > kNodeEventsShown ? events.size() - kNodeEventsShown : 0;
+  JsonWriter w;
+  w.BeginObject().Key("status").String("success").Key("data").BeginObject();
+  w.Key("events").BeginArray();
+  for (size_t i = first; i < events.size(); ++i) {
+    const NodeEvent& e = events[i];
+    w.BeginObject().Key("time_ms").Int(e.time_ms).Key("node").String(deps.node);
+    w.Key("source").String(e.source).Key("gpu").String(e.gpu).Key("job_id").String(e.job_id);
+    WriteEventBody(e.event, &w);
+    w.EndObject();
+  }
+  w.EndArray().EndObject().EndObject();
+  return JsonOk(w.Release());
 }
 
 }  // namespace
 
 void AddJobRoutes(Router* router, JobRouteDeps deps) {
-  router->Handle("GET", "/api/v1/jobs", [deps](const HttpRequest&) { return Jobs(deps); });
+  auto cache = std::make_shared<EndedEventsCache>();
+  router->Handle("GET", "/api/v1/jobs",
+                 [deps, cache](const HttpRequest&) { return Jobs(deps, cache.get()); });
+  router->Handle("GET", "/api/v1/events",
+                 [deps](const HttpRequest& req) { return NodeEvents(deps, req); });
 }
 
 }  // namespace vigil::api

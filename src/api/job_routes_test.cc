@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "api/gpu_evidence.h"
 #include "core/env_wrapper.h"
 #include "core/temp_dir.h"
 
@@ -83,7 +85,20 @@ class JobRoutesTest : public ::testing::Test {
     ASSERT_TRUE(logs_->Append("gpu-1", b).ok());
   }
 
-  json Get(collect::jobs::JobTracker* tracker) {
+  void Sample(wire::Labels labels, const std::vector<std::pair<int64_t, double>>& points) {
+    wire::MetricBatch mb;
+    mb.source = "gpu-1";
+    wire::Series s;
+    s.labels = std::move(labels);
+    s.labels.push_back({"node", "gpu-1"});
+    std::sort(s.labels.begin(), s.labels.end());
+    for (auto [t, v] : points) s.samples.push_back({t, v});
+    mb.series.push_back(s);
+    ASSERT_TRUE(db_->Append(mb).ok());
+  }
+
+  json Get(collect::jobs::JobTracker* tracker, const std::string& path = "/api/v1/jobs",
+           std::vector<std::pair<std::string, std::string>> query = {}, int status = 200) {
     Router router;
     JobRouteDeps deps;
     deps.tracker = tracker;
@@ -92,12 +107,13 @@ class JobRoutesTest : public ::testing::Test {
     deps.env = &env_;
     deps.node = "gpu-1";
     AddJobRoutes(&router, deps);
-    auto m = router.Find("GET", "/api/v1/jobs");
+    auto m = router.Find("GET", path);
     EXPECT_NE(m.route, nullptr);
     if (m.route == nullptr) return json();
     HttpRequest req;
+    req.query = std::move(query);
     HttpResponse res = m.route->handler(req);
-    EXPECT_EQ(res.status, 200);
+    EXPECT_EQ(res.status, status) << res.body;
     EXPECT_EQ(res.content_type, "application/json");
     return json::parse(res.body, nullptr, false);
   }
@@ -187,6 +203,100 @@ TEST_F(JobRoutesTest, WithoutStoresTheTrackerAloneAnswers) {
   ASSERT_EQ(j["data"]["jobs"].size(), 1u);
   EXPECT_EQ(j["data"]["jobs"][0]["state"], "running");
   EXPECT_TRUE(j["data"]["jobs"][0]["last_step"].is_null());
+}
+
+TEST(GpuEvidenceTest, PciAddressesOfTheKernelAndOfNvmlMeetInOneKey) {
+  EXPECT_EQ(PciKey("0000:3b:00"), "0:3b:00");
+  EXPECT_EQ(PciKey("00000000:3B:00.0"), "0:3b:00");
+  EXPECT_EQ(PciKey("00000001:3B:00.0"), "1:3b:00");
+  EXPECT_EQ(PciKey("3b:00"), "");
+  EXPECT_EQ(PciKey("zz:3b:00"), "");
+  EXPECT_EQ(PciKey(""), "");
+}
+
+// A job's GPUs come from NVML's process list; GPU faults on them during its
+// life are its events, wherever they were read: the kernel's Xid line that
+// names no process (placed by its PCI address) and the Xids NVML counted,
+// the same fault told once. The node's events list them all.
+TEST_F(JobRoutesTest, TheJobsGpusAndTheFaultsOnThem) {
+  // The kernel's line: times in /dev/kmsg are since boot.
+  const int64_t uptime_ms = Env::Default()->MonotonicMillis();
+  std::ofstream(tmp_.path() + "/kmsg")
+      << "3,7," << (uptime_ms - 10'000) * 1000
+      << ",-;NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
+         "off the bus.\n";
+  std::vector<discover::DetectedJob> running = {Job("1-1", "train", 100, kNow - 3'600'000)};
+  collect::jobs::JobTrackerOptions o;
+  o.env = &env_;
+  o.kernel_log = tmp_.path() + "/kmsg";
+  o.detect_override = [&] { return Result<std::vector<discover::DetectedJob>>(running); };
+  collect::jobs::JobTracker tracker(o);
+  ASSERT_TRUE(tracker.Poll().ok());
+
+  const std::string mem = "vigil_gpu_process_memory_bytes";
+  Sample({{"__name__", mem}, {"gpu", "1"}, {"UUID", "GPU-b"}, {"pid", "100"}},
+         {{kNow - 60'000, 1e9}, {kNow - 30'000, 2e9}});
+  Sample({{"__name__", mem}, {"gpu", "0"}, {"UUID", "GPU-a"}, {"pid", "999"}},
+         {{kNow - 30'000, 5e9}});
+  Sample({{"__name__", mem}, {"gpu", "2"}, {"UUID", "GPU-c"}, {"pid", "100"}},
+         {{kNow - 600'000, 1e9}});  // long ago: not one of its GPUs now
+  Sample({{"__name__", "vigil_gpu_info"}, {"gpu", "0"}, {"pci_bus_id", "00000000:1A:00.0"}},
+         {{kNow - 30'000, 1}});
+  Sample({{"__name__", "vigil_gpu_info"}, {"gpu", "1"}, {"pci_bus_id", "00000000:3B:00.0"}},
+         {{kNow - 30'000, 1}});
+  const std::string xids = "vigil_gpu_xid_errors_total";
+  // NVML's view of the kernel's Xid 79 (the same fault), two Xid 48 (double-bit
+  // ECC) in one step, and an Xid 31 on another job's GPU.
+  Sample({{"__name__", xids}, {"gpu", "1"}, {"xid", "79"}}, {{kNow - 9'000, 1}});
+  Sample({{"__name__", xids}, {"gpu", "1"}, {"xid", "48"}},
+         {{kNow - 300'000, 0}, {kNow - 200'000, 0}, {kNow - 100'000, 2}, {kNow - 5'000, 2}});
+  Sample({{"__name__", xids}, {"gpu", "0"}, {"xid", "31"}}, {{kNow - 50'000, 1}});
+
+  json j = Get(&tracker);
+  ASSERT_EQ(j["data"]["jobs"].size(), 1u) << j.dump();
+  const json& job = j["data"]["jobs"][0];
+  EXPECT_EQ(job["gpus"], json::parse(R"([{"gpu":"1","uuid":"GPU-b","memory_bytes":2e9}])"));
+  EXPECT_EQ(job["state"], "running");  // a live job is never "crashed"
+  std::vector<std::string> got;
+  for (const json& e : job["events"]) {
+    got.push_back(e["event"].get<std::string>() + " " + e["details"]["xid"].dump() + " " +
+                  e["details"].value("source", "kernel"));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"xid 48 nvml", "xid 79 kernel"})) << job.dump();
+  const json& nvml48 = job["events"][0]["details"];
+  EXPECT_EQ(nvml48["gpu"], "1");
+  EXPECT_EQ(nvml48["count"], 2);
+  EXPECT_FALSE(nvml48["meaning_zh"].get<std::string>().empty());
+  EXPECT_FALSE(job["events"][1]["details"]["action_zh"].get<std::string>().empty());
+
+  json node = Get(&tracker, "/api/v1/events");
+  ASSERT_EQ(node["status"], "success") << node.dump();
+  got.clear();
+  for (const json& e : node["data"]["events"]) {
+    got.push_back(e["source"].get<std::string>() + " gpu" + e["gpu"].get<std::string>() + " " +
+                  e["details"]["xid"].dump() + " job=" + e["job_id"].get<std::string>());
+    EXPECT_EQ(e["node"], "gpu-1");
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "nvml gpu1 48 job=", "nvml gpu0 31 job=", "kernel gpu1 79 job="}))
+      << node.dump();
+
+  // A window that ends before the faults; bad bounds.
+  node = Get(&tracker, "/api/v1/events", {{"end_ms", std::to_string(kNow - 150'000)}});
+  EXPECT_TRUE(node["data"]["events"].empty()) << node.dump();
+  Get(&tracker, "/api/v1/events", {{"start_ms", "yesterday"}}, 400);
+}
+
+TEST_F(JobRoutesTest, AnNvmlCounterThatRestartsCountsFromZero) {
+  Sample({{"__name__", "vigil_gpu_xid_errors_total"}, {"gpu", "3"}, {"xid", "94"}},
+         {{kNow - 40'000, 2}, {kNow - 30'000, 2}, {kNow - 20'000, 1}, {kNow - 10'000, 4}});
+  auto x = NvmlXids(db_.get(), "gpu-1", {"3"}, kNow - 35'000, kNow);
+  ASSERT_EQ(x.size(), 2u);
+  EXPECT_EQ(x[0].time_ms, kNow - 20'000);  // the agent restarted: 1 new since
+  EXPECT_EQ(x[0].count, 1);
+  EXPECT_EQ(x[1].count, 3);
+  EXPECT_TRUE(NvmlXids(db_.get(), "gpu-1", {"4"}, kNow - 35'000, kNow).empty());
+  EXPECT_TRUE(NvmlXids(db_.get(), "other", {}, kNow - 35'000, kNow).empty());
 }
 
 }  // namespace

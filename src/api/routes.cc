@@ -14,12 +14,7 @@ namespace {
 
 using wire::MetricType;
 
-std::string_view LabelValue(const wire::Labels& labels, std::string_view name) {
-  for (const auto& l : labels) {
-    if (l.name == name) return l.value;
-  }
-  return {};
-}
+using wire::LabelValue;
 
 std::string Iso8601(int64_t ms) {
   time_t secs = static_cast<time_t>(ms / 1000);

@@ -162,6 +162,7 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     collect::jobs::JobTrackerOptions jobs_options;
     jobs_options.run_spool_dir = paths.run_spool_dir();
     jobs_options.kernel_log = "/dev/kmsg";
+    jobs_options.history_path = paths.job_history_file();
     impl->jobs = std::make_unique<collect::jobs::JobTracker>(jobs_options);
     // What jobs write to TensorBoard files (found among their open files) and
     // to MLflow's local store (found in their working directory).

@@ -64,6 +64,14 @@ struct MetricBatch {
   size_t SampleCount() const;
 };
 
+// The value of label `name`, or "" when the set has none (as PromQL sees it).
+inline std::string_view LabelValue(const Labels& labels, std::string_view name) {
+  for (const Label& l : labels) {
+    if (l.name == name) return l.value;
+  }
+  return {};
+}
+
 // Bounds a decoder enforces on untrusted input.
 inline constexpr size_t kMaxLabelsPerSeries = 64;
 inline constexpr size_t kMaxLabelBytes = 4096;

@@ -3,9 +3,14 @@
 // ended, its loss, learning rate, grad norm and throughput next to its node's
 // GPU utilization and memory on one time axis (the job's start to its end, or
 // now), its events as markers under the charts and as a list, and a link to
-// its logs. URL: #jobs&range=15m (the list), #jobs&range=15m&id=<job id>.
+// its logs. A job's GPUs (from NVML's process list, when known) narrow the
+// GPU charts to them; its other training series (eval_loss, accuracy, ...,
+// found with /api/v1/series) get a chart each. Under the list: the node's
+// events (/api/v1/events: Xid errors, OOM kills) in the page's range.
+// URL: #jobs&range=15m (the list), #jobs&range=15m&id=<job id>.
 //
-// Job names, command lines, event messages and log queries are untrusted:
+// Job names, command lines, event messages, series names, node events'
+// details and log queries are untrusted:
 // they reach the page only as text nodes (dom.js h / setText), never as HTML.
 
 import * as api from './api.js';
@@ -145,6 +150,96 @@ export function trainingSelector(job) {
   return `{${m.join(', ')}}`;
 }
 
+// The GPUs the job's processes were seen on (NVML's process list): their
+// indexes as strings (the `gpu` label of DCGM_FI_DEV_* series), in numeric
+// order, and the newest total of its memory on them in bytes (null when no
+// GPU says). gpus: [] when not known (no NVML, or never seen).
+export function jobGpus(job) {
+  const list = Array.isArray(job?.gpus) ? job.gpus : [];
+  const seen = new Set();
+  let mem = null;
+  for (const g of list) {
+    const id = g?.gpu;
+    if (id == null || id === '' || typeof id === 'object') continue;
+    const key = String(id);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const b = num(g.memory_bytes);
+    if (Number.isFinite(b) && b >= 0) mem = (mem ?? 0) + b;
+  }
+  const gpus = [...seen].sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
+  return { gpus, memoryBytes: mem };
+}
+
+// "0, 1 (12.3 GiB)"; '' when the GPUs are not known.
+export function gpuSummary(job) {
+  const { gpus, memoryBytes } = jobGpus(job);
+  if (!gpus.length) return '';
+  return gpus.join(', ') + (memoryBytes != null ? ` (${fmt.bytes(memoryBytes)})` : '');
+}
+
+// The series of a per-GPU metric to chart: only the job's GPUs when they
+// are known, else every GPU of the node.
+export function gpuFilter(series, gpus) {
+  if (!gpus?.length) return series;
+  const want = new Set(gpus.map(String));
+  return series.filter((s) => s?.metric?.gpu != null && want.has(String(s.metric.gpu)));
+}
+
+// The training series the job's charts show by name, and those never charted.
+export const CANONICAL_TRAINING = ['training_loss', 'training_learning_rate', 'training_grad_norm',
+  ...THROUGHPUT.map((k) => `training_${k}_per_second`)];
+const NOT_CHARTED = ['training_step', 'training_epoch'];
+export const MAX_EXTRA = 12;
+const METRIC_NAME = /^[A-Za-z_:][A-Za-z0-9_:]*$/;
+
+// A selector for every training series of a job (/api/v1/series match[]).
+export function trainingSeriesSelector(job) {
+  return `{__name__=~"training_.+", ${trainingSelector(job).slice(1)}`;
+}
+
+// The job's other training series (TensorBoard tags, MLflow keys, ...) from
+// /api/v1/series' answer (label sets): their names, sorted, at most `max`,
+// and how many more there are. Names are the server's (untrusted): only
+// valid metric names starting with training_ are kept, so they can go into
+// a query.
+export function extraTrainingNames(labelSets, max = MAX_EXTRA) {
+  const names = new Set();
+  for (const ls of Array.isArray(labelSets) ? labelSets : []) {
+    const n = ls?.__name__;
+    if (typeof n !== 'string' || !n.startsWith('training_') || n === 'training_' || !METRIC_NAME.test(n)) continue;
+    if (CANONICAL_TRAINING.includes(n) || NOT_CHARTED.includes(n)) continue;
+    names.add(n);
+  }
+  const all = [...names].sort();
+  return { names: all.slice(0, max), more: Math.max(0, all.length - max) };
+}
+
+// An extra chart's title: the series' name without training_.
+export function extraTitle(name) {
+  return String(name).replace(/^training_/, '');
+}
+
+// A node event's meaning and suggested action in the page's language
+// (details.meaning_zh / action_zh in Chinese when present, else English).
+export function nodeEventTexts(ev, language) {
+  const d = ev?.details && typeof ev.details === 'object' ? ev.details : {};
+  const pick = (k) => {
+    const zh = d[`${k}_zh`];
+    if (language === 'zh' && zh != null && zh !== '') return String(zh);
+    const en = d[k];
+    if (en != null && en !== '') return String(en);
+    return zh != null && zh !== '' ? String(zh) : '';
+  };
+  return { meaning: pick('meaning'), action: pick('action') };
+}
+
+// The node events' window for the page's range: the last `seconds` to now, in ms.
+export function eventsWindow(seconds, nowMs) {
+  const end = Math.round(nowMs);
+  return { start_ms: end - Math.round(seconds * 1000), end_ms: end };
+}
+
 // The event's one-line text: its message, else its exception, else its
 // details as key=value.
 export function eventText(ev) {
@@ -253,6 +348,22 @@ export class JobsPage {
         h('thead', null, h('tr', null, cols.map((c) => this.T(`jobs.col.${c}`, 'th', c === 'ranks' ? 'num' : null)))),
         this.listBody)));
 
+    // The node's events (GPU Xid errors, OOM kills) in the page's range.
+    this.nevRange = h('span', { class: 'count' });
+    this.nevCount = h('span', { class: 'count' });
+    this.nevButtons = this.ranges.map(([key]) => h('button', { type: 'button', class: 'seg', 'data-range': key,
+      onclick: () => { location.hash = jobsHash(key, ''); } }));
+    this.nevEmpty = h('div', { class: 'jobs-empty', hidden: true, 'data-testid': 'node-events-empty' });
+    this.nevBody = h('tbody');
+    const nevCols = ['time', 'gpu', 'kind', 'details'];
+    this.nevView = h('section', { class: 'card jobs-list node-events', hidden: true, 'data-testid': 'node-events' },
+      h('div', { class: 'jobs-head' }, h('h3', null, this.T('jobs.nodeEvents'), this.nevRange, this.nevCount),
+        this.T('jobs.nodeEventsHint', 'span', 'hint'),
+        h('span', { class: 'segmented nev-range', role: 'group' }, this.nevButtons)),
+      this.nevEmpty,
+      this.nevTable = h('div', { class: 'jobs-table-wrap', hidden: true }, h('table', { class: 'jobs-table events-table', 'data-testid': 'node-events-table' },
+        h('thead', null, h('tr', null, nevCols.map((c) => this.T(`jobs.nev.${c}`, 'th')))), this.nevBody)));
+
     // The detail.
     this.back = h('a', { class: 'back', href: '#jobs' }, this.T('jobs.back'));
     this.dName = h('h2', { class: 'job-name', 'data-testid': 'job-name' });
@@ -285,9 +396,11 @@ export class JobsPage {
     this.gpuEl = h('div', { class: 'job-chart-group' });
     this.timeline = h('div', { class: 'job-timeline', 'data-testid': 'job-timeline', role: 'group' });
     this.axisNote = h('div', { class: 'job-axis' });
+    this.extraEl = h('div', { class: 'job-chart-group', 'data-testid': 'job-extra-charts' });
+    this.extraMore = h('div', { class: 'hint job-extra-more', hidden: true, 'data-testid': 'job-extra-more' });
     this.chartsEl.append(
       h('div', { class: 'jobs-head' }, this.T('jobs.metrics', 'h3'), this.axisNote),
-      this.noMetrics, this.trainEl,
+      this.noMetrics, this.trainEl, this.extraEl, this.extraMore,
       h('div', { class: 'job-gpu-head' }, this.gpuTitle, this.gpuNote), this.gpuEl,
       this.timelineRow = h('div', { class: 'job-timeline-row' }, this.timeline));
     const chartsCard = h('section', { class: 'card job-charts-card' }, this.chartsEl);
@@ -307,7 +420,7 @@ export class JobsPage {
       h('div', { class: 'job-nav' }, this.back), this.missing,
       this.detailBody = h('div', { class: 'job-detail-body' }, head, chartsCard, eventsCard));
 
-    this.el = h('div', { class: 'jobs-page', hidden: true }, this.note, this.listView, this.detailView);
+    this.el = h('div', { class: 'jobs-page', hidden: true }, this.note, this.listView, this.nevView, this.detailView);
   }
 
   // Charts measure their parent, so they are made once the detail shows.
@@ -336,6 +449,34 @@ export class JobsPage {
         series: [{ key: 'jobs.series.iterations', color: '--c3', fill: true, fmt: (v) => `${sig(v)}/s` }] }),
     };
     this.gpuCharts = null; // made when the node's GPU list is known
+    this.extraCharts = null; // made when the job's other training series are known
+  }
+
+  // One chart per other training series, titled by its name (text only:
+  // it is the server's, and no i18n key).
+  makeExtraCharts(names) {
+    const key = JSON.stringify(names);
+    if (this.extraCharts?.key === key) return this.extraCharts;
+    for (const c of this.extraCharts?.charts ?? []) this.dropChart(c);
+    this.extraEl.replaceChildren();
+    const charts = names.map((name, i) => {
+      const title = extraTitle(name);
+      const wrap = h('div', { class: 'job-chart', 'data-chart': 'extra', 'data-name': name });
+      this.extraEl.append(wrap);
+      const c = new Chart(wrap, { height: 110, title: 'jobs.chart.extra', fmtAxis: axisSig,
+        series: [{ key: 'jobs.series.value', color: GPU_PALETTE[(i + 4) % GPU_PALETTE.length], fmt: sig }] });
+      c.relabel = () => {
+        Chart.prototype.relabel.call(c);
+        setText(c.titleEl, title);
+        setText(c.legendNames[0], title);
+      };
+      c.relabel();
+      c.wrap = wrap;
+      this.hookChart(c);
+      return c;
+    });
+    this.extraCharts = { key, charts };
+    return this.extraCharts;
   }
 
   makeGpuCharts(gpus) {
@@ -368,6 +509,7 @@ export class JobsPage {
 
   allCharts() {
     const out = this.charts ? Object.values(this.charts) : [];
+    if (this.extraCharts) out.push(...this.extraCharts.charts);
     if (this.gpuCharts) out.push(this.gpuCharts.util, this.gpuCharts.mem);
     return out;
   }
@@ -429,6 +571,7 @@ export class JobsPage {
       this.clearCharts();
     }
     this.listView.hidden = !!id;
+    this.nevView.hidden = !!id || !this.nevShown;
     this.detailView.hidden = !id;
     if (id) this.ensureCharts();
     this.render();
@@ -442,6 +585,7 @@ export class JobsPage {
     clearTimeout(this.chartTimer);
     this.listCtrl?.abort();
     this.chartCtrl?.abort();
+    this.nevCtrl?.abort();
     this.winKey = ''; // charts are fetched again when shown
   }
 
@@ -483,11 +627,38 @@ export class JobsPage {
       if (this.listCtrl !== ctrl || !this.visible) return;
       this.render();
       this.maybeRefreshCharts();
+      if (!this.id) this.refreshNodeEvents();
     }
     if (this.visible) this.listTimer = setTimeout(() => this.refreshList(), LIST_REFRESH_MS);
   }
 
   job() { return this.jobs?.find((j) => String(j.id) === this.id) ?? null; }
+
+  // The node's events in the page's range (GET /api/v1/events), with the
+  // list. A server without the endpoint (404) hides the panel for good.
+  async refreshNodeEvents() {
+    if (this.nodeEventsApi === false || !this.visible) return;
+    this.nevCtrl?.abort();
+    const ctrl = new AbortController();
+    this.nevCtrl = ctrl;
+    const range = this.getRange();
+    const w = eventsWindow(range.seconds, Date.now());
+    try {
+      const body = await api.getJson('/api/v1/events', { start_ms: w.start_ms, end_ms: w.end_ms }, ctrl.signal);
+      const evs = body?.data?.events;
+      this.nodeEvents = (Array.isArray(evs) ? evs : []).filter((e) => e && Number.isFinite(num(e.time_ms)))
+        .sort((a, b) => num(a.time_ms) - num(b.time_ms));
+      this.nevError = null;
+      this.nodeEventsApi = true;
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      if (e.status === 404) this.nodeEventsApi = false;
+      this.nevError = e;
+    }
+    if (this.nevCtrl !== ctrl || !this.visible) return;
+    this.nevRangeKey = range.key;
+    this.renderNodeEvents();
+  }
 
   // Fetches the charts when the job's window moved (a new job, a finished
   // job's end) and on the live cadence while it runs.
@@ -527,7 +698,13 @@ export class JobsPage {
       free: `DCGM_FI_DEV_FB_FREE${node}`,
     };
     const keys = Object.keys(queries);
+    // The job's other training series are looked up next to them, then
+    // fetched (a lookup that fails leaves them out, quietly).
+    const lookup = api.getJson('/api/v1/series', { 'match[]': trainingSeriesSelector(job), start: win.start, end: win.end },
+      ctrl.signal).then((b) => extraTrainingNames(b?.data), () => ({ names: [], more: 0 }));
     const settled = await Promise.allSettled(keys.map((k) => api.queryRange(queries[k], win, ctrl.signal)));
+    const extra = await lookup;
+    const extraSettled = await Promise.allSettled(extra.names.map((n) => api.queryRange(`avg(${n}${sel})`, win, ctrl.signal)));
     if (gen !== this.chartGen || ctrl.signal.aborted || !this.visible) return;
     const res = {};
     let err = null;
@@ -535,28 +712,36 @@ export class JobsPage {
       if (settled[i].status === 'fulfilled') res[k] = settled[i].value;
       else { res[k] = []; err ??= settled[i].reason; }
     });
+    res.extra = extra.names.map((n, i) => {
+      if (extraSettled[i].status === 'fulfilled') return extraSettled[i].value;
+      err ??= extraSettled[i].reason;
+      return [];
+    });
     this.chartError = err;
-    this.view = this.computeView(job, win, res);
+    this.view = this.computeView(job, win, res, extra);
     this.renderCharts();
     this.renderNote();
     const next = chartRefreshMs(win);
     if (next && this.visible) this.chartTimer = setTimeout(() => this.refreshCharts(), next);
   }
 
-  computeView(job, win, res) {
+  computeView(job, win, res, extra = { names: [], more: 0 }) {
     const xs = api.timeAxis(win);
     const align = (s) => api.alignValues(s, win, xs);
     const empty = () => new Array(xs.length).fill(null);
     const first = (k) => (res[k][0] ? align(res[k][0]) : empty());
     const training = {};
     for (const k of ['loss', 'lr', 'grad', ...THROUGHPUT]) training[k] = first(k);
+    const extras = extra.names.map((name, i) => ({ name, ys: res.extra?.[i]?.[0] ? align(res.extra[i][0]) : empty() }));
+    // Only the job's own GPUs when known; else every GPU of its node.
+    const own = jobGpus(job).gpus;
     const byGpu = (k) => {
       const m = new Map();
-      for (const s of res[k]) if (s.metric?.gpu != null) m.set(String(s.metric.gpu), align(s));
+      for (const s of gpuFilter(res[k], own)) if (s.metric?.gpu != null) m.set(String(s.metric.gpu), align(s));
       return m;
     };
     const util = byGpu('util'), used = byGpu('used'), free = byGpu('free');
-    const gpus = [...new Set([...util.keys(), ...used.keys()])]
+    const gpus = own.length ? own : [...new Set([...util.keys(), ...used.keys()])]
       .sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
     const gib = (v) => (v == null ? null : v / 1024); // MiB to GiB
     let totalGiB = NaN;
@@ -567,7 +752,8 @@ export class JobsPage {
       });
       return u.map(gib);
     });
-    return { win, xs, training, gpus, util: gpus.map((g) => util.get(g) ?? empty()), mem, totalGiB };
+    return { win, xs, training, extras, more: extra.more, ownGpus: own.length > 0, gpus,
+      util: gpus.map((g) => util.get(g) ?? empty()), mem, totalGiB };
   }
 
   clearCharts() {
@@ -581,8 +767,7 @@ export class JobsPage {
 
   render() {
     this.renderNote();
-    if (!this.id) this.renderList();
-    else this.renderDetail();
+    if (!this.id) { this.renderList(); this.renderNodeEvents(); } else this.renderDetail();
   }
 
   renderNote() {
@@ -669,6 +854,7 @@ export class JobsPage {
       ['jobs.f.node', job.node || '–'],
       ['jobs.f.container', job.container_id || '–'],
       ['jobs.f.ranks', Number.isFinite(num(job.world_size)) ? String(job.world_size) : '–'],
+      ['jobs.f.gpus', gpuSummary(job) || t('jobs.gpusUnknown')],
       ['jobs.f.started', dateTime(num(job.start_time_ms))],
       ['jobs.f.ended', Number.isFinite(num(job.end_time_ms)) ? dateTime(num(job.end_time_ms)) : (isActive(job) ? t('jobs.stillRunning') : '–')],
       ['jobs.f.duration', Number.isFinite(dur) ? duration(dur) : '–'],
@@ -694,7 +880,11 @@ export class JobsPage {
     this.procKey = procKey;
     setText(this.procMore, procs.length > MAX_PROCESSES ? t('jobs.moreProcs', { n: procs.length - MAX_PROCESSES }) : '');
 
-    setText(this.gpuTitle, job.node ? t('jobs.gpusOf', { node: job.node }) : t('jobs.gpusOfThis'));
+    const own = jobGpus(job).gpus.length > 0;
+    setText(this.gpuTitle, own
+      ? (job.node ? t('jobs.gpusOfJob', { node: job.node }) : t('jobs.gpusOfJobThis'))
+      : (job.node ? t('jobs.gpusOf', { node: job.node }) : t('jobs.gpusOfThis')));
+    this.gpuNote.hidden = own;
     const win = jobWindow(job, now);
     setText(this.axisNote, t(win.live ? 'jobs.axisLive' : 'jobs.axisEnded', {
       from: dateTime(win.start * 1000), to: dateTime(win.end * 1000) }));
@@ -753,15 +943,71 @@ export class JobsPage {
     const has = (a) => a.some((x) => x != null);
     const shown = new Set(['loss', 'lr', 'grad'].filter((k) => has(tr[k])));
     for (const k of throughputToShow(tr)) shown.add(k);
-    this.noMetrics.hidden = shown.size > 0;
     this.noMetrics.replaceChildren(...withCode(t('jobs.noMetrics')));
+    const extras = v.extras.filter((e) => has(e.ys));
+    this.noMetrics.hidden = shown.size > 0 || extras.length > 0;
     for (const [k, c] of Object.entries(this.charts)) {
       c.wrap.hidden = !shown.has(k);
       c.set(v.win, [v.xs, tr[k]]);
     }
+    const ex = this.makeExtraCharts(v.extras.map((e) => e.name));
+    v.extras.forEach((e, i) => {
+      ex.charts[i].wrap.hidden = !has(e.ys);
+      ex.charts[i].set(v.win, [v.xs, e.ys]);
+    });
+    setText(this.extraMore, v.more ? t('jobs.moreSeries', { n: v.more }) : '');
+    this.extraMore.hidden = !v.more;
     const g = this.makeGpuCharts(v.gpus);
     g.util.set(v.win, [v.xs, ...v.util]);
     g.mem.set(v.win, [v.xs, ...v.mem], Number.isFinite(v.totalGiB) ? v.totalGiB : null);
     this.gpuEl.dataset.gpus = String(v.gpus.length);
+  }
+
+  renderNodeEvents() {
+    const shown = this.nodeEventsApi !== false && !this.id && (this.nodeEvents != null || this.nevError != null);
+    this.nevShown = shown;
+    this.nevView.hidden = !shown;
+    if (!shown) return;
+    const range = this.getRange();
+    // The range of the events shown (until those of a newly picked one come).
+    setText(this.nevRange, t('jobs.nodeEventsRange', { range: t(`range.${this.nevRangeKey ?? range.key}`) }));
+    for (const b of this.nevButtons) {
+      const on = b.dataset.range === range.key;
+      setClass(b, 'active', on);
+      b.setAttribute('aria-pressed', String(on));
+      setText(b, t(`range.${b.dataset.range}`));
+    }
+    const evs = this.nodeEvents ?? [];
+    setText(this.nevCount, evs.length ? String(evs.length) : '');
+    const err = this.nevError;
+    this.nevEmpty.hidden = evs.length > 0 && !err;
+    setText(this.nevEmpty, err ? t('jobs.nodeEventsFailed', { err: err.message }) : t('jobs.noNodeEvents'));
+    this.nevTable.hidden = evs.length === 0;
+    const language = lang();
+    const withDate = range.seconds > 86400;
+    const jobs = new Map((this.jobs ?? []).map((j) => [String(j.id), j]));
+    // Newest first; rebuilt only when something shown changed.
+    const rows = [...evs].reverse();
+    const key = JSON.stringify([language, range.key, rows, rows.map((e) => jobs.get(String(e.job_id ?? ''))?.name ?? null)]);
+    if (key === this.nevKey) return;
+    this.nevKey = key;
+    this.nevBody.replaceChildren(...rows.map((ev) => {
+      const d = ev.details && typeof ev.details === 'object' ? ev.details : {};
+      const { meaning, action } = nodeEventTexts(ev, language);
+      const kind = tLabel('event', ev.event) + (d.xid != null && d.xid !== '' ? ` ${d.xid}` : '');
+      const job = ev.job_id ? jobs.get(String(ev.job_id)) : null;
+      const title = [dateTime(num(ev.time_ms)), ev.node, ev.source,
+        ...Object.entries(d).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`)].filter(Boolean).join('\n');
+      return h('tr', { class: `ev-row ${eventTone(ev.event)} nev-row`, 'data-event': String(ev.event ?? ''), title },
+        h('td', { class: 'nowrap' }, shortTime(num(ev.time_ms), withDate)),
+        h('td', { class: 'nowrap' }, ev.gpu != null && ev.gpu !== '' ? `GPU ${ev.gpu}` : '–'),
+        h('td', { class: 'nowrap ev-kind' }, kind),
+        h('td', { class: 'ev-msg' },
+          meaning || action ? null : eventText(ev),
+          meaning ? h('div', { class: 'nev-meaning' }, meaning) : null,
+          action ? h('div', { class: 'nev-action' }, h('span', { class: 'nev-label' }, t('jobs.nev.action')), action) : null,
+          job ? h('div', { class: 'nev-job' }, h('span', { class: 'nev-label' }, t('jobs.nev.job')),
+            h('a', { class: 'job-link', href: jobsHash(range.key, String(job.id)) }, String(job.name ?? ''))) : null));
+    }));
   }
 }

@@ -1,7 +1,8 @@
 // A stand-in for Vigil's HTTP API with Prometheus-standard JSON shapes and
 // synthetic data (8 GPUs, GPU 3 hot, two hours of history), serving web/dist.
 // For UI development and for the browser test's offline parts (the Jobs tab:
-// /api/v1/jobs and the jobs' training_* series, see JOBS below); the rest of
+// /api/v1/jobs, the jobs' training_* series and /api/v1/series for them,
+// the node's /api/v1/events, see jobsAt and nodeEventsAt below); the rest of
 // the browser test runs against vigil.
 // Usage: [VIGIL_URL=http://127.0.0.1:9300] node test/mock_api.mjs [port] [distDir]
 import { createServer } from 'node:http';
@@ -42,8 +43,15 @@ const METRICS = {
 // norm and tokens/s; one crashed on CUDA OOM (samples/s, an event whose
 // message holds markup); one killed inference job with a hostile name and no
 // metrics; one completed (iterations/s); one stalled.
+// GPUs (NVML's process list): the running job was seen on GPU 1 only, the
+// crashed one on none (unknown: all of the node's GPUs are charted).
+// Other training series: the running job has eval_loss, accuracy and
+// training_step (never charted); the stalled one has 14 (12 charted, "and 2
+// more"), one of them with a name that is not a metric name.
 export const EVIL_JOB = '<img src=x onerror=alert(1)>';
 export const EVIL_EVENT = 'CUDA out of memory. <script>window.__xss=3</script><img src=x onerror="window.__xss=4">';
+export const EVIL_XID = 'GPU has fallen off the bus. <script>window.__xss=5</script><img src=x onerror="window.__xss=6">';
+export const JOB_GPU_BYTES = 13207024435; // 12.3 GiB
 
 function jobsAt(t0) {
   const ms = (s) => Math.round(s * 1000);
@@ -61,7 +69,11 @@ function jobsAt(t0) {
       processes: [{ pid: 4242, rank: -1, local_rank: -1, role: 'launcher', cmdline: 'torchrun --nproc-per-node 4 train.py --bf16' },
         ...ranks(4242, 4, '/usr/bin/python3 -u train.py --bf16')],
       events: [{ t: t0 - 1200, event: 'loss_overflow', details: { rank: 0, attempted_loss_scale: 65536, loss_scale: 32768 } }],
+      gpus: [{ gpu: '1', uuid: 'GPU-1', memory_bytes: JOB_GPU_BYTES }],
       series: {
+        eval_loss: (t, s) => 0.6 + 2.0 * Math.exp(-(t - s) / 600),
+        accuracy: (t, s) => 0.9 * (1 - Math.exp(-(t - s) / 700)),
+        step: (t, s) => Math.floor((t - s) / 2),
         loss: (t, s) => 0.45 + 2.2 * Math.exp(-(t - s) / 500) + 0.04 * Math.sin(t / 13),
         learning_rate: (t, s) => 3e-4 * Math.min(1, (t - s) / 300) * (0.55 + 0.45 * Math.cos((t - s) / 4000)),
         grad_norm: (t) => 1.1 + 0.35 * Math.sin(t / 29) + 0.2 * Math.sin(t / 7),
@@ -69,7 +81,7 @@ function jobsAt(t0) {
       } }),
     job({ name: 'finetune-llama', start: t0 - 3600, end: t0 - 1500, launcher: 'deepspeed', trainer: 'deepspeed', state: 'crashed',
       reason: 'cuda_oom', reason_text: 'CUDA out of memory. Tried to allocate 2.00 GiB', exit_code: 1, world_size: 8,
-      container_id: 'c0ffee12ab34',
+      container_id: 'c0ffee12ab34', gpus: [],
       processes: [{ pid: 7001, rank: -1, local_rank: -1, role: 'launcher', cmdline: 'deepspeed --num_gpus 8 finetune.py' },
         ...ranks(7001, 8, 'python -u finetune.py --deepspeed ds.json'),
         { pid: 7100, rank: -1, local_rank: -1, role: 'helper', cmdline: 'python -c "from multiprocessing.spawn import spawn_main"' }],
@@ -92,8 +104,26 @@ function jobsAt(t0) {
       reason_text: 'No output for 10 minutes', stall_after: t0 - 600,
       processes: [{ pid: 6001, rank: -1, local_rank: -1, role: 'launcher', cmdline: 'mpirun -np 2 python pretrain.py' },
         ...ranks(6001, 2, 'python pretrain.py')],
-      series: { loss: (t, s) => 7 - (t - s) / 200 } }),
+      series: { loss: (t, s) => 7 - (t - s) / 200, ...MANY } }),
   ];
+}
+
+// The stalled job's many other series: m00 ... m13, and one whose name is
+// not a metric name (left out by the UI).
+const MANY = Object.fromEntries([...Array.from({ length: 14 }, (_, i) => `m${String(i).padStart(2, '0')}`), 'bad name{x="1"}']
+  .map((k, i) => [k, (t) => 1 + i + Math.sin(t / 20)]));
+
+// The node's events (GET /api/v1/events): an Xid 79 on GPU 1 of the running
+// job, with a hostile meaning, and an OOM kill of the crashed job's helper.
+function nodeEventsAt(t0) {
+  const jobs = jobsAt(t0);
+  return [
+    { t: t0 - 1520, source: 'kernel', gpu: '', job_id: jobs[1].id, event: 'oom_killed',
+      details: { pid: 7100, process: 'python', message: 'Out of memory: Killed process 7100 (python)' } },
+    { t: t0 - 300, source: 'kernel', gpu: '1', job_id: jobs[0].id, event: 'xid',
+      details: { xid: 79, pci_bus_id: '0000:3B:00.0', meaning: EVIL_XID, meaning_zh: 'GPU 已从总线上掉线。<b>粗体</b>',
+        action: 'Drain the node and reset the GPU; check power and cooling.', action_zh: '排空节点并重置 GPU；检查供电和散热。' } },
+  ].map(({ t, ...e }) => ({ time_ms: Math.round(t * 1000), node: NODE, ...e }));
 }
 
 // The API's view of a job: times in ms, events as {time_ms, event, details}.
@@ -173,6 +203,30 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
     if (url.pathname === '/api/v1/jobs') {
       const now = Date.now() / 1000;
       return json(200, { status: 'success', data: { jobs: jobsAt(t0).map((j) => jobJson(j, now)) } });
+    }
+    if (url.pathname === '/api/v1/events') {
+      const from = Number(url.searchParams.get('start_ms')), to = Number(url.searchParams.get('end_ms'));
+      if (!Number.isFinite(from) || !Number.isFinite(to)) return json(400, { status: 'error', errorType: 'bad_data', error: 'start_ms and end_ms are required' });
+      const events = nodeEventsAt(t0).filter((e) => e.time_ms >= from && e.time_ms <= to);
+      return json(200, { status: 'success', data: { events } });
+    }
+    // Label sets of the training series matching {__name__=~"training_.+", job="...", node="..."}.
+    if (url.pathname === '/api/v1/series') {
+      const sel = url.searchParams.getAll('match[]');
+      if (!sel.length) return json(400, { status: 'error', errorType: 'bad_data', error: 'no match[] parameter provided' });
+      const data = [];
+      for (const m of sel) {
+        if (!/^\{__name__=~"training_\.\+", /.test(m)) continue;
+        const matchers = parseQuery(`x${m.replace(/__name__=~"training_\.\+", /, '')}`)?.matchers;
+        if (!matchers) continue;
+        for (const j of jobsAt(t0)) {
+          for (const key of Object.keys(j.series ?? {})) {
+            const labels = { __name__: `training_${key}`, job: j.name, node: NODE, source: `/var/log/${j.name}.log`, stream: 'stdout' };
+            if (matches(labels, matchers)) data.push(labels);
+          }
+        }
+      }
+      return json(200, { status: 'success', data });
     }
     if (url.pathname === '/api/v1/query_range') {
       const start = Number(url.searchParams.get('start')), end = Number(url.searchParams.get('end'));

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { EVIL_EVENT, EVIL_JOB, startMock } from './mock_api.mjs';
+import { EVIL_EVENT, EVIL_JOB, EVIL_XID, startMock } from './mock_api.mjs';
 
 const env = process.env;
 const SOURCE = env.VIGIL_SOURCE_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -411,8 +411,10 @@ test('logs: filters, hostile text, search highlights, context, histogram, volume
 
 // The Jobs tab against the mock's fixture (mock_api.mjs jobsAt): five jobs
 // in every colour of state, a crashed job with samples/s and an event whose
-// message holds markup, a killed inference job named like an <img> with no
-// metrics, a running job with loss, lr, grad norm and tokens/s.
+// message holds markup (GPUs unknown), a killed inference job named like an
+// <img> with no metrics, a running job with loss, lr, grad norm, tokens/s,
+// eval_loss and accuracy on GPU 1, a stalled one with 14 other series; the
+// node's events (an Xid 79 with a hostile meaning, an OOM kill).
 test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text, empty states, Chinese', async () => {
   const dist = mkdtempSync(path.join(tmpdir(), 'vigil-web-dist-'));
   userDirs.push(dist);
@@ -424,7 +426,13 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
   try {
     const page = ctx.pages()[0] ?? await ctx.newPage();
     const errors = [], dialogs = [];
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    // A 404 from /api/v1/events (an older server, routed below) is the
+    // browser's console error, not the page's.
+    page.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      if (m.location()?.url?.includes('/api/v1/events') && /404/.test(m.text())) return;
+      errors.push(m.text());
+    });
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
     // The mock has no log API: an empty one, so the Logs tab opens cleanly.
@@ -459,7 +467,34 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     assert.match(rows[1].text, /running.*pytorch · torchrun.*4/);
     // The hostile name is text: no element made, nothing run.
     assert.equal(await page.$$eval('img, .jobs-page script, .jobs-page b', (e) => e.length), 0);
+
+    // The node's events in the page's range, newest first: an Xid 79 whose
+    // meaning holds markup (shown verbatim), an OOM kill; each with its job.
+    await page.waitForSelector('[data-testid=node-events]:not([hidden]) .nev-row');
+    assert.match(await page.textContent('[data-testid=node-events] .jobs-head'), /Node events\s*last 1h\s*2/);
+    const nev = await page.$$eval('[data-testid=node-events-table] tbody tr', (rs) => rs.map((r) => ({
+      gpu: r.children[1].textContent, kind: r.children[2].textContent, text: r.children[3].textContent,
+      meaning: r.querySelector('.nev-meaning')?.textContent, job: r.querySelector('.nev-job a')?.textContent,
+      href: r.querySelector('.nev-job a')?.getAttribute('href') })));
+    assert.deepEqual(nev.map((e) => `${e.gpu}|${e.kind}|${e.job}`), ['GPU 1|GPU Xid error 79|train', '–|Killed: out of host memory|finetune-llama']);
+    assert.equal(nev[0].meaning, EVIL_XID, 'the meaning is shown verbatim');
+    assert.match(nev[0].text, /Action: Drain the node and reset the GPU; check power and cooling\.Job: train$/);
+    assert.match(nev[0].href, /^#jobs&range=1h&id=4242-\d+$/);
+    assert.equal(nev[1].text, 'Out of memory: Killed process 7100 (python)Job: finetune-llama');
+    assert.equal(await page.$$eval('img, .jobs-page script, .jobs-page b', (e) => e.length), 0);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
     await page.screenshot({ path: path.join(ARTIFACTS, 'jobs-en.png'), fullPage: true });
+    // Its own range buttons set the page's range: 15 m has the Xid only, 5 m nothing.
+    await page.click('[data-testid=node-events] button[data-range="15m"]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=node-events-table] tbody tr').length === 1);
+    assert.match(page.url(), /#jobs&range=15m$/);
+    assert.equal(await page.getAttribute('[data-testid=node-events] button[data-range="15m"]', 'aria-pressed'), 'true');
+    await page.click('[data-testid=node-events] button[data-range="5m"]');
+    await page.waitForSelector('[data-testid=node-events-empty]:not([hidden])');
+    assert.equal(await page.textContent('[data-testid=node-events-empty]'), 'No node events (GPU Xid errors, OOM kills) in this range.');
+    assert.ok(await page.isHidden('[data-testid=node-events-table]'));
+    await page.goto(`${mbase}/#jobs&range=1h`);
+    await page.waitForSelector('[data-testid=node-events]:not([hidden]) .nev-row');
 
     // A crashed job: header, charts on one axis, events under them.
     await page.click('.job-row[data-id^="7001-"] .job-link');
@@ -478,6 +513,12 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     for (const f of ['pytorch · deepspeed', 'mock-node', 'c0ffee12ab34', 'code 1', 'Ranks (world size)8']) assert.ok(facts.includes(f), `${f} in ${facts}`);
     assert.match(await page.textContent('.job-axis'), /to its end/);
     assert.equal(await page.textContent('.job-gpu-title'), 'GPUs of node mock-node');
+    // Its GPUs are not known (gpus: []): all of the node's, said so.
+    assert.equal(await page.textContent('.job-gpu-head .hint:not([hidden])'),
+      'All of the node\'s GPUs: the job\'s own GPUs are not known (no NVML process list).');
+    assert.ok(facts.includes('GPUsnot known'), facts);
+    assert.equal(await page.$$eval('.job-chart[data-chart="extra"]', (c) => c.length), 0);
+    assert.ok(await page.isHidden('[data-testid=node-events]'), 'node events are on the list');
     await page.click('.job-procs summary');
     const procs = await page.$$eval('[data-testid=job-processes] tbody tr', (rs) => rs.map((r) => r.children[1].textContent));
     assert.deepEqual(procs, ['launcher', ...Array(8).fill('rank'), 'helper']);
@@ -521,12 +562,24 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     assert.match(await page.textContent('.job-facts'), /SIGTERM/);
     assert.equal(await page.$$eval('img, .jobs-page b, .jobs-page script', (e) => e.length), 0);
 
-    // A running job: loss, lr, grad norm, tokens/s, up to now.
+    // A running job: loss, lr, grad norm, tokens/s, then its other training
+    // series (eval_loss, accuracy; not training_step), up to now; only its
+    // GPU (1) charted.
     await page.goto(`${mbase}/#jobs&range=1h`);
     await page.click('.job-row[data-id^="4242-"]');
-    await page.waitForFunction(() => Number(document.querySelector('.job-chart[data-chart="tokens"] .chart')?.dataset.points) >= 30);
+    await page.waitForFunction(() => ['tokens', 'extra'].every((k) => [...document.querySelectorAll(`.job-chart[data-chart="${k}"] .chart`)]
+      .every((c) => Number(c.dataset.points) >= 30)) && document.querySelectorAll('.job-chart[data-chart="extra"]').length === 2);
     assert.deepEqual(await page.$$eval('.job-chart:not([hidden])', (cs) => cs.map((c) => c.dataset.chart)),
-      ['loss', 'lr', 'grad', 'tokens', 'gpu-util', 'gpu-mem']);
+      ['loss', 'lr', 'grad', 'tokens', 'extra', 'extra', 'gpu-util', 'gpu-mem']);
+    assert.deepEqual(await page.$$eval('.job-chart[data-chart="extra"]', (cs) => cs.map((c) =>
+      `${c.dataset.name}:${c.querySelector('.chart-title').textContent}:${c.querySelector('.lg-name').textContent}`)),
+    ['training_accuracy:accuracy:accuracy', 'training_eval_loss:eval_loss:eval_loss']);
+    assert.equal(new Set(await page.$$eval('.job-chart:not([hidden]) .uplot', (u) => u.map((x) => x.getBoundingClientRect().width))).size, 1);
+    assert.deepEqual(await page.$$eval('.job-chart[data-chart^="gpu"] .lg-name', (n) => n.map((x) => x.textContent)), ['GPU 1', 'GPU 1']);
+    assert.equal(await page.textContent('.job-gpu-title'), 'The job\'s GPUs on node mock-node');
+    assert.ok(await page.isHidden('.job-gpu-head .hint'));
+    assert.ok((await page.textContent('.job-facts')).includes('GPUs1 (12.3 GiB)'));
+    assert.ok(await page.isHidden('[data-testid=job-extra-more]'));
     assert.match(await page.textContent('.job-axis'), /to now/);
     assert.match(await page.textContent('.job-facts'), /still running/);
 
@@ -534,15 +587,37 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     await page.click('button.lang');
     assert.equal(await page.textContent('a.tab[data-page="jobs"]'), '作业');
     assert.equal(await page.textContent('.job-title .badge'), '运行中');
-    assert.match(await page.textContent('.job-charts'), /损失.*学习率.*梯度范数.*吞吐量，tokens\/s.*节点 mock-node 的 GPU.*GPU 利用率，%/);
+    assert.match(await page.textContent('.job-charts'), /损失.*学习率.*梯度范数.*吞吐量，tokens\/s.*accuracy.*eval_loss.*作业在节点 mock-node 上使用的 GPU.*GPU 利用率，%/);
     assert.equal(await page.textContent('[data-testid=job-logs]'), '查看日志');
-    assert.match(await page.textContent('.job-facts'), /开始时间.*仍在运行/);
+    assert.match(await page.textContent('.job-facts'), /所用 GPU1 \(12\.3 GiB\).*开始时间.*仍在运行/);
+    assert.equal(await page.textContent('.job-gpu-title'), '作业在节点 mock-node 上使用的 GPU');
+    assert.equal(await page.textContent('.job-chart[data-chart="extra"] .chart-title'), 'accuracy');
     await page.screenshot({ path: path.join(ARTIFACTS, 'jobs-detail-zh.png'), fullPage: true });
     await page.click('.job-nav .back');
     await page.waitForSelector('[data-testid=jobs-table]:not([hidden]) .job-row');
     assert.match(await page.textContent('[data-testid=jobs-table] thead'), /作业.*状态.*框架 \/ 启动器.*进程数.*开始时间.*时长.*原因/);
     assert.deepEqual(await page.$$eval('.job-row .badge', (b) => b.map((x) => x.textContent)), ['停滞', '运行中', '已崩溃', '被终止', '已完成']);
+    // The node's events in Chinese: meaning and action from details.*_zh,
+    // markup in them as text.
+    await page.waitForSelector('[data-testid=node-events]:not([hidden]) .nev-row');
+    assert.match(await page.textContent('[data-testid=node-events] .jobs-head'), /节点事件\s*最近 1 小时\s*2/);
+    assert.match(await page.textContent('[data-testid=node-events-table] thead'), /时间.*GPU.*事件.*含义与建议操作/);
+    const nevZh = await page.$$eval('[data-testid=node-events-table] tbody tr', (rs) => rs.map((r) => [...r.children].map((c) => c.textContent)));
+    assert.deepEqual(nevZh[0].slice(1), ['GPU 1', 'GPU Xid 错误 79', 'GPU 已从总线上掉线。<b>粗体</b>建议：排空节点并重置 GPU；检查供电和散热。作业：train']);
+    assert.equal(nevZh[1][2], '主机内存不足被终止');
+    assert.equal(await page.$$eval('img, .jobs-page b, .jobs-page script', (e) => e.length), 0);
     await page.screenshot({ path: path.join(ARTIFACTS, 'jobs-zh.png'), fullPage: true });
+    // A job with many other series: 12 charts, and how many more.
+    await page.click('.job-row[data-id^="6001-"] .job-link');
+    await page.waitForFunction(() => document.querySelectorAll('.job-chart[data-chart="extra"]').length === 12);
+    assert.deepEqual(await page.$$eval('.job-chart[data-chart="extra"] .chart-title', (c) => c.map((x) => x.textContent)),
+      Array.from({ length: 12 }, (_, i) => `m${String(i).padStart(2, '0')}`));
+    assert.equal(await page.textContent('[data-testid=job-extra-more]'), '…另有 2 个训练序列未绘制。');
+    await page.click('button.lang');
+    assert.equal(await page.textContent('[data-testid=job-extra-more]'), '…and 2 more training series, not charted.');
+    await page.click('button.lang');
+    await page.click('.job-nav .back');
+    await page.waitForSelector('[data-testid=jobs-table]:not([hidden]) .job-row');
 
     // No job yet: what to do about it, in both languages.
     await page.route('**/api/v1/jobs', (route) => route.fulfill(ok({ jobs: [] })));
@@ -554,6 +629,20 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
       'No training or inference job found on this node. Start one, or run it with vigil run -- python train.py.');
     assert.equal(await page.textContent('[data-testid=jobs-empty] code'), 'vigil run -- python train.py');
     assert.equal(await page.$$eval('.job-row', (r) => r.length), 0);
+    // No node events in the range, then a server without the endpoint: the
+    // panel says so, then hides.
+    await page.route('**/api/v1/events?*', (route) => route.fulfill(ok({ events: [] })));
+    await page.reload();
+    await page.waitForSelector('[data-testid=node-events-empty]:not([hidden])');
+    assert.equal(await page.textContent('[data-testid=node-events-empty]'), 'No node events (GPU Xid errors, OOM kills) in this range.');
+    await page.unroute('**/api/v1/events?*');
+    await page.route('**/api/v1/events?*', (route) => route.fulfill({ status: 404, contentType: 'application/json',
+      body: JSON.stringify({ status: 'error', errorType: 'not_found', error: 'not found' }) }));
+    await page.reload();
+    await page.waitForSelector('[data-testid=jobs-empty]:not([hidden])');
+    await sleep(500);
+    assert.ok(await page.isHidden('[data-testid=node-events]'));
+    assert.ok(await page.isHidden('.jobs-page .note'), 'no error note for an older server');
 
     // The overview still works next to it.
     await page.click('a.tab[data-page="overview"]');

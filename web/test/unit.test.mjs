@@ -1,7 +1,8 @@
 // Unit tests of the UI's pure parts (no browser): query windows, alignment of
 // Prometheus matrices, formatting, both languages having every string, the
 // log explorer's LogQL building, highlights, histogram shaping and paging, and
-// the Jobs tab's state badges, time axis, throughput choice, durations and links.
+// the Jobs tab's state badges, time axis, throughput choice, durations, links,
+// its GPUs, its other training series and the node's events.
 // Run: node --test web/test/unit.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -9,8 +10,10 @@ import { alignValues, lastValue, pickStep, sumAligned, timeAxis, windowFor } fro
 import { bytes, compact, percent, rate } from '../src/format.js';
 import { STRINGS_FOR_TEST, duration, setLang, t } from '../src/i18n.js';
 import {
-  STATES, chartRefreshMs, eventText, eventTone, jobDurationSec, jobIdFromHash, jobWindow, jobsHash, logsLinkFor,
-  parseSelector, sig, sortJobs, stateBadge, throughputToShow, trainingSelector,
+  CANONICAL_TRAINING, MAX_EXTRA, STATES, chartRefreshMs, eventText, eventTone, eventsWindow, extraTitle,
+  extraTrainingNames, gpuFilter, gpuSummary, jobDurationSec, jobGpus, jobIdFromHash, jobWindow, jobsHash,
+  logsLinkFor, nodeEventTexts, parseSelector, sig, sortJobs, stateBadge, throughputToShow, trainingSelector,
+  trainingSeriesSelector,
 } from '../src/jobs.js';
 import {
   FLAGS, LEVELS, PAGE, buildQuery, compareEntries, histogramStep, logsHash, makeMatcher, nsToMs, nsToSec,
@@ -293,6 +296,61 @@ test('jobs: sorting, URL, the logs link, PromQL selectors, event text', () => {
   assert.equal(sig(NaN), '–');
 });
 
+test('a job\'s GPUs: known ones only, in order, with their memory', () => {
+  const GiB = 1024 ** 3;
+  assert.deepEqual(jobGpus({}), { gpus: [], memoryBytes: null });
+  assert.deepEqual(jobGpus({ gpus: [] }), { gpus: [], memoryBytes: null });
+  assert.deepEqual(jobGpus({ gpus: 'x' }), { gpus: [], memoryBytes: null });
+  const job = { gpus: [{ gpu: '10', memory_bytes: 2 * GiB }, { gpu: '1', uuid: 'GPU-1', memory_bytes: 10.3 * GiB },
+    { gpu: '2', memory_bytes: null }, { gpu: '1', memory_bytes: 5 * GiB }, { gpu: '' }, null, { uuid: 'GPU-x' }] };
+  assert.deepEqual(jobGpus(job), { gpus: ['1', '2', '10'], memoryBytes: 12.3 * GiB });
+  assert.equal(gpuSummary(job), '1, 2, 10 (12.3 GiB)');
+  assert.equal(gpuSummary({ gpus: [{ gpu: '0', memory_bytes: null }, { gpu: 3 }] }), '0, 3');
+  assert.equal(gpuSummary({ gpus: [] }), '');
+  assert.equal(gpuSummary({}), '');
+  // DCGM series by their gpu label: only the job's, or all when unknown.
+  const series = ['0', '1', '2', '3'].map((g) => ({ metric: { gpu: g }, values: [] }));
+  assert.deepEqual(gpuFilter(series, ['1', '3']).map((s) => s.metric.gpu), ['1', '3']);
+  assert.deepEqual(gpuFilter(series, []).map((s) => s.metric.gpu), ['0', '1', '2', '3']);
+  assert.deepEqual(gpuFilter(series, undefined).length, 4);
+  assert.deepEqual(gpuFilter([{ metric: {} }, ...series], ['0']).map((s) => s.metric.gpu), ['0']);
+});
+
+test('a job\'s other training series: found, filtered, sorted, capped', () => {
+  assert.equal(trainingSeriesSelector({ name: 'a"b', node: 'n1' }), '{__name__=~"training_.+", job="a\\"b", node="n1"}');
+  assert.equal(trainingSeriesSelector({ name: 'x' }), '{__name__=~"training_.+", job="x"}');
+  const ls = (n) => ({ __name__: n, job: 'train', node: 'n1' });
+  const got = extraTrainingNames([
+    ...CANONICAL_TRAINING.map(ls), ls('training_step'), ls('training_epoch'),
+    ls('training_eval_loss'), ls('training_accuracy'), ls('training_eval_loss'), // twice: stdout and stderr
+    ls('training_mfu'), ls('training_'), ls('training_<img src=x>'), ls('node_load1'), ls('training_a b'), { job: 'x' }, null,
+  ]);
+  assert.deepEqual(got, { names: ['training_accuracy', 'training_eval_loss', 'training_mfu'], more: 0 });
+  assert.ok(CANONICAL_TRAINING.includes('training_tokens_per_second'));
+  const many = Array.from({ length: 15 }, (_, i) => ls(`training_m${String(i).padStart(2, '0')}`));
+  const capped = extraTrainingNames(many);
+  assert.equal(MAX_EXTRA, 12);
+  assert.equal(capped.names.length, 12);
+  assert.equal(capped.names[11], 'training_m11');
+  assert.equal(capped.more, 3);
+  assert.deepEqual(extraTrainingNames(many, 20).more, 0);
+  assert.deepEqual(extraTrainingNames(undefined), { names: [], more: 0 });
+  assert.equal(extraTitle('training_eval_loss'), 'eval_loss');
+  assert.equal(extraTitle('training_training_x'), 'training_x');
+});
+
+test('node events: meaning and action in the page\'s language, the range in ms', () => {
+  const ev = { event: 'xid', details: { xid: 79, meaning: 'GPU has fallen off the bus', meaning_zh: 'GPU 已从总线上掉线',
+    action: 'Reset the GPU', action_zh: '' } };
+  assert.deepEqual(nodeEventTexts(ev, 'en'), { meaning: 'GPU has fallen off the bus', action: 'Reset the GPU' });
+  assert.deepEqual(nodeEventTexts(ev, 'zh'), { meaning: 'GPU 已从总线上掉线', action: 'Reset the GPU' });
+  assert.deepEqual(nodeEventTexts({ details: { meaning_zh: '只有中文' } }, 'en'), { meaning: '只有中文', action: '' });
+  assert.deepEqual(nodeEventTexts({ event: 'oom_killed', details: { pid: 1 } }, 'zh'), { meaning: '', action: '' });
+  assert.deepEqual(nodeEventTexts({}, 'en'), { meaning: '', action: '' });
+  assert.deepEqual(nodeEventTexts({ details: 'x' }, 'en'), { meaning: '', action: '' });
+  assert.deepEqual(eventsWindow(3600, 1700000000123), { start_ms: 1699996400123, end_ms: 1700000000123 });
+});
+
 test('the Jobs tab\'s strings exist, translated, in both languages', async () => {
   const { readFile } = await import('node:fs/promises');
   const { en, zh } = STRINGS_FOR_TEST;
@@ -304,6 +362,7 @@ test('the Jobs tab\'s strings exist, translated, in both languages', async () =>
   for (const k of ['training', 'inference', 'unknown']) keys.add(`jobs.kind.${k}`);
   for (const r of ['launcher', 'rank', 'helper']) keys.add(`jobs.role.${r}`);
   for (const c of ['name', 'state', 'framework', 'ranks', 'started', 'duration', 'reason']) keys.add(`jobs.col.${c}`);
+  for (const c of ['time', 'gpu', 'kind', 'details']) keys.add(`jobs.nev.${c}`);
   // Every event kind of docs/training-events.md, and the tracker's "signal".
   for (const e of ['xid', 'oom_killed', 'nccl_timeout', 'device_assert', 'no_kernel_image', 'driver_too_old', 'cuda_oom',
     'dataloader_killed', 'nccl_error', 'cuda_error', 'nan_loss', 'loss_overflow', 'segfault', 'completed', 'traceback', 'signal']) {
@@ -312,7 +371,7 @@ test('the Jobs tab\'s strings exist, translated, in both languages', async () =>
   keys.delete('jobs.kind'); // prefixes for tLabel
   keys.delete('jobs.role');
   assert.ok(keys.size > 80, `found ${keys.size} keys`);
-  const same = /^jobs\.(proc\.pid|series\.tokens)$/;
+  const same = /^jobs\.(proc\.pid|series\.tokens|nev\.gpu)$/;
   for (const k of keys) {
     assert.ok(k in en, `English lacks ${k}`);
     assert.ok(k in zh, `Chinese lacks ${k}`);

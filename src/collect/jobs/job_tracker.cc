@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "collect/jobs/job_history.h"
 #include "core/log.h"
 
 namespace vigil::collect::jobs {
@@ -45,10 +46,35 @@ discover::DetectedJob JobOfRecord(const discover::RunRecord& r) {
   return j;
 }
 
+// The substance of the history: which jobs, ended or not, and the evidence
+// on them; last_seen_ms of running jobs is refreshed on a timer instead.
+std::string HistoryKey(const std::map<std::string, TrackedJob>& jobs) {
+  std::string key;
+  for (const auto& [id, t] : jobs) {
+    key += id;
+    key += t.ended ? ":e" + std::to_string(t.last_seen_ms) : ":r";
+    key += t.run_exit ? ":x" + std::to_string(t.run_exit->ended_ms) : "";
+    key += ":k" + std::to_string(t.kernel_events.size()) + ";";
+  }
+  return key;
+}
+
 }  // namespace
 
 JobTracker::JobTracker(JobTrackerOptions options)
-    : options_(std::move(options)), env_(options_.env ? options_.env : Env::Default()) {}
+    : options_(std::move(options)), env_(options_.env ? options_.env : Env::Default()) {
+  if (options_.history_path.empty()) return;
+  auto history = LoadJobHistory(env_, options_.history_path);
+  if (!history.ok()) {
+    Logf(LogLevel::kWarn, "job history: %s", history.status().ToString().c_str());
+    return;
+  }
+  for (TrackedJob& t : *history) {
+    t.ended = true;  // until detection sees it again
+    std::string id = t.job.id;
+    jobs_.try_emplace(std::move(id), std::move(t));
+  }
+}
 
 JobTracker::~JobTracker() { Stop(); }
 
@@ -65,6 +91,31 @@ void JobTracker::Stop() {
   }
   wait_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  SaveHistory(/*force=*/true);
+}
+
+void JobTracker::SaveHistory(bool force) {
+  if (options_.history_path.empty()) return;
+  std::vector<TrackedJob> jobs;
+  std::string key;
+  const int64_t now = env_->NowMillis();
+  {
+    std::lock_guard lock(mu_);
+    key = HistoryKey(jobs_);
+    bool running = std::any_of(jobs_.begin(), jobs_.end(),
+                               [](const auto& entry) { return !entry.second.ended; });
+    bool stale = running && now - saved_ms_ >= options_.history_refresh_ms;
+    if (!force && key == saved_key_ && !stale) return;
+    for (const auto& [id, t] : jobs_) jobs.push_back(t);
+  }
+  Status st = SaveJobHistory(env_, options_.history_path, jobs);
+  if (!st.ok()) {
+    // Jobs stay listed from memory; the next change tries again.
+    Logf(LogLevel::kWarn, "job history: %s", st.ToString().c_str());
+    return;
+  }
+  saved_key_ = std::move(key);
+  saved_ms_ = now;
 }
 
 void JobTracker::Loop() {
@@ -75,6 +126,7 @@ void JobTracker::Loop() {
       Logf(LogLevel::kWarn, "job detection: %s", st.ToString().c_str());
       warned = true;
     }
+    SaveHistory(/*force=*/false);
     std::unique_lock lock(wait_mu_);
     wait_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
                       [this] { return stop_.load(); });
@@ -85,7 +137,7 @@ void JobTracker::Loop() {
 // they name (as last seen alive) when they fall within its life.
 void JobTracker::AttachKernelEvents() {
   if (options_.kernel_log.empty() || kernel_log_failed_) return;
-  if (!kernel_log_) kernel_log_ = std::make_unique<KernelLog>(options_.kernel_log);
+  if (!kernel_log_) kernel_log_ = std::make_unique<KernelLog>(options_.kernel_log, env_);
   std::vector<KernelEvent> events;
   Status st = kernel_log_->Poll(&events);
   if (!st.ok()) {
@@ -94,19 +146,36 @@ void JobTracker::AttachKernelEvents() {
     kernel_log_failed_ = true;
   }
   for (KernelEvent& k : events) {
-    if (k.pid <= 0) continue;
+    std::string owner;
     for (auto& [id, t] : jobs_) {
+      if (k.pid <= 0) break;
       bool in_life =
           k.time_ms >= t.job.start_time_ms - 1000 && k.time_ms <= t.last_seen_ms + 60'000;
       bool ours = std::any_of(t.job.processes.begin(), t.job.processes.end(),
                               [&](const discover::JobProcess& p) { return p.pid == k.pid; });
       if (!in_life || !ours) continue;
+      owner = id;
+      // Read again after a restart (the kernel keeps its recent past).
+      bool known =
+          std::any_of(t.kernel_events.begin(), t.kernel_events.end(), [&](const KernelEvent& e) {
+            // Boot time, derived from two clocks, may move by a ms.
+            return std::llabs(e.time_ms - k.time_ms) <= 1000 && e.pid == k.pid &&
+                   e.event.kind == k.event.kind;
+          });
+      if (known) break;
       if (t.kernel_events.size() >= kMaxKernelEvents)
         t.kernel_events.erase(t.kernel_events.begin());
       t.kernel_events.push_back(k);
       break;
     }
+    if (node_events_.size() >= options_.max_node_events) node_events_.pop_front();
+    node_events_.push_back({std::move(k), std::move(owner)});
   }
+}
+
+std::vector<NodeKernelEvent> JobTracker::NodeEvents() const {
+  std::lock_guard lock(mu_);
+  return {node_events_.begin(), node_events_.end()};
 }
 
 Status JobTracker::Poll() {

@@ -8,8 +8,10 @@
 // or completed, and why) is made by the reader, which also has the job's
 // logs and metrics (api/job_routes.cc, verdict.h).
 //
-// Bounded: ended jobs are kept in memory, the newest max_ended of them; they
-// are forgotten at restart (durable job history comes with the event store).
+// Bounded: ended jobs are kept, the newest max_ended of them, in memory and
+// in the history file (job_history.h), so they survive a restart. The
+// kernel's events (OOM kills, Xid errors) are also kept per node, the newest
+// max_node_events, whether or not a job's process was named.
 //
 // Thread safety: Jobs() may be called from any thread while the tracker's
 // own thread polls.
@@ -17,6 +19,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -48,6 +51,13 @@ struct TrackedJob {
 
 inline constexpr size_t kMaxKernelEvents = 32;
 
+// A kernel event on this node, and the job it was given to ("" for none: an
+// Xid the driver could not tie to a process, an OOM kill of another program).
+struct NodeKernelEvent {
+  KernelEvent kernel;
+  std::string job_id;
+};
+
 struct JobTrackerOptions {
   Env* env = nullptr;  // nullptr: Env::Default()
   discover::JobDetectionOptions detection;
@@ -55,19 +65,26 @@ struct JobTrackerOptions {
   std::function<Result<std::vector<discover::DetectedJob>>()> detect_override;
   std::string run_spool_dir;  // `vigil run` records; "" for none
   std::string kernel_log;     // "/dev/kmsg" in `vigil up`; "" for none (kernel_log.h)
+  // The job history file (job_history.h); "" keeps jobs in memory only.
+  std::string history_path;
   int64_t interval_ms = 5000;
   size_t max_ended = 200;
+  size_t max_node_events = 256;
+  // The history is rewritten when jobs start, end or gain evidence, and at
+  // least this often while any runs (their last_seen_ms moves).
+  int64_t history_refresh_ms = 60'000;
 };
 
 class JobTracker {
  public:
+  // Reads the history file, if any (a bad one is set aside with a warning).
   explicit JobTracker(JobTrackerOptions options);
   ~JobTracker();  // Stop()s
   JobTracker(const JobTracker&) = delete;
   JobTracker& operator=(const JobTracker&) = delete;
 
   void Start();  // polls on its own thread
-  void Stop();   // idempotent
+  void Stop();   // idempotent; writes the history a last time
 
   // One detection round (tests; the thread calls it).
   Status Poll();
@@ -75,15 +92,24 @@ class JobTracker {
   // Every known job: running ones first, then ended ones, newest first.
   std::vector<TrackedJob> Jobs() const;
 
+  // The kernel's events on this node, oldest first.
+  std::vector<NodeKernelEvent> NodeEvents() const;
+
  private:
   void Loop();
   void AttachKernelEvents();  // under mu_
+  // Writes the history when it changed in substance, or when `force`.
+  void SaveHistory(bool force);
 
   JobTrackerOptions options_;
   Env* env_;
   mutable std::mutex mu_;
-  std::map<std::string, TrackedJob> jobs_;  // by id; guarded by mu_
-  std::unique_ptr<KernelLog> kernel_log_;   // Poll() only
+  std::map<std::string, TrackedJob> jobs_;   // by id; guarded by mu_
+  std::deque<NodeKernelEvent> node_events_;  // guarded by mu_
+  // What the last saved history held, in substance (SaveHistory).
+  std::string saved_key_;
+  int64_t saved_ms_ = 0;
+  std::unique_ptr<KernelLog> kernel_log_;  // Poll() only
   bool kernel_log_failed_ = false;
   std::thread thread_;
   std::atomic<bool> stop_{false};

@@ -1,7 +1,6 @@
 #include "collect/jobs/kernel_log.h"
 
 #include <fcntl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,18 +8,6 @@
 #include "core/strings.h"
 
 namespace vigil::collect::jobs {
-namespace {
-
-// Wall-clock ms at boot: kmsg times are since boot (the monotonic clock).
-int64_t BootWallMs() {
-  timespec real{}, mono{};
-  clock_gettime(CLOCK_REALTIME, &real);
-  clock_gettime(CLOCK_MONOTONIC, &mono);
-  return (real.tv_sec - mono.tv_sec) * 1000LL + (real.tv_nsec - mono.tv_nsec) / 1'000'000;
-}
-
-}  // namespace
-
 bool ParseKmsgRecord(std::string_view record, uint64_t* usec, std::string_view* text) {
   size_t semi = record.find(';');
   if (semi == std::string_view::npos) return false;
@@ -33,7 +20,8 @@ bool ParseKmsgRecord(std::string_view record, uint64_t* usec, std::string_view* 
   return true;
 }
 
-KernelLog::KernelLog(std::string path) : path_(std::move(path)) {}
+KernelLog::KernelLog(std::string path, Env* env)
+    : path_(std::move(path)), env_(env ? env : Env::Default()) {}
 
 KernelLog::~KernelLog() {
   if (fd_ >= 0) ::close(fd_);
@@ -58,7 +46,8 @@ Status KernelLog::Poll(std::vector<KernelEvent>* out) {
     fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd_ < 0) return ErrnoStatus("cannot read the kernel log", path_, errno);
   }
-  const int64_t boot_ms = BootWallMs();
+  // Wall-clock ms at boot: kmsg times are since boot (the monotonic clock).
+  const int64_t boot_ms = env_->NowMillis() - env_->MonotonicMillis();
   char buf[8192];
   while (true) {
     ssize_t n = ::read(fd_, buf, sizeof(buf));

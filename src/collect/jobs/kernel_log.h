@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "collect/training/log_events.h"
+#include "core/env.h"
 #include "core/status.h"
 
 namespace vigil::collect::jobs {
@@ -35,7 +36,8 @@ bool ParseKmsgRecord(std::string_view record, uint64_t* usec_since_boot, std::st
 
 class KernelLog {
  public:
-  explicit KernelLog(std::string path = "/dev/kmsg");
+  // Times come from env's clocks (nullptr: Env::Default()).
+  explicit KernelLog(std::string path = "/dev/kmsg", Env* env = nullptr);
   ~KernelLog();
   KernelLog(const KernelLog&) = delete;
   KernelLog& operator=(const KernelLog&) = delete;
@@ -47,6 +49,7 @@ class KernelLog {
   void OnRecord(std::string_view record, int64_t boot_ms, std::vector<KernelEvent>* out);
 
   std::string path_;
+  Env* env_;
   int fd_ = -1;
   std::string partial_;  // a regular file (tests) may split records
   training::LogEventDetector detector_;

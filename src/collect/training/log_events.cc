@@ -636,6 +636,13 @@ const char* EventKindName(EventKind kind) {
   return "unknown";
 }
 
+std::optional<EventKind> EventKindFromName(std::string_view name) {
+  for (int k = 0; k <= static_cast<int>(EventKind::kCompleted); ++k) {
+    if (name == EventKindName(static_cast<EventKind>(k))) return static_cast<EventKind>(k);
+  }
+  return std::nullopt;
+}
+
 void Event::AddString(std::string_view key, std::string_view value) {
   details.push_back({std::string(key), std::string(CutUtf8(value, kMaxDetailBytes)), false});
 }

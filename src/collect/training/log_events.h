@@ -47,6 +47,8 @@ enum class EventKind : uint8_t {
 
 // "cuda_oom", "nccl_error", ...: the name `vigil inspect-log` prints.
 const char* EventKindName(EventKind kind);
+// The kind EventKindName gives `name`; nullopt for any other text.
+std::optional<EventKind> EventKindFromName(std::string_view name);
 
 // Text details are cut at this many bytes (at a UTF-8 boundary): a message
 // is for a person to recognise, not the whole record.
