@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 
 #include "api/gpu_evidence.h"
 #include "api/params.h"
@@ -47,11 +48,13 @@ std::string LogSelector(const std::string& job) {
 
 // Events in the job's newest log lines, oldest first: one detector per
 // stream, records in order.
-std::vector<TimedEvent> EventsFromLogs(const JobRouteDeps& deps, const TrackedJob& t) {
+std::vector<TimedEvent> EventsFromLogs(const JobRouteDeps& deps, const std::string& node,
+                                       const TrackedJob& t) {
   std::vector<TimedEvent> out;
   if (deps.logs == nullptr || t.job.name.empty()) return out;
   logstore::LogQuery q;
-  q.matchers = {{logstore::MatchType::kEqual, "job", t.job.name}};
+  q.matchers = {{logstore::MatchType::kEqual, "job", t.job.name},
+                {logstore::MatchType::kEqual, "node", node}};
   q.start_ns = std::max<int64_t>(0, t.job.start_time_ms - 1000) * kNsPerMs;
   q.end_ns = t.ended ? (t.last_seen_ms + kAfterEndMs) * kNsPerMs : INT64_MAX;
   q.limit = deps.event_lines;
@@ -73,11 +76,13 @@ struct Progress {
   std::optional<int64_t> interval_ms;  // median of recent changes
 };
 
-Progress StepProgress(const JobRouteDeps& deps, const TrackedJob& t, int64_t now) {
+Progress StepProgress(const JobRouteDeps& deps, const std::string& node, const TrackedJob& t,
+                      int64_t now) {
   Progress p;
   if (deps.db == nullptr || t.job.name.empty()) return p;
   auto series = deps.db->Select({{tsdb::MatchType::kEqual, "__name__", "training_step"},
-                                 {tsdb::MatchType::kEqual, "job", t.job.name}},
+                                 {tsdb::MatchType::kEqual, "job", t.job.name},
+                                 {tsdb::MatchType::kEqual, "node", node}},
                                 std::max(t.job.start_time_ms, now - kStepWindowMs), now);
   if (!series.ok()) return p;
   // Several streams (stdout, a log file) may report the step: merge by time.
@@ -170,37 +175,49 @@ std::string GpuOf(const training::Event& e, const std::map<std::string, std::str
   return it == by_pci.end() ? "" : it->second;
 }
 
-// What one request reads once for every job: the node's kernel events and
-// which GPU each PCI address is, and the log events of ended jobs (final
-// once their last lines are in), kept across requests.
+// One node's jobs as a request sees them: this node's from the tracker, or
+// another's from the snapshot its agent sent (RemoteJobs), with the node's
+// kernel events and which GPU each PCI address is.
 struct NodeView {
+  std::string node;
+  std::vector<TrackedJob> jobs;
   std::vector<collect::jobs::NodeKernelEvent> kernel;
   std::map<std::string, std::string> gpus_by_pci;
+  // A remote node whose agent has not reported lately: what it said last is
+  // shown, but its running jobs' state is not known.
+  bool silent = false;
+  int64_t reported_ms = 0;
 };
 
+// The log events of ended jobs are final once their last lines are in: kept
+// across requests.
 class EndedEventsCache {
  public:
   // The log events of `t`, from the cache when it is final.
-  std::vector<TimedEvent> Get(const JobRouteDeps& deps, const TrackedJob& t, int64_t now) {
+  std::vector<TimedEvent> Get(const JobRouteDeps& deps, const std::string& node,
+                              const TrackedJob& t, int64_t now) {
     const bool final = t.ended && now > t.last_seen_ms + kAfterEndMs;
+    const std::string key = node + "/" + t.job.id;
     if (final) {
       std::lock_guard lock(mu_);
-      auto it = events_.find(t.job.id);
+      auto it = events_.find(key);
       if (it != events_.end()) return it->second;
     }
-    std::vector<TimedEvent> events = EventsFromLogs(deps, t);
+    std::vector<TimedEvent> events = EventsFromLogs(deps, node, t);
     if (final) {
       std::lock_guard lock(mu_);
-      events_[t.job.id] = events;
+      events_[key] = events;
     }
     return events;
   }
-  // Forgets jobs the tracker no longer lists.
-  void Keep(const std::vector<TrackedJob>& jobs) {
-    std::set<std::string> ids;
-    for (const TrackedJob& t : jobs) ids.insert(t.job.id);
+  // Forgets jobs no longer listed.
+  void Keep(const std::vector<NodeView>& nodes) {
+    std::set<std::string> keys;
+    for (const NodeView& n : nodes) {
+      for (const TrackedJob& t : n.jobs) keys.insert(n.node + "/" + t.job.id);
+    }
     std::lock_guard lock(mu_);
-    std::erase_if(events_, [&](const auto& e) { return ids.count(e.first) == 0; });
+    std::erase_if(events_, [&](const auto& e) { return keys.count(e.first) == 0; });
   }
 
  private:
@@ -225,7 +242,7 @@ void AddGpuFaults(const JobRouteDeps& deps, const TrackedJob& t, const std::vect
     }
   }
   std::vector<std::string> gpu_list(ours.begin(), ours.end());
-  for (const GpuXid& x : NvmlXids(deps.db, deps.node, gpu_list, start, end)) {
+  for (const GpuXid& x : NvmlXids(deps.db, node.node, gpu_list, start, end)) {
     bool logged = HasXidNear(
         *events, x.xid, x.time_ms, [](const TimedEvent& e) { return e.time_ms; },
         [](const TimedEvent& e) -> const training::Event& { return e.event; });
@@ -238,14 +255,14 @@ void WriteJob(const JobRouteDeps& deps, const TrackedJob& t, bool with_events, i
   const discover::DetectedJob& j = t.job;
   std::vector<int> pids;
   for (const auto& p : j.processes) pids.push_back(p.pid);
-  const std::vector<JobGpu> gpus =
-      JobGpus(deps.db, deps.node, pids, t.ended ? t.last_seen_ms : now);
+  const int64_t until = t.ended ? t.last_seen_ms : node.silent ? node.reported_ms : now;
+  const std::vector<JobGpu> gpus = JobGpus(deps.db, node.node, pids, until);
   JobEvidence ev;
   ev.ended = t.ended;
   ev.end_ms = t.last_seen_ms;
   ev.run_exit = t.run_exit;
   ev.now_ms = now;
-  if (with_events) ev.events = cache->Get(deps, t, now);
+  if (with_events) ev.events = cache->Get(deps, node.node, t, now);
   // What the kernel said about its processes (OOM killer, Xid) joins them in time.
   for (const collect::jobs::KernelEvent& k : t.kernel_events) {
     ev.events.push_back({k.time_ms, k.event});
@@ -253,17 +270,25 @@ void WriteJob(const JobRouteDeps& deps, const TrackedJob& t, bool with_events, i
   AddGpuFaults(deps, t, gpus, node, now, &ev.events);
   std::stable_sort(ev.events.begin(), ev.events.end(),
                    [](const TimedEvent& a, const TimedEvent& b) { return a.time_ms < b.time_ms; });
-  Progress progress = StepProgress(deps, t, now);
+  Progress progress = StepProgress(deps, node.node, t, now);
   ev.last_step_change_ms = progress.last_change_ms;
   ev.step_interval_ms = progress.interval_ms;
   collect::jobs::JobVerdict v = collect::jobs::Judge(ev);
+  std::string state = collect::jobs::JobStateName(v.state);
+  if (node.silent && !t.ended) {
+    state = "unknown";
+    v.reason = "node_silent";
+    v.reason_text = "running when node " + node.node + " last reported, " +
+                    std::to_string((now - node.reported_ms) / 1000) +
+                    " s ago; its agent is not reporting (stopped, or the network is down)";
+  }
 
   w->BeginObject();
   w->Key("id").String(j.id).Key("name").String(j.name);
   w->Key("kind").String(discover::JobKindName(j.kind));
   w->Key("framework").String(discover::FrameworkName(j.framework));
   w->Key("launcher").String(j.launcher).Key("trainer").String(j.trainer);
-  w->Key("state").String(collect::jobs::JobStateName(v.state));
+  w->Key("state").String(state);
   w->Key("reason").String(v.reason).Key("reason_text").String(v.reason_text);
   w->Key("exit_code");
   if (t.run_exit && t.run_exit->exit_code) {
@@ -277,7 +302,7 @@ void WriteJob(const JobRouteDeps& deps, const TrackedJob& t, bool with_events, i
   } else {
     w->Null();
   }
-  w->Key("node").String(deps.node).Key("container_id").String(j.container_id);
+  w->Key("node").String(node.node).Key("container_id").String(j.container_id);
   w->Key("world_size").Int(j.world_size);
   w->Key("start_time_ms").Int(j.start_time_ms);
   w->Key("end_time_ms");
@@ -327,11 +352,33 @@ void WriteJob(const JobRouteDeps& deps, const TrackedJob& t, bool with_events, i
   w->EndObject();
 }
 
-NodeView ReadNodeView(const JobRouteDeps& deps, int64_t now) {
-  NodeView node;
-  node.kernel = deps.tracker->NodeEvents();
-  node.gpus_by_pci = GpusByPci(deps.db, deps.node, now);
-  return node;
+// Every node's jobs: this node's from the tracker, the others' from their
+// agents' snapshots; only `only_node` when it is not empty.
+std::vector<NodeView> ReadNodes(const JobRouteDeps& deps, int64_t now,
+                                const std::string& only_node) {
+  std::vector<NodeView> nodes;
+  if (deps.tracker != nullptr && (only_node.empty() || only_node == deps.node)) {
+    NodeView& n = nodes.emplace_back();
+    n.node = deps.node;
+    n.jobs = deps.tracker->Jobs();
+    n.kernel = deps.tracker->NodeEvents();
+    n.reported_ms = now;
+  }
+  if (deps.remote != nullptr) {
+    for (ingest::NodeJobs& r : deps.remote->Nodes()) {
+      const std::string& name = r.snapshot.node;
+      if (deps.tracker != nullptr && name == deps.node) continue;  // ours, from the tracker
+      if (!only_node.empty() && name != only_node) continue;
+      NodeView& n = nodes.emplace_back();
+      n.node = name;
+      n.jobs = std::move(r.snapshot.jobs);
+      n.kernel = std::move(r.snapshot.node_events);
+      n.reported_ms = r.received_ms;
+      n.silent = now - r.received_ms > deps.node_silent_ms;
+    }
+  }
+  for (NodeView& n : nodes) n.gpus_by_pci = GpusByPci(deps.db, n.node, now);
+  return nodes;
 }
 
 HttpResponse JsonOk(std::string body) {
@@ -341,16 +388,30 @@ HttpResponse JsonOk(std::string body) {
   return res;
 }
 
-HttpResponse Jobs(const JobRouteDeps& deps, EndedEventsCache* cache) {
+// GET /api/v1/jobs[?node=]: running jobs first, then the newest, across nodes.
+HttpResponse Jobs(const JobRouteDeps& deps, const HttpRequest& req, EndedEventsCache* cache) {
+  auto params = GetParams(req);
+  if (!params.ok()) return FromStatus(params.status());
   const int64_t now = deps.env->NowMillis();
-  std::vector<TrackedJob> jobs = deps.tracker->Jobs();  // running first, newest first
-  cache->Keep(jobs);
-  const NodeView node = ReadNodeView(deps, now);
+  const std::vector<NodeView> nodes = ReadNodes(deps, now, Param(*params, "node").value_or(""));
+  cache->Keep(nodes);
+  std::vector<std::pair<const NodeView*, const TrackedJob*>> listed;
+  for (const NodeView& n : nodes) {
+    for (const TrackedJob& t : n.jobs) listed.emplace_back(&n, &t);
+  }
+  std::stable_sort(listed.begin(), listed.end(), [](const auto& a, const auto& b) {
+    const TrackedJob& x = *a.second;
+    const TrackedJob& y = *b.second;
+    if (x.ended != y.ended) return !x.ended;
+    if (x.job.start_time_ms != y.job.start_time_ms)
+      return x.job.start_time_ms > y.job.start_time_ms;
+    return x.job.id < y.job.id;
+  });
   JsonWriter w;
   w.BeginObject().Key("status").String("success").Key("data").BeginObject();
   w.Key("jobs").BeginArray();
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    WriteJob(deps, jobs[i], i < deps.jobs_with_events, now, node, cache, &w);
+  for (size_t i = 0; i < listed.size(); ++i) {
+    WriteJob(deps, *listed[i].second, i < deps.jobs_with_events, now, *listed[i].first, cache, &w);
   }
   w.EndArray().EndObject().EndObject();
   return JsonOk(w.Release());
@@ -358,14 +419,15 @@ HttpResponse Jobs(const JobRouteDeps& deps, EndedEventsCache* cache) {
 
 struct NodeEvent {
   int64_t time_ms = 0;
+  std::string node;
   std::string source;  // "kernel" or "nvml"
   std::string gpu;
   std::string job_id;
   training::Event event;
 };
 
-// GET /api/v1/events?start_ms=&end_ms=: the node's kernel events (OOM kills,
-// Xid errors) and the Xids NVML reported that the kernel did not log.
+// GET /api/v1/events?start_ms=&end_ms=[&node=]: the nodes' kernel events (OOM
+// kills, Xid errors) and the Xids NVML reported that the kernel did not log.
 HttpResponse NodeEvents(const JobRouteDeps& deps, const HttpRequest& req) {
   auto params = GetParams(req);
   if (!params.ok()) return FromStatus(params.status());
@@ -380,18 +442,21 @@ HttpResponse NodeEvents(const JobRouteDeps& deps, const HttpRequest& req) {
   if (!end || !start) {
     return Error(400, "bad_data", "start_ms and end_ms must be integers (Unix ms)");
   }
-  const NodeView node = ReadNodeView(deps, now);
   std::vector<NodeEvent> events;
-  for (const collect::jobs::NodeKernelEvent& k : node.kernel) {
-    if (k.kernel.time_ms < *start || k.kernel.time_ms > *end) continue;
-    events.push_back({k.kernel.time_ms, "kernel", GpuOf(k.kernel.event, node.gpus_by_pci), k.job_id,
-                      k.kernel.event});
-  }
-  for (const GpuXid& x : NvmlXids(deps.db, deps.node, {}, *start, *end)) {
-    bool logged = HasXidNear(
-        events, x.xid, x.time_ms, [](const NodeEvent& e) { return e.time_ms; },
-        [](const NodeEvent& e) -> const training::Event& { return e.event; });
-    if (!logged) events.push_back({x.time_ms, "nvml", x.gpu, "", XidEvent(x)});
+  for (const NodeView& node : ReadNodes(deps, now, Param(*params, "node").value_or(""))) {
+    const size_t first_of_node = events.size();
+    for (const collect::jobs::NodeKernelEvent& k : node.kernel) {
+      if (k.kernel.time_ms < *start || k.kernel.time_ms > *end) continue;
+      events.push_back({k.kernel.time_ms, node.node, "kernel",
+                        GpuOf(k.kernel.event, node.gpus_by_pci), k.job_id, k.kernel.event});
+    }
+    for (const GpuXid& x : NvmlXids(deps.db, node.node, {}, *start, *end)) {
+      bool logged = HasXidNear(
+          std::span(events).subspan(first_of_node), x.xid, x.time_ms,
+          [](const NodeEvent& e) { return e.time_ms; },
+          [](const NodeEvent& e) -> const training::Event& { return e.event; });
+      if (!logged) events.push_back({x.time_ms, node.node, "nvml", x.gpu, "", XidEvent(x)});
+    }
   }
   std::stable_sort(events.begin(), events.end(),
                    [](const NodeEvent& a, const NodeEvent& b) { return a.time_ms < b.time_ms; });
@@ -401,7 +466,7 @@ HttpResponse NodeEvents(const JobRouteDeps& deps, const HttpRequest& req) {
   w.Key("events").BeginArray();
   for (size_t i = first; i < events.size(); ++i) {
     const NodeEvent& e = events[i];
-    w.BeginObject().Key("time_ms").Int(e.time_ms).Key("node").String(deps.node);
+    w.BeginObject().Key("time_ms").Int(e.time_ms).Key("node").String(e.node);
     w.Key("source").String(e.source).Key("gpu").String(e.gpu).Key("job_id").String(e.job_id);
     WriteEventBody(e.event, &w);
     w.EndObject();
@@ -415,7 +480,7 @@ HttpResponse NodeEvents(const JobRouteDeps& deps, const HttpRequest& req) {
 void AddJobRoutes(Router* router, JobRouteDeps deps) {
   auto cache = std::make_shared<EndedEventsCache>();
   router->Handle("GET", "/api/v1/jobs",
-                 [deps, cache](const HttpRequest&) { return Jobs(deps, cache.get()); });
+                 [deps, cache](const HttpRequest& req) { return Jobs(deps, req, cache.get()); });
   router->Handle("GET", "/api/v1/events",
                  [deps](const HttpRequest& req) { return NodeEvents(deps, req); });
 }

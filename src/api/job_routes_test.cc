@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/gpu_evidence.h"
-#include "core/env_wrapper.h"
+#include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 
 namespace vigil::api {
@@ -16,12 +16,6 @@ using nlohmann::json;
 
 constexpr int64_t kNow = 1'764'460'800'000;  // ms
 constexpr int64_t kMs = 1'000'000;           // ns
-
-class ClockEnv final : public EnvWrapper {
- public:
-  ClockEnv() : EnvWrapper(Env::Default()) {}
-  int64_t NowMillis() override { return kNow; }
-};
 
 discover::DetectedJob Job(const std::string& id, const std::string& name, int pid, int64_t start) {
   discover::DetectedJob j;
@@ -119,7 +113,7 @@ class JobRoutesTest : public ::testing::Test {
   }
 
   TempDir tmp_;
-  ClockEnv env_;
+  ManualClockEnv env_{kNow};
   std::unique_ptr<logstore::LogStore> logs_;
   std::unique_ptr<tsdb::Db> db_;
   std::map<std::string, uint64_t> offsets_;
@@ -203,6 +197,77 @@ TEST_F(JobRoutesTest, WithoutStoresTheTrackerAloneAnswers) {
   ASSERT_EQ(j["data"]["jobs"].size(), 1u);
   EXPECT_EQ(j["data"]["jobs"][0]["state"], "running");
   EXPECT_TRUE(j["data"]["jobs"][0]["last_step"].is_null());
+}
+
+// A server lists the jobs its agents report with its own; a node whose agent
+// went quiet keeps its jobs listed, but a job it last saw running is no longer
+// known to run.
+TEST_F(JobRoutesTest, OtherNodesJobsFromTheirAgents) {
+  std::vector<discover::DetectedJob> running = {Job("1-1", "local", 100, kNow - 1000)};
+  collect::jobs::JobTrackerOptions o;
+  o.env = &env_;
+  o.detect_override = [&] { return Result<std::vector<discover::DetectedJob>>(running); };
+  collect::jobs::JobTracker tracker(o);
+  ASSERT_TRUE(tracker.Poll().ok());
+
+  ingest::RemoteJobsOptions ro;
+  ro.env = &env_;
+  ingest::RemoteJobs remote(ro);
+  auto snapshot = [&](const std::string& node, const std::string& id, const std::string& name) {
+    collect::jobs::JobsSnapshot s;
+    s.node = node;
+    s.time_ms = kNow;
+    collect::jobs::TrackedJob t;
+    t.job = Job(id, name, 7, kNow - 5000);
+    s.jobs.push_back(t);
+    return collect::jobs::EncodeSnapshot(s);
+  };
+  ASSERT_TRUE(remote.Receive(snapshot("gpu-2", "2-2", "remote")).ok());
+  ASSERT_TRUE(remote.Receive(snapshot("gpu-1", "9-9", "stale-self")).ok());  // ours: the tracker's
+  Log("remote", kNow - 2000, {"Traceback (most recent call last):\nValueError: caught"});
+
+  Router router;
+  JobRouteDeps deps;
+  deps.tracker = &tracker;
+  deps.remote = &remote;
+  deps.logs = logs_.get();
+  deps.db = db_.get();
+  deps.env = &env_;
+  deps.node = "gpu-1";
+  deps.node_silent_ms = 60'000;
+  AddJobRoutes(&router, deps);
+  auto get = [&](std::vector<std::pair<std::string, std::string>> query) {
+    HttpRequest req;
+    req.query = std::move(query);
+    return json::parse(router.Find("GET", "/api/v1/jobs").route->handler(req).body);
+  };
+  json j = get({});
+  std::map<std::string, std::string> nodes, states;
+  for (const json& job : j["data"]["jobs"]) {
+    nodes[job["name"]] = job["node"];
+    states[job["name"]] = job["state"];
+  }
+  EXPECT_EQ(nodes, (std::map<std::string, std::string>{{"local", "gpu-1"}, {"remote", "gpu-2"}}));
+  EXPECT_EQ(states["remote"], "running");
+  // The log lines of job="remote" are gpu-1's (see Log), not gpu-2's.
+  for (const json& job : j["data"]["jobs"]) {
+    if (job["name"] == "remote") {
+      EXPECT_TRUE(job["events"].empty()) << job.dump();
+    }
+  }
+  EXPECT_EQ(get({{"node", "gpu-2"}})["data"]["jobs"].size(), 1u);
+
+  // Two minutes without a report from gpu-2.
+  ManualClockEnv later{kNow + 120'000};
+  deps.env = &later;
+  Router later_router;
+  AddJobRoutes(&later_router, deps);
+  HttpRequest req;
+  req.query = {{"node", "gpu-2"}};
+  json quiet = json::parse(later_router.Find("GET", "/api/v1/jobs").route->handler(req).body);
+  ASSERT_EQ(quiet["data"]["jobs"].size(), 1u);
+  EXPECT_EQ(quiet["data"]["jobs"][0]["state"], "unknown");
+  EXPECT_EQ(quiet["data"]["jobs"][0]["reason"], "node_silent");
 }
 
 TEST(GpuEvidenceTest, PciAddressesOfTheKernelAndOfNvmlMeetInOneKey) {

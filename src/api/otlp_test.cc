@@ -16,7 +16,7 @@
 
 #include "api/http_client.h"
 #include "api/otlp_routes.h"
-#include "core/env_wrapper.h"
+#include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 
 namespace vigil::api::otlp {
@@ -601,12 +601,6 @@ TEST(OtlpCorpus, SeedsDecode) {
 // ---------------------------------------------------------------------------
 // The route, through the Router with a real metrics store.
 
-class ClockEnv final : public EnvWrapper {
- public:
-  ClockEnv() : EnvWrapper(Env::Default()) {}
-  int64_t NowMillis() override { return kNow; }
-};
-
 class OtlpRoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -641,7 +635,7 @@ class OtlpRoutesTest : public ::testing::Test {
   }
 
   TempDir tmp_;
-  ClockEnv env_;
+  ManualClockEnv env_{kNow};
   std::unique_ptr<tsdb::Db> db_;
   Router router_;
 };

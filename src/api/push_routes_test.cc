@@ -2,19 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include "core/env_wrapper.h"
+#include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 
 namespace vigil::api {
 namespace {
 
 constexpr int64_t kNow = 1'764'460'800'000;
-
-class ClockEnv final : public EnvWrapper {
- public:
-  ClockEnv() : EnvWrapper(Env::Default()) {}
-  int64_t NowMillis() override { return kNow; }
-};
 
 class PushRoutesTest : public ::testing::Test {
  protected:
@@ -54,7 +48,7 @@ class PushRoutesTest : public ::testing::Test {
   }
 
   TempDir tmp_;
-  ClockEnv env_;
+  ManualClockEnv env_{kNow};
   std::unique_ptr<tsdb::Db> db_;
   Router router_;
 };

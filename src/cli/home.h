@@ -33,6 +33,7 @@ struct HomePaths {
   std::string log_store_dir() const { return home + "/data/logs"; }
   std::string agent_dir() const { return home + "/data/agent"; }
   std::string job_history_file() const { return home + "/data/jobs.json"; }
+  std::string nodes_dir() const { return home + "/data/nodes"; }  // other nodes' jobs
   std::string run_spool_dir() const { return home + "/spool/run"; }
   std::string logs_dir() const { return home + "/logs"; }
   std::string log_file() const { return home + "/logs/vigil.log"; }

@@ -10,6 +10,7 @@
 #include "api/query_routes.h"
 #include "api/routes.h"
 #include "api/web_routes.h"
+#include "collect/jobs/job_shipper.h"
 #include "collect/jobs/job_tracker.h"
 #include "collect/jobs/mlruns_collector.h"
 #include "collect/jobs/tfevents_collector.h"
@@ -32,6 +33,7 @@ namespace {
 struct ServerSide {
   std::unique_ptr<tsdb::Db> db;
   std::unique_ptr<logstore::LogStore> logs;
+  std::unique_ptr<ingest::RemoteJobs> remote_jobs;  // other nodes' jobs, from their agents
   std::unique_ptr<ingest::Ingester> ingester;
 };
 
@@ -51,6 +53,8 @@ struct Instance::Impl {
   // One transport per sender, so a slow log batch never holds up metrics.
   std::unique_ptr<ship::Transport> transport;
   std::unique_ptr<ship::Transport> log_transport;
+  std::unique_ptr<ship::Transport> jobs_transport;
+  std::unique_ptr<collect::jobs::JobShipper> job_shipper;  // `vigil agent` only
   std::unique_ptr<collect::CollectionLoop> loop;
   std::unique_ptr<collect::logs::LogAgent> log_agent;
   bool stopped = false;
@@ -91,7 +95,13 @@ Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, Server
     return logs.status().WithContext("cannot open the log store in " + log_options.dir);
   }
   impl->logs = std::move(logs).value();
-  impl->ingester = std::make_unique<ingest::Ingester>(impl->db.get(), impl->logs.get());
+  ingest::RemoteJobsOptions remote_options;
+  remote_options.dir = paths.nodes_dir();
+  impl->remote_jobs = std::make_unique<ingest::RemoteJobs>(remote_options);
+  ingest::IngesterOptions ingest_options;
+  ingest_options.remote_jobs = impl->remote_jobs.get();
+  impl->ingester =
+      std::make_unique<ingest::Ingester>(impl->db.get(), impl->logs.get(), ingest_options);
 
   api::CoreRouteDeps deps;
   deps.info = {kVersion,       started_ms,        paths.home,
@@ -168,13 +178,16 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     // to MLflow's local store (found in their working directory).
     collectors.push_back(std::make_unique<collect::jobs::TfEventsCollector>(impl->jobs.get()));
     collectors.push_back(std::make_unique<collect::jobs::MlrunsCollector>(impl->jobs.get()));
-    api::JobRouteDeps job_deps;
-    job_deps.tracker = impl->jobs.get();
-    job_deps.logs = impl->server.logs.get();
-    job_deps.db = impl->server.db.get();
-    job_deps.node = options.node_name;
-    api::AddJobRoutes(&router, job_deps);
   }
+  // This node's jobs (agent side) and the jobs other nodes' agents report
+  // (server side), with the stores where this process has them.
+  api::JobRouteDeps job_deps;
+  job_deps.tracker = impl->jobs.get();
+  job_deps.remote = impl->server.remote_jobs.get();
+  job_deps.logs = impl->server.logs.get();
+  job_deps.db = impl->server.db.get();
+  job_deps.node = options.node_name;
+  api::AddJobRoutes(&router, job_deps);
   api::HttpServer::Options http_options;
   http_options.listen = options.listen;
   http_options.error_log = [](std::string_view msg) { Log(LogLevel::kWarn, msg); };
@@ -204,6 +217,19 @@ Result<std::unique_ptr<Instance>> Instance::Start(
         [transport](std::string frame) { return transport->Send(frame); });
     impl->loop->Start();
     impl->jobs->Start();
+    if (!server_side) {
+      // The server lists this node's jobs with every other node's.
+      // A short timeout: the shipper's last send at shutdown must not hang.
+      impl->jobs_transport =
+          std::make_unique<ship::HttpTransport>(options.server_url, std::chrono::seconds(5));
+      ship::Transport* jobs_transport = impl->jobs_transport.get();
+      collect::jobs::JobShipperOptions shipper_options;
+      shipper_options.node = options.node_name;
+      impl->job_shipper = std::make_unique<collect::jobs::JobShipper>(
+          impl->jobs.get(), shipper_options,
+          [jobs_transport](std::string_view frame) { return jobs_transport->Send(frame); });
+      impl->job_shipper->Start();
+    }
     if (options.collect_logs) {
       collect::logs::LogAgent::Sender send_logs;
       if (server_side) {
@@ -240,6 +266,7 @@ void Instance::Stop() {
   impl_->stopped = true;
   if (impl_->log_agent) impl_->log_agent->Stop();
   if (impl_->jobs) impl_->jobs->Stop();
+  if (impl_->job_shipper) impl_->job_shipper->Stop();  // after the tracker's last pass
   if (impl_->loop) impl_->loop->Stop();
   impl_->http->Stop();
   if (impl_->server.logs) {

@@ -118,7 +118,19 @@ Status Ingester::Receive(std::string_view frame) {
   auto decoded = wire::DecodeFrame(frame);
   if (!decoded.ok()) return Reject(decoded.status());
   if (decoded->kind == wire::FrameKind::kLogs) return ReceiveLogs(decoded->payload);
+  if (decoded->kind == wire::FrameKind::kJobs) return ReceiveJobs(decoded->payload);
   return ReceiveMetrics(decoded->payload);
+}
+
+Status Ingester::ReceiveJobs(std::string_view payload) {
+  if (options_.remote_jobs == nullptr) {
+    return Reject(FailedPrecondition("this server does not keep nodes' jobs"));
+  }
+  Status st = options_.remote_jobs->Receive(payload);
+  if (!st.ok()) return Reject(st);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.job_snapshots;
+  return Status::Ok();
 }
 
 Status Ingester::ReceiveMetrics(std::string_view payload) {

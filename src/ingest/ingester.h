@@ -1,7 +1,8 @@
 // Ingester: the server's entry for agent data. Decodes a wire frame,
 // validates it, drops a batch it has already stored (retries), tags every
 // series and log stream with the node it came from, and appends it to the
-// metrics store (frame kind 1) or the log store (kind 2).
+// metrics store (frame kind 1) or the log store (kind 2); a node's jobs
+// snapshot (kind 4) goes to RemoteJobs.
 //
 // Thread safety: Receive() may be called concurrently; the mutex guards the
 // per-source sequence map and the counters.
@@ -14,6 +15,7 @@
 #include <unordered_map>
 
 #include "core/status.h"
+#include "ingest/remote_jobs.h"
 #include "ingest/training_metrics.h"
 #include "store/logs/log_store.h"
 #include "store/tsdb/db.h"
@@ -33,12 +35,15 @@ struct IngestStats {
   uint64_t log_records = 0;             // received (the log store counts offset duplicates)
   TrainingMetricsStats training;        // read from log lines (training_metrics.h)
   uint64_t training_append_errors = 0;  // batches of them the metrics store refused
+  uint64_t job_snapshots = 0;           // nodes' jobs snapshots kept (remote_jobs.h)
 };
 
 struct IngesterOptions {
   // Read training metrics from stored log lines into `training_*` series
   // (training_metrics.h). Off only to measure the log path alone (bench/).
   bool training_metrics = true;
+  // Where nodes' jobs snapshots go; nullptr refuses them.
+  RemoteJobs* remote_jobs = nullptr;
 };
 
 class Ingester {
@@ -59,6 +64,7 @@ class Ingester {
  private:
   Status ReceiveMetrics(std::string_view payload);
   Status ReceiveLogs(std::string_view payload);
+  Status ReceiveJobs(std::string_view payload);
   Status Reject(Status st);
 
   tsdb::Db* db_;

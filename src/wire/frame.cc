@@ -45,7 +45,8 @@ Result<Frame> DecodeFrame(std::string_view data) {
   auto flags = static_cast<uint8_t>(data[1]);
   data.remove_prefix(2);
   if (kind != static_cast<uint8_t>(FrameKind::kMetrics) &&
-      kind != static_cast<uint8_t>(FrameKind::kLogs)) {
+      kind != static_cast<uint8_t>(FrameKind::kLogs) &&
+      kind != static_cast<uint8_t>(FrameKind::kJobs)) {
     return InvalidArgument("unknown wire frame kind " + std::to_string(kind));
   }
   if ((flags & ~kFlagZstd) != 0) return InvalidArgument("unknown wire frame flags");

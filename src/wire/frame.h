@@ -16,6 +16,7 @@ enum class FrameKind : uint8_t {
   kMetrics = 1,
   kLogs = 2,
   // kEvents = 3 is reserved for the event pipeline.
+  kJobs = 4,  // a node's jobs and kernel events, JSON (docs/wire.md "Jobs")
 };
 
 // Upper bound on a decoded payload, so a hostile frame cannot make the server

@@ -24,6 +24,19 @@ def private_instance(home):
     env.pop("VIGIL_URL", None)
     return port, f"http://127.0.0.1:{port}", env
 
+def start_foreground(args, env, out, wait_url=None):
+    """`vigil ARGS --foreground` with its output to `out`; when wait_url is
+    given, once its /healthz answers."""
+    import subprocess
+    import urllib.request
+    p = subprocess.Popen([os.environ["VIGIL_BIN"]] + args + ["--foreground"], env=env,
+                         stdout=out, stderr=out)
+    if wait_url:
+        wait_for(lambda: urllib.request.urlopen(wait_url + "/healthz", timeout=2).status == 200,
+                 what=f"vigil {args[0]} at {wait_url}")
+    return p
+
+
 def wait_for(fn, timeout=60, what="condition"):
     """fn() until it returns something true; OSError counts as not yet (a
     server that is restarting)."""

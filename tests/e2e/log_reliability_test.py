@@ -27,7 +27,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import free_port, wait_for  # noqa: E402
+from e2e_util import free_port, start_foreground, wait_for  # noqa: E402
 
 VIGIL = os.environ["VIGIL_BIN"]
 FAKE_NVML = os.environ["VIGIL_FAKE_NVML"]
@@ -97,18 +97,14 @@ class LogReliability(unittest.TestCase):
             shutil.rmtree(self.root, ignore_errors=True)
 
     def start_server(self):
-        self.server = subprocess.Popen(
-            [VIGIL, "server", "--foreground", "--home", os.path.join(self.root, "server"),
-             "--listen", f"127.0.0.1:{self.port}"],
-            env=self.env, stdout=self.logs, stderr=self.logs)
-        wait_for(lambda: urllib.request.urlopen(self.url + "/healthz", timeout=2).status == 200,
-                 what="the server")
+        self.server = start_foreground(
+            ["server", "--home", os.path.join(self.root, "server"),
+             "--listen", f"127.0.0.1:{self.port}"], self.env, self.logs, wait_url=self.url)
 
     def start_agent(self):
-        self.agent = subprocess.Popen(
-            [VIGIL, "agent", "--foreground", "--home", os.path.join(self.root, "agent"),
-             "--server", self.url, "--listen", f"127.0.0.1:{free_port()}", "--node", "node-r"],
-            env=self.env, stdout=self.logs, stderr=self.logs)
+        self.agent = start_foreground(
+            ["agent", "--home", os.path.join(self.root, "agent"), "--server", self.url,
+             "--listen", f"127.0.0.1:{free_port()}", "--node", "node-r"], self.env, self.logs)
 
     def query(self, q, limit=5000):
         qs = urllib.parse.urlencode(dict(query=q, limit=limit, start=0, direction="forward"))

@@ -18,6 +18,8 @@ E FromName(std::string_view name, E last, NameFn name_of, E fallback) {
   return fallback;
 }
 
+void WriteKernelEvent(const KernelEvent& k, JsonWriter* w);
+
 void WriteEvent(const training::Event& e, JsonWriter* w) {
   w->Key("event").String(training::EventKindName(e.kind));
   w->Key("line").Int(e.line);
@@ -66,12 +68,17 @@ void WriteJob(const TrackedJob& t, JsonWriter* w) {
   }
   w->Key("kernel_events").BeginArray();
   for (const KernelEvent& k : t.kernel_events) {
-    w->BeginObject().Key("time_ms").Int(k.time_ms).Key("pid").Int(k.pid);
-    WriteEvent(k.event, w);
+    w->BeginObject();
+    WriteKernelEvent(k, w);
     w->EndObject();
   }
   w->EndArray();
   w->EndObject();
+}
+
+void WriteKernelEvent(const KernelEvent& k, JsonWriter* w) {
+  w->Key("time_ms").Int(k.time_ms).Key("pid").Int(k.pid);
+  WriteEvent(k.event, w);
 }
 
 // Typed reads that fall back instead of throwing: a field of the wrong type
@@ -102,6 +109,13 @@ std::optional<training::Event> ReadEvent(const json& o) {
     }
   }
   return e;
+}
+
+std::optional<KernelEvent> ReadKernelEvent(const json& k) {
+  if (!k.is_object()) return std::nullopt;
+  auto ev = ReadEvent(k);
+  if (!ev) return std::nullopt;
+  return KernelEvent{Int(k, "time_ms"), static_cast<int>(Int(k, "pid")), std::move(*ev)};
 }
 
 std::optional<TrackedJob> ReadJob(const json& o) {
@@ -155,10 +169,8 @@ std::optional<TrackedJob> ReadJob(const json& o) {
   auto kernel = o.find("kernel_events");
   if (kernel != o.end() && kernel->is_array()) {
     for (const json& k : *kernel) {
-      if (!k.is_object() || t.kernel_events.size() >= kMaxKernelEvents) continue;
-      auto ev = ReadEvent(k);
-      if (!ev) continue;
-      t.kernel_events.push_back({Int(k, "time_ms"), static_cast<int>(Int(k, "pid")), *ev});
+      if (t.kernel_events.size() >= kMaxKernelEvents) break;
+      if (auto ev = ReadKernelEvent(k)) t.kernel_events.push_back(std::move(*ev));
     }
   }
   return t;
@@ -166,30 +178,71 @@ std::optional<TrackedJob> ReadJob(const json& o) {
 
 }  // namespace
 
-std::string EncodeJobs(const std::vector<TrackedJob>& jobs) {
+std::string EncodeSnapshot(const JobsSnapshot& snapshot) {
   JsonWriter w;
-  w.BeginObject().Key("version").Int(kJobHistoryVersion).Key("jobs").BeginArray();
-  for (const TrackedJob& t : jobs) WriteJob(t, &w);
+  w.BeginObject().Key("version").Int(kJobHistoryVersion);
+  w.Key("node").String(snapshot.node).Key("time_ms").Int(snapshot.time_ms);
+  w.Key("jobs").BeginArray();
+  for (const TrackedJob& t : snapshot.jobs) WriteJob(t, &w);
+  w.EndArray();
+  w.Key("node_events").BeginArray();
+  for (const NodeKernelEvent& e : snapshot.node_events) {
+    w.BeginObject();
+    WriteKernelEvent(e.kernel, &w);
+    w.Key("job_id").String(e.job_id).EndObject();
+  }
   w.EndArray().EndObject();
   return w.Release();
 }
 
-Result<std::vector<TrackedJob>> DecodeJobs(std::string_view text) {
+Result<JobsSnapshot> DecodeSnapshot(std::string_view text) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
-    return InvalidArgument("not a job history document (not a JSON object)");
+    return InvalidArgument("not a jobs document (not a JSON object)");
   }
   if (Int(doc, "version") != kJobHistoryVersion) {
-    return InvalidArgument("job history version " + std::to_string(Int(doc, "version")) +
+    return InvalidArgument("jobs document version " + std::to_string(Int(doc, "version")) +
                            ", this Vigil reads " + std::to_string(kJobHistoryVersion));
   }
-  std::vector<TrackedJob> out;
+  JobsSnapshot out;
+  out.node = Str(doc, "node");
+  out.time_ms = Int(doc, "time_ms");
   auto jobs = doc.find("jobs");
-  if (jobs == doc.end() || !jobs->is_array()) return out;
-  for (const json& o : *jobs) {
-    if (auto t = ReadJob(o)) out.push_back(std::move(*t));
+  if (jobs != doc.end() && jobs->is_array()) {
+    for (const json& o : *jobs) {
+      if (auto t = ReadJob(o)) out.jobs.push_back(std::move(*t));
+    }
+  }
+  auto events = doc.find("node_events");
+  if (events != doc.end() && events->is_array()) {
+    for (const json& o : *events) {
+      if (auto k = ReadKernelEvent(o)) out.node_events.push_back({std::move(*k), Str(o, "job_id")});
+    }
   }
   return out;
+}
+
+std::string JobsKey(const std::vector<TrackedJob>& jobs) {
+  std::string key;
+  for (const TrackedJob& t : jobs) {
+    key += t.job.id;
+    key += t.ended ? ":e" + std::to_string(t.last_seen_ms) : ":r";
+    key += t.run_exit ? ":x" + std::to_string(t.run_exit->ended_ms) : "";
+    key += ":k" + std::to_string(t.kernel_events.size()) + ";";
+  }
+  return key;
+}
+
+std::string EncodeJobs(const std::vector<TrackedJob>& jobs) {
+  JobsSnapshot snapshot;
+  snapshot.jobs = jobs;
+  return EncodeSnapshot(snapshot);
+}
+
+Result<std::vector<TrackedJob>> DecodeJobs(std::string_view text) {
+  auto snapshot = DecodeSnapshot(text);
+  if (!snapshot.ok()) return snapshot.status();
+  return std::move(snapshot->jobs);
 }
 
 Result<std::vector<TrackedJob>> LoadJobHistory(Env* env, const std::string& path) {

@@ -9,8 +9,9 @@
 // while Vigil is down is still known when it comes back; read back, every
 // job counts as ended until detection sees it again.
 //
-// Encoding and decoding are the same code that will carry an agent's jobs
-// to a central server.
+// The same encoding carries a node's jobs from `vigil agent` to a central
+// server (a snapshot: the jobs plus the node's kernel events; wire frame
+// kind 4, docs/wire.md "Jobs").
 //
 // Thread safety: pure functions; the file functions touch only `path`.
 #pragma once
@@ -29,12 +30,29 @@ inline constexpr int kJobHistoryVersion = 1;
 // A history file larger than this is not read (200 jobs take ~0.5 MB).
 inline constexpr size_t kMaxJobHistoryBytes = 16u << 20;
 
-// {"version":1,"jobs":[...]}: every field of TrackedJob (docs/jobs.md).
-std::string EncodeJobs(const std::vector<TrackedJob>& jobs);
+// What one node knows about its jobs at one time.
+struct JobsSnapshot {
+  std::string node;  // "" in the history file (it is the local node's)
+  int64_t time_ms = 0;
+  std::vector<TrackedJob> jobs;
+  std::vector<NodeKernelEvent> node_events;
+};
 
-// The jobs in `json`. InvalidArgument when it is not a history document
-// (not JSON, another version); a job entry without an id is skipped, and
-// unknown fields are ignored (a newer Vigil may add some).
+// {"version":1,"node":...,"time_ms":...,"jobs":[...],"node_events":[...]}:
+// every field of TrackedJob and NodeKernelEvent (docs/jobs.md "History").
+std::string EncodeSnapshot(const JobsSnapshot& snapshot);
+// The snapshot in `json`. InvalidArgument when it is not one (not JSON,
+// another version); a job without an id or an event of an unknown kind is
+// skipped, and unknown fields are ignored (a newer Vigil may add some).
+Result<JobsSnapshot> DecodeSnapshot(std::string_view json);
+
+// What a snapshot of `jobs` says in substance: which jobs, ended or not, and
+// the evidence on them (not last_seen_ms of running ones, which moves at
+// every pass). Writers compare it to skip rewriting what did not change.
+std::string JobsKey(const std::vector<TrackedJob>& jobs);
+
+// The history file's document: a snapshot of jobs alone.
+std::string EncodeJobs(const std::vector<TrackedJob>& jobs);
 Result<std::vector<TrackedJob>> DecodeJobs(std::string_view json);
 
 // Reads `path`: no file is an empty history. A file that cannot be decoded

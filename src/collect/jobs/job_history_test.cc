@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "core/env_wrapper.h"
+#include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 
 namespace vigil::collect::jobs {
@@ -120,20 +120,6 @@ TEST(JobHistoryTest, AFileThatCannotBeReadIsSetAsideNotLost) {
   EXPECT_EQ((*listing)[0].rfind("jobs.json.bad-", 0), 0u);
 }
 
-// A clock that moves only when told, both wall and monotonic (so the kernel
-// log's boot time stays put).
-class ClockEnv final : public EnvWrapper {
- public:
-  ClockEnv() : EnvWrapper(Env::Default()) {}
-  int64_t NowMillis() override { return now; }
-  int64_t MonotonicMillis() override { return mono_at_start_ + (now - now_at_start_); }
-  int64_t now = Env::Default()->NowMillis();  // kmsg times are real: since this boot
-
- private:
-  const int64_t now_at_start_ = now;
-  const int64_t mono_at_start_ = Env::Default()->MonotonicMillis();
-};
-
 discover::DetectedJob Job(const std::string& id, int pid, int64_t start_ms) {
   discover::DetectedJob j;
   j.id = id;
@@ -149,7 +135,8 @@ discover::DetectedJob Job(const std::string& id, int pid, int64_t start_ms) {
 // its buffer, are not doubled.
 TEST(JobHistoryTest, JobsAndTheirEvidenceSurviveARestartOfTheTracker) {
   TempDir dir;
-  ClockEnv env;
+  // kmsg times are real (since this boot) and derived from both clocks.
+  ManualClockEnv env(Env::Default()->NowMillis(), /*follow_monotonic=*/true);
   const int64_t t0 = env.now;
   std::ofstream(dir.path() + "/kmsg")
       << "3,100,1000000,-;Out of memory: Killed process 300 (python) total-vm:1kB\n";

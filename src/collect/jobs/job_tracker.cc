@@ -46,19 +46,6 @@ discover::DetectedJob JobOfRecord(const discover::RunRecord& r) {
   return j;
 }
 
-// The substance of the history: which jobs, ended or not, and the evidence
-// on them; last_seen_ms of running jobs is refreshed on a timer instead.
-std::string HistoryKey(const std::map<std::string, TrackedJob>& jobs) {
-  std::string key;
-  for (const auto& [id, t] : jobs) {
-    key += id;
-    key += t.ended ? ":e" + std::to_string(t.last_seen_ms) : ":r";
-    key += t.run_exit ? ":x" + std::to_string(t.run_exit->ended_ms) : "";
-    key += ":k" + std::to_string(t.kernel_events.size()) + ";";
-  }
-  return key;
-}
-
 }  // namespace
 
 JobTracker::JobTracker(JobTrackerOptions options)
@@ -97,17 +84,16 @@ void JobTracker::Stop() {
 void JobTracker::SaveHistory(bool force) {
   if (options_.history_path.empty()) return;
   std::vector<TrackedJob> jobs;
-  std::string key;
   const int64_t now = env_->NowMillis();
   {
     std::lock_guard lock(mu_);
-    key = HistoryKey(jobs_);
-    bool running = std::any_of(jobs_.begin(), jobs_.end(),
-                               [](const auto& entry) { return !entry.second.ended; });
-    bool stale = running && now - saved_ms_ >= options_.history_refresh_ms;
-    if (!force && key == saved_key_ && !stale) return;
     for (const auto& [id, t] : jobs_) jobs.push_back(t);
   }
+  std::string key = JobsKey(jobs);
+  bool running =
+      std::any_of(jobs.begin(), jobs.end(), [](const TrackedJob& t) { return !t.ended; });
+  bool stale = running && now - saved_ms_ >= options_.history_refresh_ms;
+  if (!force && key == saved_key_ && !stale) return;
   Status st = SaveJobHistory(env_, options_.history_path, jobs);
   if (!st.ok()) {
     // Jobs stay listed from memory; the next change tries again.

@@ -5,18 +5,11 @@
 
 #include <fstream>
 
-#include "core/env_wrapper.h"
+#include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 
 namespace vigil::collect::jobs {
 namespace {
-
-class ClockEnv final : public EnvWrapper {
- public:
-  ClockEnv() : EnvWrapper(Env::Default()) {}
-  int64_t NowMillis() override { return now; }
-  int64_t now = 1'764'460'800'000;
-};
 
 discover::DetectedJob Job(const std::string& id, int pid, int64_t start_ms) {
   discover::DetectedJob j;
@@ -32,7 +25,7 @@ discover::DetectedJob Job(const std::string& id, int pid, int64_t start_ms) {
 
 TEST(JobTrackerTest, JobsStartRunAndEndWithTheirVigilRunExit) {
   TempDir dir;
-  ClockEnv env;
+  ManualClockEnv env;
   std::vector<discover::DetectedJob> now_running;
   JobTrackerOptions o;
   o.env = &env;
@@ -72,7 +65,7 @@ TEST(JobTrackerTest, JobsStartRunAndEndWithTheirVigilRunExit) {
 
 TEST(JobTrackerTest, ARecordOfAReusedPidIsItsOwnJobNotTheDetectedOnes) {
   TempDir dir;
-  ClockEnv env;
+  ManualClockEnv env;
   std::vector<discover::DetectedJob> now_running = {Job("100-1", 100, env.now)};
   JobTrackerOptions o;
   o.env = &env;
@@ -102,7 +95,7 @@ TEST(JobTrackerTest, ARecordOfAReusedPidIsItsOwnJobNotTheDetectedOnes) {
 // user ran it under `vigil run`.
 TEST(JobTrackerTest, AnUnrecognisedVigilRunCommandIsAJob) {
   TempDir dir;
-  ClockEnv env;
+  ManualClockEnv env;
   JobTrackerOptions o;
   o.env = &env;
   o.run_spool_dir = dir.path();
@@ -133,7 +126,7 @@ TEST(JobTrackerTest, AnUnrecognisedVigilRunCommandIsAJob) {
 }
 
 TEST(JobTrackerTest, EndedJobsAreBounded) {
-  ClockEnv env;
+  ManualClockEnv env;
   std::vector<discover::DetectedJob> now_running;
   JobTrackerOptions o;
   o.env = &env;

@@ -1,0 +1,68 @@
+#include "collect/jobs/job_shipper.h"
+
+#include <chrono>
+
+#include "collect/jobs/job_history.h"
+#include "core/log.h"
+#include "wire/frame.h"
+
+namespace vigil::collect::jobs {
+
+JobShipper::JobShipper(const JobTracker* tracker, JobShipperOptions options, Sender send)
+    : tracker_(tracker),
+      options_(std::move(options)),
+      env_(options_.env ? options_.env : Env::Default()),
+      send_(std::move(send)) {}
+
+JobShipper::~JobShipper() { Stop(); }
+
+void JobShipper::Start() {
+  if (thread_.joinable()) return;
+  {
+    std::lock_guard lock(wait_mu_);
+    stop_ = false;
+  }
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void JobShipper::Stop() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(wait_mu_);
+    stop_ = true;
+  }
+  wait_cv_.notify_all();
+  thread_.join();
+  (void)ShipOnce();  // the jobs as they are at shutdown, if the server is there
+}
+
+Status JobShipper::ShipOnce() {
+  JobsSnapshot snapshot;
+  snapshot.node = options_.node;
+  snapshot.time_ms = env_->NowMillis();
+  snapshot.jobs = tracker_->Jobs();
+  snapshot.node_events = tracker_->NodeEvents();
+  return send_(
+      wire::EncodeFrame(wire::FrameKind::kJobs, EncodeSnapshot(snapshot), options_.compress));
+}
+
+void JobShipper::Loop() {
+  bool failing = false;
+  std::unique_lock lock(wait_mu_);
+  while (!stop_) {
+    lock.unlock();
+    Status st = ShipOnce();
+    if (!st.ok() && !failing) {
+      Logf(LogLevel::kWarn, "jobs not sent to the server (trying again every %lld s): %s",
+           static_cast<long long>(options_.interval_ms / 1000), st.ToString().c_str());
+    } else if (st.ok() && failing) {
+      Log(LogLevel::kInfo, "jobs sent to the server again");
+    }
+    failing = !st.ok();
+    lock.lock();
+    wait_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
+                      [this] { return stop_; });
+  }
+}
+
+}  // namespace vigil::collect::jobs
