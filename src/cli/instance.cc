@@ -15,6 +15,7 @@
 #include "collect/jobs/mlruns_collector.h"
 #include "collect/jobs/tfevents_collector.h"
 #include "collect/logs/log_agent.h"
+#include "collect/metrics/gpu_collector.h"
 #include "collect/metrics/loop.h"
 #include "core/env.h"
 #include "core/log.h"
@@ -173,6 +174,12 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     jobs_options.run_spool_dir = paths.run_spool_dir();
     jobs_options.kernel_log = "/dev/kmsg";
     jobs_options.history_path = paths.job_history_file();
+    // A process running CUDA work is a job even when nothing else says so.
+    for (const auto& c : collectors) {
+      if (auto* gpu = dynamic_cast<collect::GpuCollector*>(c.get())) {
+        jobs_options.gpu_pids = [gpu] { return gpu->status().compute_pids; };
+      }
+    }
     impl->jobs = std::make_unique<collect::jobs::JobTracker>(jobs_options);
     // What jobs write to TensorBoard files (found among their open files) and
     // to MLflow's local store (found in their working directory).

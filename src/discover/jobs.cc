@@ -453,6 +453,7 @@ struct Proc {
   Framework framework = Framework::kUnknown;
   bool maps_unreadable = false;  // tried and failed (another user's); shells are not tried
   bool gpu_runtime = false;
+  bool on_gpu = false;  // NVML lists it running CUDA work
   bool never_root = false;
   int arg_local_rank = -1;
   bool interactive_shell = false;
@@ -664,22 +665,24 @@ class Grouper {
     return false;
   }
 
-  // Evidence: a framework or trainer; or a GPU runtime plus a rank or a
-  // launcher above; or, when its maps are unreadable, a PyTorch launcher as
-  // its parent (torchrun's children are its ranks).
+  // Evidence: a framework or trainer; running CUDA work (NVML); or a GPU
+  // runtime plus a rank or a launcher above; or, when its maps are unreadable,
+  // a PyTorch launcher as its parent (torchrun's children are its ranks).
   void MarkCandidates() {
     for (auto& p : procs_) {
       if (!p->launcher.name.empty()) continue;
       int parent = Parent(*p);
       bool torch_child = parent >= 0 && procs_[parent]->launcher.torch;
       bool strong = p->framework != Framework::kUnknown || !p->trainer.empty();
-      if (strong || p->gpu_runtime || (p->maps_unreadable && torch_child)) {
+      const bool on_gpu = p->on_gpu && !p->never_root;
+      if (strong || p->gpu_runtime || on_gpu || (p->maps_unreadable && torch_child)) {
         scanner_->ReadEnviron(p.get());
       }
       if (p->env.lightning && p->framework == Framework::kUnknown) {
         p->framework = Framework::kPyTorch;
       }
-      p->candidate = strong || (p->gpu_runtime && (p->env.has_rank() || HasLauncherAncestor(*p))) ||
+      p->candidate = strong || on_gpu ||
+                     (p->gpu_runtime && (p->env.has_rank() || HasLauncherAncestor(*p))) ||
                      (p->maps_unreadable && torch_child);
     }
   }
@@ -1056,7 +1059,10 @@ Result<std::vector<DetectedJob>> DetectJobs(const JobDetectionOptions& options) 
     auto pid = ParseSmallInt(name);
     if (!pid || *pid == 0 || *pid == self || name.front() == '+' || name.front() == '-') continue;
     if (++seen > kMaxPids) break;
-    if (auto p = scanner.ReadProc(*pid, boot_ms)) procs.push_back(std::move(p));
+    if (auto p = scanner.ReadProc(*pid, boot_ms)) {
+      p->on_gpu = std::binary_search(options.gpu_pids.begin(), options.gpu_pids.end(), *pid);
+      procs.push_back(std::move(p));
+    }
   }
   Grouper grouper(&procs, &scanner);
   return grouper.Run();

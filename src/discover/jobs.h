@@ -12,8 +12,9 @@
 //
 // Evidence, never guesses: a process is part of a job only when its mapped
 // libraries (/proc/<pid>/maps: libtorch, libtensorflow, jaxlib, ...), its
-// command line (torchrun, deepspeed, vllm serve, ...) or its distributed
-// environment (RANK, OMPI_COMM_WORLD_RANK, ... with a GPU runtime mapped)
+// command line (torchrun, deepspeed, vllm serve, ...), its distributed
+// environment (RANK, OMPI_COMM_WORLD_RANK, ... with a GPU runtime mapped) or
+// NVML's list of processes running CUDA work (JobDetectionOptions::gpu_pids)
 // say so. `python manage.py runserver` is not a job.
 //
 // Thread safety: DetectJobs is a pure function over the files it reads; safe
@@ -85,6 +86,10 @@ struct JobDetectionOptions {
   Env* env = nullptr;  // nullptr: Env::Default()
   // A pid never looked at (Vigil itself). 0: this process when proc_root is "/proc".
   int self_pid = 0;
+  // Processes NVML lists as running CUDA work (sorted): a job even when its
+  // libraries and command line say nothing (a C++ or Julia trainer, a
+  // statically linked binary), unless it is never one (tensorboard, ...).
+  std::vector<int> gpu_pids;
 };
 
 // One snapshot of the jobs on this node, ordered by start time then id.

@@ -134,10 +134,11 @@ class JobsTest : public ::testing::Test {
     proc_.Add(50, 1, {"sshd: /usr/sbin/sshd -D [listener]"}, "sshd", 5);
     proc_.Add(60, 50, {"-bash"}, "bash", 900);
   }
-  std::vector<DetectedJob> Detect() {
+  std::vector<DetectedJob> Detect(std::vector<int> gpu_pids = {}) {
     JobDetectionOptions o;
     o.proc_root = proc_.root();
     o.self_pid = 99999;
+    o.gpu_pids = std::move(gpu_pids);
     auto r = DetectJobs(o);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : std::vector<DetectedJob>{};
@@ -428,6 +429,25 @@ TEST_F(JobsTest, OrdinaryProcessesAreNoJobs) {
   // An MPI launcher whose ranks show nothing, and a bare srun.
   proc_.Add(1805, 60, {"srun", "-N", "2", "hostname"}, "srun", 8000);
   EXPECT_TRUE(Detect().empty());
+}
+
+// NVML's compute process list is evidence of its own: a trainer in C++ (or
+// Julia, or a static binary) that maps nothing Vigil knows is a job while it
+// runs CUDA work; TensorBoard is still not one, and the same program off the
+// GPU is not one either.
+TEST_F(JobsTest, ProcessesRunningCudaWorkAreJobs) {
+  proc_.Add(1900, 60, {"/opt/sim/bin/solver", "--config", "big.yaml"}, "solver", 9000);
+  proc_.Maps(1900, Libs(kBase, kCudaOnly));
+  proc_.Add(1901, 1900, {"/opt/sim/bin/solver", "--worker"}, "solver", 9001);  // its helper
+  proc_.Maps(1901, kBase);
+  proc_.Framework(1903, 60, {"/usr/bin/python3", "/usr/local/bin/tensorboard", "--logdir", "runs"},
+                  kTensorFlow, {}, 9000, "tensorboard");
+  EXPECT_TRUE(Detect({}).empty());
+  auto jobs = Detect({1900, 1903});
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].name, "solver");
+  EXPECT_EQ(jobs[0].kind, JobKind::kUnknown);
+  EXPECT_EQ(Pids(jobs[0], JobProcessRole::kRank), std::vector<int>({1900}));
 }
 
 TEST_F(JobsTest, UnreadableEnvironAndMapsFallBackToWhatCanBeSeen) {

@@ -165,6 +165,7 @@ std::vector<NodeKernelEvent> JobTracker::NodeEvents() const {
 }
 
 Status JobTracker::Poll() {
+  if (options_.gpu_pids) options_.detection.gpu_pids = options_.gpu_pids();
   auto detected = options_.detect_override ? options_.detect_override()
                                            : discover::DetectJobs(options_.detection);
   if (!detected.ok()) return detected.status();

@@ -61,6 +61,9 @@ struct NodeKernelEvent {
 struct JobTrackerOptions {
   Env* env = nullptr;  // nullptr: Env::Default()
   discover::JobDetectionOptions detection;
+  // The processes NVML lists running CUDA work (GpuStatus::compute_pids),
+  // asked at every pass; unset: none.
+  std::function<std::vector<int>()> gpu_pids;
   // Replaces detection (tests).
   std::function<Result<std::vector<discover::DetectedJob>>()> detect_override;
   std::string run_spool_dir;  // `vigil run` records; "" for none

@@ -1,5 +1,6 @@
 #include "collect/metrics/gpu_collector.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -180,6 +181,14 @@ Status GpuCollector::Collect(MetricBatchBuilder* out) {
   status_.stuck_ms = 0;
   status_.last_pass_ms = pass_ms;
   status_.message = last_inventory_.Summary();
+  status_.compute_pids.clear();
+  for (const GpuReading& g : snap->gpus) {
+    status_.compute_pids.insert(status_.compute_pids.end(), g.compute_pids.begin(),
+                                g.compute_pids.end());
+  }
+  std::sort(status_.compute_pids.begin(), status_.compute_pids.end());
+  status_.compute_pids.erase(std::unique(status_.compute_pids.begin(), status_.compute_pids.end()),
+                             status_.compute_pids.end());
   for (const GpuReading& g : snap->gpus) {
     if (g.up) continue;
     status_.message += "; GPU " + std::to_string(g.info.index) + " not answering: " + g.error;

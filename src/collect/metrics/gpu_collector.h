@@ -53,6 +53,9 @@ struct GpuStatus {
   size_t gpu_count = 0;
   int64_t stuck_ms = 0;      // how long the current NVML call has been running, if stuck
   int64_t last_pass_ms = 0;  // duration of the last completed pass
+  // Processes running CUDA work on any GPU at the last pass, sorted: job
+  // detection's evidence for programs it does not otherwise recognise.
+  std::vector<int> compute_pids;
 };
 
 class GpuCollector : public MetricCollector {

@@ -193,6 +193,9 @@ TEST_F(FakeNvmlTest, H100ValuesMatchScenario) {
   EXPECT_EQ(Value(b, "vigil_gpu_process_memory_bytes", {{"gpu", "1"}, {"pid", "4101"}}),
             71234 * kMiB);
   EXPECT_FALSE(Value(b, "vigil_gpu_process_memory_bytes", {{"pid", "5555"}}).has_value());
+  // The compute processes, for job detection: one per GPU (pids 4100..4107).
+  EXPECT_EQ(c.status().compute_pids,
+            (std::vector<int>{4100, 4101, 4102, 4103, 4104, 4105, 4106, 4107}));
 
   EXPECT_NEAR(*Value(b, "DCGM_FI_DEV_PCIE_RX_THROUGHPUT", Gpu(0)), 950000, 200001);
   EXPECT_EQ(Value(b, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", Gpu(6)), 0);

@@ -322,7 +322,9 @@ void GpuSampler::ReadProcesses(Device* d, GpuReading* r) {
                       api.nvmlDeviceGetGraphicsRunningProcesses_v2},
   };
   CallTracker call{&current_call_, &current_gpu_};
-  for (const auto& [name, fn] : queries) {
+  for (size_t q = 0; q < std::size(queries); ++q) {
+    const auto& [name, fn] = queries[q];
+    const bool compute = q == 0;
     std::vector<nvml::nvmlProcessInfo_t> infos(64);
     unsigned int count = static_cast<unsigned int>(infos.size());
     nvmlReturn_t rc = call(name, g, fn, d->handle, &count, infos.data());
@@ -335,6 +337,7 @@ void GpuSampler::ReadProcesses(Device* d, GpuReading* r) {
     count = std::min<unsigned int>(count, static_cast<unsigned int>(infos.size()));
     for (unsigned int i = 0; i < count; ++i) {
       const auto& p = infos[i];
+      if (compute) r->compute_pids.push_back(p.pid);
       if (p.usedGpuMemory == nvml::kValueNotAvailableULL) continue;  // e.g. no permission
       uint64_t& bytes = r->process_memory_bytes[p.pid];
       bytes = std::max<uint64_t>(bytes, p.usedGpuMemory);  // a pid in both lists: same memory

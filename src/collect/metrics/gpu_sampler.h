@@ -68,6 +68,7 @@ struct GpuReading {
   std::string error;  // why `up` is false
   std::array<std::optional<double>, kGpuFieldCount> values;
   std::map<uint32_t, uint64_t> process_memory_bytes;  // pid -> bytes
+  std::vector<uint32_t> compute_pids;                 // in NVML's compute list, memory known or not
   std::map<uint64_t, uint64_t> xid_counts;            // xid -> count since start
 
   std::optional<double>& at(GpuField f) { return values[static_cast<size_t>(f)]; }
