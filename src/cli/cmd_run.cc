@@ -1,7 +1,10 @@
 // `vigil run [--name NAME] -- CMD ARGS...`: runs a command whose output goes
 // to a terminal or a pipe (which Vigil cannot read passively), passes that
 // output through unchanged, and records it in the home's run spool, where log
-// discovery picks it up like any other log file (docs/discovery.md).
+// discovery picks it up like any other log file (docs/discovery.md): stdout
+// in <name>.<id>.log, stderr apart in <name>.<id>.stderr.log (made when the
+// command first writes to it), so a line on one stream never lands inside a
+// multiline record (a traceback) of the other.
 //
 // Faithful pass-through: when our stdout/stderr is a terminal, the command
 // gets a pseudo-terminal of the same size for each, so it still sees a TTY
@@ -117,7 +120,10 @@ struct RunRecord {
 
 std::string RecordJson(const RunRecord& r) {
   JsonWriter w;
-  w.BeginObject().Key("name").String(r.name).Key("cmd").BeginArray();
+  // "streams": stdout and stderr are recorded apart (older records held
+  // both in one file).
+  w.BeginObject().Key("name").String(r.name).Key("streams").String("split");
+  w.Key("cmd").BeginArray();
   for (const auto& a : r.cmd) w.String(a);
   w.EndArray().Key("pid").Int(r.pid).Key("started_ms").Int(r.started_ms);
   if (r.ended) {
@@ -182,12 +188,17 @@ int RunRun(const RunFlags& flags) {
   std::string base =
       JoinPath(paths.run_spool_dir(), SafeName(rec.name) + "." + std::to_string(rec.started_ms) +
                                           "-" + std::to_string(::getpid()));
-  std::string log_path = base + ".log", meta_path = base + ".json";
-  int log_fd = -1;
-  if (Status st = env->CreateDirs(paths.run_spool_dir()); st.ok()) {
-    log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  }
-  if (log_fd < 0) {
+  const std::string meta_path = base + ".json";
+  // [0] stdout, [1] stderr (opened on its first byte: most runs write none).
+  const std::string log_path[2] = {base + ".log", base + ".stderr.log"};
+  int log_fd[2] = {-1, -1};
+  auto open_log = [&](int i) {
+    log_fd[i] = ::open(log_path[i].c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    return log_fd[i] >= 0;
+  };
+  if (Status st = env->CreateDirs(paths.run_spool_dir()); st.ok()) open_log(0);
+  const bool recording = log_fd[0] >= 0;
+  if (!recording) {
     // Recording is a bonus; running the command is the promise.
     std::fprintf(stderr,
                  "vigil run: cannot record output under %s (%s); running without recording\n",
@@ -235,9 +246,9 @@ int RunRun(const RunFlags& flags) {
   if (rc != 0) {
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
     std::fprintf(stderr, "vigil run: cannot run %s: %s\n", argv[0], std::strerror(rc));
-    if (log_fd >= 0) {
-      ::close(log_fd);
-      ::unlink(log_path.c_str());
+    if (recording) {
+      ::close(log_fd[0]);
+      ::unlink(log_path[0].c_str());
     }
     return rc == ENOENT ? 127 : 126;
   }
@@ -246,13 +257,13 @@ int RunRun(const RunFlags& flags) {
   ::sigprocmask(SIG_SETMASK, &old, nullptr);
   ::close(out[1]);
   ::close(err[1]);
-  if (log_fd >= 0) (void)env->WriteFileAtomic(meta_path, RecordJson(rec));
+  if (recording) (void)env->WriteFileAtomic(meta_path, RecordJson(rec));
 
   // Relay until both outputs reach EOF (a pty master reports EIO when the
   // last writer closes it).
   struct pollfd fds[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {g_signal_pipe[0], POLLIN, 0}};
   const int dest[2] = {STDOUT_FILENO, STDERR_FILENO};
-  bool log_ok = log_fd >= 0;
+  bool log_ok = recording;
   char buf[65536];
   int open_outputs = 2;
   while (open_outputs > 0) {
@@ -278,7 +289,10 @@ int RunRun(const RunFlags& flags) {
         continue;
       }
       (void)WriteAll(dest[i], buf, static_cast<size_t>(n));
-      if (log_ok && !WriteAll(log_fd, buf, static_cast<size_t>(n))) {
+      if (!log_ok) continue;
+      const bool logged =
+          (log_fd[i] >= 0 || open_log(i)) && WriteAll(log_fd[i], buf, static_cast<size_t>(n));
+      if (log_ok && !logged) {
         std::fprintf(stderr, "vigil run: recording stopped: %s\n", std::strerror(errno));
         log_ok = false;
       }
@@ -296,9 +310,12 @@ int RunRun(const RunFlags& flags) {
   } else {
     rec.exit_code = WEXITSTATUS(wstatus);
   }
-  if (log_fd >= 0) {
-    ::fsync(log_fd);
-    ::close(log_fd);
+  if (recording) {
+    for (int fd : log_fd) {
+      if (fd < 0) continue;
+      ::fsync(fd);
+      ::close(fd);
+    }
     (void)env->WriteFileAtomic(meta_path, RecordJson(rec));
   }
   if (rec.signal != 0) {

@@ -221,20 +221,25 @@ void ScanPods(const std::string& pods_root, std::vector<Candidate>* out, size_t 
 
 void ScanRunSpool(const std::string& spool_dir, std::vector<Candidate>* out, size_t limit) {
   if (spool_dir.empty()) return;
+  constexpr std::string_view kStderrSuffix = ".stderr.log";
   for (const std::string& f : ListDirOrEmpty(spool_dir)) {
     if (out->size() >= limit) return;
-    // "<name>.<id>.log"; the id has no dots, the name may.
+    // "<name>.<id>.log" (stdout, or both streams from an older `vigil run`)
+    // and "<name>.<id>.stderr.log"; the id has no dots, the name may.
     if (f.empty() || f.front() == '.' || !EndsWith(f, ".log")) continue;
-    std::string stem = f.substr(0, f.size() - 4);
+    const bool stderr_file = EndsWith(f, kStderrSuffix);
+    std::string stem = f.substr(0, f.size() - (stderr_file ? kStderrSuffix.size() : 4));
     size_t dot = stem.rfind('.');
     if (dot == std::string::npos || dot == 0 || !IsRunId(stem.substr(dot + 1))) continue;
     std::string path = JoinPath(spool_dir, f);
     if (!IsRegularFile(path)) continue;
     std::string job = stem.substr(0, dot);
+    bool split = stderr_file;
     // The sidecar's name is authoritative: the file name is a sanitized copy.
     if (auto meta = ReadJsonFile(JoinPath(spool_dir, stem + ".json"), kMaxRunSidecarBytes)) {
       std::string name = StringAt(*meta, "name");
       if (!name.empty()) job = name;
+      split = split || StringAt(*meta, "streams") == "split";
     }
     Candidate c;
     c.rank = Rank::kVigilRun;
@@ -242,6 +247,7 @@ void ScanRunSpool(const std::string& spool_dir, std::vector<Candidate>* out, siz
     c.source.format = LogFormat::kPlain;
     c.source.origin = RankOrigin(Rank::kVigilRun);
     AddLabel(&c.source.labels, "job", job);
+    if (split) AddLabel(&c.source.labels, "stream", stderr_file ? "stderr" : "stdout");
     out->push_back(std::move(c));
   }
 }

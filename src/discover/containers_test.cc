@@ -204,6 +204,27 @@ TEST_F(ContainersTest, VigilRunSpool) {
   EXPECT_EQ(Label(got[3], "job"), "v1.2.eval");
 }
 
+// A `vigil run` that records its streams apart: two sources of one job, each
+// with its stream; an older record (both streams in one file) has none.
+TEST_F(ContainersTest, VigilRunSpoolStreamsApart) {
+  std::string spool = dir_.Join("home/spool/run");
+  WriteFile(spool + "/train.1732939200000-4242.log", "step 1\n");
+  WriteFile(spool + "/train.1732939200000-4242.stderr.log", "Traceback (most recent call last):\n");
+  WriteFile(spool + "/train.1732939200000-4242.json",
+            R"({"name":"train","streams":"split","pid":4242,"started_ms":1732939200000})");
+  WriteFile(spool + "/old.1732939100000-4000.log", "both\n");
+  WriteFile(spool + "/old.1732939100000-4000.json", R"({"name":"old","pid":4000})");
+  WriteFile(spool + "/.stderr.log", "");  // no name, no id
+  auto got = Discover();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].labels, (wire::Labels{{"job", "old"}, {"source", got[0].path}}));
+  EXPECT_EQ(got[1].path, spool + "/train.1732939200000-4242.log");
+  EXPECT_EQ(Label(got[1], "stream"), "stdout");
+  EXPECT_EQ(got[2].path, spool + "/train.1732939200000-4242.stderr.log");
+  EXPECT_EQ(Label(got[2], "stream"), "stderr");
+  EXPECT_EQ(Label(got[2], "job"), "train");
+}
+
 TEST_F(ContainersTest, DockerConfigsAreParsedAgainOnlyWhenChanged) {
   AddContainer(kId, kComposeConfig);
   AddContainer(kId2, R"({"Name":"/a","Config":{"Image":"img:1"}})");

@@ -204,7 +204,7 @@ class JobsE2E(unittest.TestCase):
 
     def test_inspect_log_explains_the_crash(self):
         self.assertEqual(self.oom.wait(timeout=60), 1)
-        spooled = glob.glob(os.path.join(self.home, "spool", "run", "oom-run.*.log"))
+        spooled = glob.glob(os.path.join(self.home, "spool", "run", "oom-run.*[0-9].log"))
         self.assertEqual(len(spooled), 1)
         p = subprocess.run([VIGIL, "inspect-log", spooled[0]], capture_output=True, text=True,
                            timeout=30)

@@ -137,12 +137,11 @@ class LogsE2E(unittest.TestCase):
         self.assertIn("parse error", bad.stderr)
 
     def test_vigil_run_passes_output_through_and_records_it(self):
-        # The pause lets `vigil run` take "err one" from stderr before the
-        # traceback starts: both pipes go into one spool file, and a stderr
-        # line read between two traceback lines would split the record.
-        cmd = ("printf 'out one\\nprogress 50%%\\rprogress 100%%\\n'; echo 'err one' >&2; sleep 0.3; "
-               "echo 'Traceback (most recent call last):'; echo '  File \"x.py\", line 1'; "
-               "echo 'ValueError: bad'; exit 3")
+        # A stderr line in the middle of a stdout traceback: the streams are
+        # recorded apart, so the traceback stays one record.
+        cmd = ("printf 'out one\\nprogress 50%%\\rprogress 100%%\\n'; "
+               "echo 'Traceback (most recent call last):'; echo 'err one' >&2; "
+               "echo '  File \"x.py\", line 1'; echo 'ValueError: bad'; exit 3")
         p = subprocess.run([VIGIL, "run", "--name", "myjob", "--", "sh", "-c", cmd],
                            capture_output=True, env=self.env, timeout=60)
         self.assertEqual(p.returncode, 3)
@@ -159,10 +158,14 @@ class LogsE2E(unittest.TestCase):
         tb = wait_for(lambda: query(self.url, '{job="myjob"} |= "Traceback"')["entries"],
                       what="the recorded traceback")
         self.assertEqual(tb[0]["level"], "error")
+        self.assertIn('File "x.py", line 1', tb[0]["text"])
         self.assertIn("ValueError: bad", tb[0]["text"])
-        lines = [e["text"] for e in reversed(query(self.url, '{job="myjob"}')["entries"])]
+        lines = [e["text"] for e in reversed(query(self.url, '{job="myjob", stream="stdout"}')["entries"])]
         self.assertIn("out one", lines)
-        self.assertIn("err one", lines)
+        self.assertNotIn("err one", lines)
+        err = wait_for(lambda: query(self.url, '{job="myjob", stream="stderr"}')["entries"],
+                       what="the recorded stderr")
+        self.assertEqual([e["text"] for e in err], ["err one"])
 
     def test_vigil_run_forwards_signals_and_dies_the_same_way(self):
         p = subprocess.Popen([VIGIL, "run", "--", "sh", "-c", "echo ready; exec sleep 30"],
