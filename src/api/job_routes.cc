@@ -37,13 +37,17 @@ constexpr size_t kNodeEventsShown = 500;
 
 using training::EventKind;
 
-std::string LogSelector(const std::string& job) {
-  std::string escaped;
-  for (char c : job) {
-    if (c == '"' || c == '\\') escaped.push_back('\\');
-    escaped.push_back(c);
-  }
-  return "{job=\"" + escaped + "\"}";
+// {job="<name>", node="<node>"}: the job's lines in the log API and the UI.
+std::string LogSelector(const std::string& job, const std::string& node) {
+  auto quoted = [](const std::string& v) {
+    std::string out = "\"";
+    for (char c : v) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(c);
+    }
+    return out + "\"";
+  };
+  return "{job=" + quoted(job) + ", node=" + quoted(node) + "}";
 }
 
 // Events in the job's newest log lines, oldest first: one detector per
@@ -348,7 +352,7 @@ void WriteJob(const JobRouteDeps& deps, const TrackedJob& t, bool with_events, i
   size_t first = ev.events.size() > kEventsShown ? ev.events.size() - kEventsShown : 0;
   for (size_t i = first; i < ev.events.size(); ++i) WriteEvent(ev.events[i], w);
   w->EndArray();
-  w->Key("log_query").String(LogSelector(j.name));
+  w->Key("log_query").String(LogSelector(j.name, node.node));
   w->EndObject();
 }
 

@@ -167,7 +167,7 @@ TEST_F(JobRoutesTest, StatesAndReasonsFromLogsMetricsAndExitStatus) {
   EXPECT_FALSE(crashy["end_time_ms"].is_null());
   ASSERT_EQ(crashy["events"].size(), 1u);
   EXPECT_EQ(crashy["events"][0]["event"], "cuda_oom");
-  EXPECT_EQ(crashy["log_query"], "{job=\"crashy\"}");
+  EXPECT_EQ(crashy["log_query"], "{job=\"crashy\", node=\"gpu-1\"}");
 
   const json& hung = by_name["hung"];
   EXPECT_EQ(hung["state"], "stalled");

@@ -132,7 +132,8 @@ class JobsE2E(unittest.TestCase):
         self.assertEqual(jobs["oom-run"]["exit_code"], 1)
         self.assertEqual(jobs["cancelled-run"]["exit_signal"], "SIGTERM")
         self.assertIn("cuda_oom", [e["event"] for e in jobs["oom-run"]["events"]])
-        self.assertEqual(jobs["oom-run"]["log_query"], '{job="oom-run"}')
+        self.assertEqual(jobs["oom-run"]["log_query"],
+                         '{job="oom-run", node="%s"}' % jobs["oom-run"]["node"])
 
         # The detected launcher: running, PyTorch by its launcher.
         torchrun = wait_for(lambda: self.jobs().get("torchrun"), 30, "the torchrun launcher job")

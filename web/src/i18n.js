@@ -153,6 +153,7 @@ const STRINGS = {
     'jobs.col.reason': 'Reason',
     'jobstate.running': 'running', 'jobstate.stalled': 'stalled', 'jobstate.completed': 'completed',
     'jobstate.crashed': 'crashed', 'jobstate.killed': 'killed', 'jobstate.exited': 'exited',
+    'jobstate.unknown': 'unknown',
     'jobs.kind.training': 'training', 'jobs.kind.inference': 'inference', 'jobs.kind.unknown': 'unknown kind',
     'jobs.back': '← All jobs',
     'jobs.viewLogs': 'View logs',
@@ -239,6 +240,7 @@ const STRINGS = {
     'event.xid': 'GPU Xid error',
     'event.completed': 'Completed',
     'event.signal': 'Killed by a signal',
+    'event.node_silent': 'Node not reporting',
   },
   zh: {
     pageTitle: 'Vigil — {node}',
@@ -390,6 +392,7 @@ const STRINGS = {
     'jobs.col.reason': '原因',
     'jobstate.running': '运行中', 'jobstate.stalled': '停滞', 'jobstate.completed': '已完成',
     'jobstate.crashed': '已崩溃', 'jobstate.killed': '被终止', 'jobstate.exited': '已退出',
+    'jobstate.unknown': '未知',
     'jobs.kind.training': '训练', 'jobs.kind.inference': '推理', 'jobs.kind.unknown': '类型未知',
     'jobs.back': '← 全部作业',
     'jobs.viewLogs': '查看日志',
@@ -476,6 +479,7 @@ const STRINGS = {
     'event.xid': 'GPU Xid 错误',
     'event.completed': '已完成',
     'event.signal': '被信号终止',
+    'event.node_silent': '节点未上报',
   },
 };
 

@@ -28,8 +28,9 @@ const GPU_PALETTE = ['--c1', '--c2', '--c3', '--c4', '--c5', '--c6', '--c7', '--
 // ---------------------------------------------------------------------------
 // Pure helpers (no DOM; tested in node)
 
-export const STATES = ['running', 'stalled', 'completed', 'crashed', 'killed', 'exited'];
-const TONES = { running: 'green', stalled: 'amber', crashed: 'red', killed: 'grey', completed: 'blue', exited: 'grey' };
+// `unknown`: a remote node's job, running when its agent last reported.
+export const STATES = ['running', 'stalled', 'completed', 'crashed', 'killed', 'exited', 'unknown'];
+const TONES = { running: 'green', stalled: 'amber', crashed: 'red', killed: 'grey', completed: 'blue', exited: 'grey', unknown: 'grey' };
 
 // A state's badge: its colour and its i18n key. Unknown states are grey and
 // shown as the server wrote them.
@@ -788,11 +789,14 @@ export class JobsPage {
     else this.listEmpty.replaceChildren(...withCode(t('jobs.none')));
     this.listEmpty.hidden = this.jobs === null ? !!this.listError : jobs.length > 0;
     setText(this.listCount, jobs.length ? String(jobs.length) : '');
+    // A server with agents lists several nodes' jobs: then each says whose.
+    const severalNodes = new Set(jobs.map((j) => String(j.node ?? ''))).size > 1;
     const rows = jobs.map((j) => {
       const dur = jobDurationSec(j, now);
+      const kind = j.kind ? tLabel('jobs.kind', j.kind) : '';
       return {
         id: String(j.id), href: jobsHash(range, String(j.id)), name: String(j.name ?? ''),
-        kind: j.kind ? tLabel('jobs.kind', j.kind) : '', state: j.state,
+        kind: [kind, severalNodes ? String(j.node ?? '') : ''].filter(Boolean).join(' · '), state: j.state,
         stateText: stateBadge(j.state).key ? t(stateBadge(j.state).key) : '',
         fw: [j.framework, j.launcher].filter(Boolean).join(' · ') || '–',
         ranks: Number.isFinite(num(j.world_size)) ? String(j.world_size) : '–',

@@ -187,7 +187,8 @@ test('the log explorer\'s strings exist in both languages', async () => {
 
 test('job states get their badge colour', () => {
   const tones = Object.fromEntries(STATES.map((s) => [s, stateBadge(s).tone]));
-  assert.deepEqual(tones, { running: 'green', stalled: 'amber', completed: 'blue', crashed: 'red', killed: 'grey', exited: 'grey' });
+  assert.deepEqual(tones, { running: 'green', stalled: 'amber', completed: 'blue', crashed: 'red', killed: 'grey', exited: 'grey', unknown: 'grey' });
+  assert.equal(stateBadge('unknown').key, 'jobstate.unknown');
   assert.equal(stateBadge('running').key, 'jobstate.running');
   // A state this UI does not know yet is grey and shown as the server wrote it.
   assert.deepEqual(stateBadge('paused'), { tone: 'grey', key: null, text: 'paused' });
