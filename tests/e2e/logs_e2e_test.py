@@ -92,8 +92,8 @@ class LogsE2E(unittest.TestCase):
     def test_a_new_line_is_searchable_quickly_once_the_file_is_followed(self):
         wait_for(lambda: query(self.url, '{job="train"}', limit=1)["entries"], what="the job")
         # Follow it live: the newest line's number grows while we watch.
-        def newest():
-            e = query(self.url, '{job="train"}', limit=1)["entries"]
+        def newest():  # the newest "step N ..." line (the job also warns)
+            e = query(self.url, '{job="train"} |= "step "', limit=1)["entries"]
             return int(e[0]["text"].split()[1]) if e else -1
         first = newest()
         wait_for(lambda: newest() >= first + 5, timeout=10, what="new lines")

@@ -132,11 +132,13 @@ class TorchE2E(unittest.TestCase):
         good, good_stop = self.start("train_regression", "finish")
         bad, bad_stop = self.start("train_broken", "crash")
 
-        # Both appear as running PyTorch jobs, named after their scripts.
+        # Both appear as running PyTorch jobs, named after their scripts, with
+        # their DataLoader worker (started with the first epoch) as a helper.
         def running():
             jobs = self.jobs()
             names = ("train_regression", "train_broken")
-            ok = all(jobs.get(n, {}).get("state") == "running" for n in names)
+            ok = all(jobs.get(n, {}).get("state") == "running" and
+                     "helper" in [p["role"] for p in jobs[n]["processes"]] for n in names)
             return jobs if ok else None
         jobs = wait_for(running, 90, "both PyTorch runs to show as running jobs")
         for name in ("train_regression", "train_broken"):
@@ -144,8 +146,9 @@ class TorchE2E(unittest.TestCase):
             self.assertEqual(jobs[name]["kind"], "training", jobs[name])
             pids = [p["pid"] for p in jobs[name]["processes"]]
             self.assertIn(good.pid if name == "train_regression" else bad.pid, pids)
-            # The DataLoader worker is part of the job, not a job of its own.
-            self.assertIn("helper", [p["role"] for p in jobs[name]["processes"]], jobs[name])
+        # The DataLoader workers are part of their jobs, not jobs of their own.
+        self.assertFalse([n for n in jobs if n not in ("train_regression", "train_broken") and
+                          n.startswith("train_")], list(jobs))
 
         # Its loss curve, read from tqdm's postfix and the epoch lines.
         sel = 'training_loss{job="train_regression"}[10m]'
