@@ -16,6 +16,11 @@ Three systems on the same genlog file, runs alternating, medians reported
 
   bench/log_pipeline_compare.py --vigil build-bench/src/cli/vigil --input FILE \
       [--runs 3] [--work bench/out/logs/pipe] [--perf] [--systems vigil,logpipe,rsyslog]
+      [--base-vigil OLD/vigil --base-logpipe OLD/logpipe_bench]
+
+With --base-vigil / --base-logpipe, the systems vigil-base, logpipe-base and
+logonly-base (the same runs with those binaries) join the rotation, so a
+change is measured before and after in one run, under the same load.
 
 Each run, for each system:
   1. A fresh directory. The log file starts with the input's first line; a
@@ -337,6 +342,10 @@ def main():
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--perf", action="store_true", help="one extra run of each Vigil variant under perf record")
     ap.add_argument("--systems", default="vigil,logpipe,logonly,rsyslog")
+    ap.add_argument("--clean", action="store_true",
+                    help="delete each run's directory (log copy, store) once measured: saves disk")
+    ap.add_argument("--base-vigil", help="a baseline vigil binary: adds vigil-base to --systems")
+    ap.add_argument("--base-logpipe", help="a baseline logpipe_bench: adds logpipe-base, logonly-base")
     args = ap.parse_args()
     args.work = os.path.abspath(args.work)  # paths go to Vigil, which wants them absolute
     args.input = os.path.abspath(args.input)
@@ -346,6 +355,19 @@ def main():
     def run_logonly(args, run_dir, n_lines, perf_out=None):
         return run_pipe(args, run_dir, n_lines, perf_out, env={"TRAINING_METRICS": "0"})
     runners = {"vigil": run_vigil, "logpipe": run_pipe, "logonly": run_logonly, "rsyslog": run_rsyslog}
+
+    def with_binaries(runner, vigil, logpipe):
+        def run(args, run_dir, n_lines, perf_out=None):
+            return runner(argparse.Namespace(**dict(vars(args), vigil=vigil, logpipe=logpipe)), run_dir,
+                          n_lines, perf_out)
+        return run
+    # Each baseline system runs right after its counterpart.
+    for name, binary in (("vigil", args.base_vigil), ("logpipe", args.base_logpipe),
+                         ("logonly", args.base_logpipe)):
+        if binary and name in systems:
+            runners[name + "-base"] = with_binaries(runners[name], os.path.abspath(args.base_vigil or args.vigil),
+                                                    os.path.abspath(args.base_logpipe or args.logpipe))
+            systems.insert(systems.index(name) + 1, name + "-base")
 
     subprocess.run(["rm", "-rf", args.work], check=True)
     os.makedirs(args.work)
@@ -357,9 +379,12 @@ def main():
     results = {name: [] for name in systems}
     for i in range(1, args.runs + 1):
         for name in systems:
-            r = runners[name](args, os.path.join(args.work, "%s.%d" % (name, i)), n_lines)
+            run_dir = os.path.join(args.work, "%s.%d" % (name, i))
+            r = runners[name](args, run_dir, n_lines)
             log("%s run %d: %s" % (name, i, json.dumps(r)))
             results[name].append(r)
+            if args.clean:
+                subprocess.run(["rm", "-rf", run_dir], check=True)
     if args.perf:
         for name in ("vigil", "logpipe", "logonly"):
             if name not in systems:
@@ -386,7 +411,7 @@ def main():
         print("| %s | %d | %.2f | %.0f | %.2f | %.0f | %.2f | %.1f | %.1f (%s) |" % (
             name, stored, wall, n_lines / wall, cpu, n_lines / cpu, cpu / n_lines * 1e6, rss0, hwm,
             ", ".join("%.1f" % (r["hwm_kib"] / 1024) for r in rs)))
-    for name in ("vigil", "logpipe", "logonly"):
+    for name in ("vigil", "logpipe", "logonly", "vigil-base", "logpipe-base", "logonly-base"):
         if name in med and "rsyslog" in med:
             print("%s / rsyslog, lines per CPU-second (medians): %.2fx" % (name, med[name] / med["rsyslog"]))
 

@@ -7,6 +7,8 @@
 //                                                 thread, Maintain() after each
 //                                                 Append, so heads stay bounded)
 //   logstore_bench query DIR QUERY [RUNS]        (RUNS default 5)
+//   logstore_bench filter FILE TERM [MAX_LINES]  (BATCH_LINES as for ingest)
+//   logstore_bench recompress DIR [RAW_BYTES]    (archive pass; knobs below)
 //
 // ingest: batches of BATCH_LINES lines of one source (labels job, source;
 // byte offsets as the agent sends them; level from collect/logs DetectLevel;
@@ -23,6 +25,21 @@
 // every candidate block). Round 1 is "cold" in the sense of a freshly opened
 // store (the script drops the page cache before it for a disk-cold figure);
 // `warm_*` are the medians of rounds 2..RUNS.
+//
+// filter: the token filter alone, without a store: cuts FILE into blocks of
+// BATCH_LINES lines as ingest does, times building each block's filter
+// (TrigramCollector Add + Build, this thread's CPU clock) and reports the
+// filter bytes and how many blocks the filter lets through for `|= TERM`
+// (candidates) next to how many really hold TERM.
+//
+// recompress: the archive pass (store/logs/recompress.h) over every day file
+// of a closed store DIR, whatever its age (MIN_AGE_MS to change that), with
+// ArchiveOptions' defaults unless ARCHIVE_LEVEL, ARCHIVE_WLOG, ARCHIVE_CLOG,
+// ARCHIVE_HLOG, ARCHIVE_SLOG, ARCHIVE_MML, ARCHIVE_TLEN, ARCHIVE_STRATEGY
+// say otherwise; MAX_BLOCKS=n stops after n blocks, DRY_RUN=1 writes nothing
+// (ratio and speed only). Prints the dir's bytes before and after (and
+// RAW_BYTES / size when given), wall and CPU seconds, MB/s of block payload,
+// the zstd context's size and peak RSS.
 #include <sys/resource.h>
 #include <time.h>
 
@@ -36,7 +53,9 @@
 
 #include "collect/logs/level.h"
 #include "query/logql.h"
+#include "store/logs/format.h"
 #include "store/logs/log_store.h"
+#include "store/logs/recompress.h"
 
 namespace {
 
@@ -239,6 +258,134 @@ int Query(const char* dir, const char* text, int runs) {
   return 0;
 }
 
+int Filter(const char* file, const char* term, uint64_t max_lines) {
+  size_t batch_lines = 4000;
+  if (const char* b = std::getenv("BATCH_LINES")) batch_lines = std::max(1, std::atoi(b));
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "cannot read %s\n", file);
+    return 1;
+  }
+  logstore::TrigramCollector collector;
+  const auto keys = logstore::PatternFilterKeys(term);
+  uint64_t lines = 0, bytes = 0, blocks = 0, filter_bytes = 0, candidates = 0, holding = 0;
+  double cpu = 0;
+  std::vector<std::string> block;
+  std::string line;
+  bool eof = false;
+  while (!eof && lines < max_lines) {
+    block.clear();
+    while (block.size() < batch_lines && lines < max_lines) {
+      if (!std::getline(in, line)) {
+        eof = true;
+        break;
+      }
+      bytes += line.size();
+      ++lines;
+      block.push_back(std::move(line));
+    }
+    if (block.empty()) break;
+    double c0 = ThreadCpu();
+    for (const auto& l : block) collector.Add(l);
+    std::string f = collector.Build();
+    cpu += ThreadCpu() - c0;
+    ++blocks;
+    filter_bytes += f.size();
+    bool may = logstore::FilterMayContain(f, keys);
+    candidates += may;
+    bool has = false;
+    for (const auto& l : block) has = has || l.find(term) != std::string::npos;
+    holding += has;
+    if (has && !may) {
+      std::fprintf(stderr, "BUG: block %llu holds the term but its filter rules it out\n",
+                   static_cast<unsigned long long>(blocks - 1));
+      return 1;
+    }
+  }
+  std::printf("lines: %llu\n", static_cast<unsigned long long>(lines));
+  std::printf("blocks: %llu\n", static_cast<unsigned long long>(blocks));
+  std::printf("filter_bytes: %llu\n", static_cast<unsigned long long>(filter_bytes));
+  std::printf("filter_bytes_per_block: %.0f\n", static_cast<double>(filter_bytes) / blocks);
+  std::printf("filter_cpu_s: %.3f\n", cpu);
+  std::printf("filter_ns_per_line: %.1f\n", cpu * 1e9 / static_cast<double>(lines));
+  std::printf("filter_ns_per_byte: %.3f\n", cpu * 1e9 / static_cast<double>(bytes));
+  std::printf("candidate_blocks: %llu\n", static_cast<unsigned long long>(candidates));
+  std::printf("blocks_holding_term: %llu\n", static_cast<unsigned long long>(holding));
+  return 0;
+}
+
+void EnvInt(const char* name, int* v) {
+  if (const char* e = std::getenv(name)) *v = std::atoi(e);
+}
+
+int Recompress(const char* dir, double raw) {
+  logstore::ArchiveOptions o;
+  o.min_age_ms = INT64_MIN / 2;  // every day file: ingest's times end now
+  if (const char* e = std::getenv("MIN_AGE_MS")) o.min_age_ms = std::atoll(e);
+  if (const char* e = std::getenv("MAX_BLOCKS")) o.max_blocks = std::strtoull(e, nullptr, 10);
+  const char* dry = std::getenv("DRY_RUN");
+  o.dry_run = dry != nullptr && std::string(dry) == "1";
+  EnvInt("ARCHIVE_LEVEL", &o.level);
+  EnvInt("ARCHIVE_WLOG", &o.window_log);
+  EnvInt("ARCHIVE_CLOG", &o.chain_log);
+  EnvInt("ARCHIVE_HLOG", &o.hash_log);
+  EnvInt("ARCHIVE_SLOG", &o.search_log);
+  EnvInt("ARCHIVE_MML", &o.min_match);
+  EnvInt("ARCHIVE_TLEN", &o.target_length);
+  EnvInt("ARCHIVE_STRATEGY", &o.strategy);
+  Env* env = Env::Default();
+  auto before = env->DirSize(dir);
+  if (!before.ok()) {
+    std::fprintf(stderr, "recompress: %s\n", before.status().ToString().c_str());
+    return 1;
+  }
+  logstore::Archiver archiver(o);
+  logstore::ArchiveStats stats;
+  double cpu0 = ProcessCpu();
+  auto t0 = Clock::now();
+  Status st = archiver.ArchiveDir(dir, &stats);
+  double secs = Secs(t0, Clock::now());
+  double cpu = ProcessCpu() - cpu0;
+  for (const auto& e : stats.errors) std::fprintf(stderr, "error: %s\n", e.c_str());
+  if (!st.ok()) {
+    std::fprintf(stderr, "recompress: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  uint64_t after = env->DirSize(dir).value_or(0);
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  std::printf("params: level %d wlog %d clog %d hlog %d slog %d mml %d tlen %d strategy %d%s\n",
+              o.level, o.window_log, o.chain_log, o.hash_log, o.search_log, o.min_match,
+              o.target_length, o.strategy, o.dry_run ? " (dry run)" : "");
+  std::printf("files: %llu\n", u(stats.files));
+  std::printf("blocks: %llu\n", u(stats.blocks));
+  std::printf("recompressed: %llu\n", u(stats.recompressed));
+  std::printf("kept: %llu\n", u(stats.kept));
+  std::printf("skipped: %llu\n", u(stats.skipped));
+  std::printf("vacuumed: %d\n", stats.vacuumed ? 1 : 0);
+  std::printf("payload_bytes: %llu\n", u(stats.raw_bytes));
+  std::printf("data_bytes_before: %llu\n", u(stats.data_before));
+  std::printf("data_bytes_after: %llu\n", u(stats.data_after));
+  std::printf("data_ratio_before: %.3f\n",
+              static_cast<double>(stats.raw_bytes) / static_cast<double>(stats.data_before));
+  std::printf("data_ratio_after: %.3f\n",
+              static_cast<double>(stats.raw_bytes) / static_cast<double>(stats.data_after));
+  std::printf("dir_bytes_before: %llu\n", u(*before));
+  std::printf("dir_bytes_after: %llu\n", u(after));
+  if (raw > 0) {
+    std::printf("raw_over_dir_before: %.3f\n", raw / static_cast<double>(*before));
+    std::printf("raw_over_dir_after: %.3f\n", raw / static_cast<double>(after));
+  }
+  std::printf("seconds: %.3f\n", secs);
+  std::printf("cpu_s: %.3f\n", cpu);
+  std::printf("compress_s: %.3f\n", stats.compress_seconds);
+  std::printf("payload_mb_per_s: %.2f\n", static_cast<double>(stats.raw_bytes) / 1e6 / secs);
+  std::printf("payload_mb_per_compress_s: %.2f\n",
+              static_cast<double>(stats.raw_bytes) / 1e6 / stats.compress_seconds);
+  std::printf("context_bytes: %llu\n", u(stats.context_bytes));
+  std::printf("peak_rss_kib: %ld\n", PeakRssKib());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -251,8 +398,17 @@ int main(int argc, char** argv) {
     int runs = argc > 4 ? std::max(2, std::atoi(argv[4])) : 5;
     return Query(argv[2], argv[3], runs);
   }
+  if (mode == "filter" && argc >= 4) {
+    uint64_t max_lines = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : UINT64_MAX;
+    return Filter(argv[2], argv[3], max_lines);
+  }
+  if (mode == "recompress" && argc >= 3) {
+    return Recompress(argv[2], argc > 3 ? std::strtod(argv[3], nullptr) : 0);
+  }
   std::fprintf(stderr,
                "usage: logstore_bench ingest FILE DIR [MAX_LINES]\n"
-               "       logstore_bench query DIR QUERY [RUNS]\n");
+               "       logstore_bench query DIR QUERY [RUNS]\n"
+               "       logstore_bench filter FILE TERM [MAX_LINES]\n"
+               "       logstore_bench recompress DIR [RAW_BYTES]\n");
   return 2;
 }

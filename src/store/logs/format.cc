@@ -3,9 +3,15 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
+#include <cstring>
 
 #include "core/coding.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace vigil::logstore {
 namespace {
@@ -18,6 +24,23 @@ constexpr uint64_t kMaxBlockRawBytes = 256u << 20;
 constexpr int kZstdLevel = 1;
 constexpr uint32_t kFilterBitsPerKey = 8;
 constexpr uint8_t kFilterHashes = 3;
+// Filter formats: 1 (trigrams): m, k, bits. Later ones: m, 0x80 | k, a
+// format byte, bits; 2 is trigrams and digit-run keys. Format-1 readers see
+// an unknown k in later filters and never skip with them.
+constexpr uint8_t kFilterHasFormat = 0x80;
+constexpr uint8_t kFilterFormatDigitRuns = 2;
+// Digit-run keys: runs of at least kMinRunDigits digits after two bytes of
+// context give one key per prefix length k in [kMinRunDigits, kMaxRunDigits];
+// a (context, k) group with more than kDigitGroupMax distinct prefixes in a
+// block is stored as its saturated key alone. Changing any of these changes
+// what format 2 means: use a new format number.
+constexpr unsigned kMinRunDigits = 3;
+constexpr unsigned kMaxRunDigits = 8;
+constexpr unsigned kDigitGroupMax = 16;
+// Bound on the distinct digit keys a collector tracks per block (4 MiB of
+// table); past it, new keys mark their group saturated, which is always safe.
+constexpr size_t kMaxDigitKeys = size_t{1} << 18;
+constexpr uint32_t kSaturatedDigits = 0xffffffff;
 
 uint64_t Mix64(uint64_t x) {  // splitmix64 finaliser
   x += 0x9e3779b97f4a7c15ull;
@@ -39,11 +62,62 @@ inline bool IsDigitsTrigram(uint32_t t) {
 // where a branch per digit cost more than the probe it saved. Patterns leave
 // them out too (a filter must never be asked for a key it never stores).
 
-// Bit positions of one trigram in an m-bit filter (double hashing, and a
+// A digit-run key: bits 40..55 the two folded context bytes, 32..35 the
+// prefix length k, 0..31 the k digits as nibbles (first digit highest), or
+// kSaturatedDigits for the group's saturated key. Never below 2^33, so never
+// equal to a trigram.
+inline uint64_t DigitKey(uint32_t ctx, uint32_t k, uint32_t digits) {
+  return uint64_t{ctx} << 40 | uint64_t{k} << 32 | digits;
+}
+inline uint64_t SaturatedKey(uint64_t key) {
+  return (key & ~uint64_t{0xffffffff}) | kSaturatedDigits;
+}
+
+#if defined(__SSE2__)
+// Folds the 16 bytes at p into out; returns their digit mask.
+inline uint32_t Fold16(const uint8_t* p, uint8_t* out) {
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i up = _mm_sub_epi8(x, _mm_set1_epi8('A'));
+  const __m128i is_up = _mm_cmpeq_epi8(_mm_min_epu8(up, _mm_set1_epi8(25)), up);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
+                   _mm_add_epi8(x, _mm_and_si128(is_up, _mm_set1_epi8(32))));
+  const __m128i d = _mm_sub_epi8(x, _mm_set1_epi8('0'));
+  const __m128i digit = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);
+  return static_cast<uint16_t>(_mm_movemask_epi8(digit));
+}
+#endif
+
+// Folds p[0, n) (n <= 64) into out and returns the digit mask of those
+// bytes (bit i: p[i] is an ASCII digit). back: the 16 bytes before p + n are
+// readable (the text holds them).
+inline uint64_t FoldChunk(const uint8_t* p, size_t n, bool back, uint8_t* out) {
+  uint64_t m = 0;
+  size_t i = 0;
+#if defined(__SSE2__)
+  for (; i + 16 <= n; i += 16) m |= uint64_t{Fold16(p + i, out + i)} << i;
+  if (i < n && back) {
+    // The last 1..15 bytes: fold the 16 that end the text, keep the tail.
+    alignas(16) uint8_t tail[16];
+    const size_t rest = n - i;
+    const uint32_t d = Fold16(p + n - 16, tail);
+    std::memcpy(out + i, tail + 16 - rest, rest);
+    return m | uint64_t{d >> (16 - rest)} << i;
+  }
+#else
+  (void)back;
+#endif
+  for (; i < n; ++i) {
+    out[i] = Fold(p[i]);
+    m |= uint64_t{IsDigit(p[i])} << i;
+  }
+  return m;
+}
+
+// Bit positions of one key in an m-bit filter (double hashing, and a
 // multiply-shift range reduction so m need not be a power of two).
 template <typename Fn>
-void ForEachBit(uint32_t trigram, uint32_t m, Fn fn) {
-  uint64_t h = Mix64(trigram);
+void ForEachBit(uint64_t key, uint32_t m, Fn fn) {
+  uint64_t h = Mix64(key);
   uint32_t h1 = static_cast<uint32_t>(h);
   uint32_t h2 = static_cast<uint32_t>(h >> 32) | 1;
   for (uint8_t i = 0; i < kFilterHashes; ++i) {
@@ -282,66 +356,227 @@ Status DecodeBlock(std::string_view data, DecodedBlock* out) {
 
 // ---- token filter -------------------------------------------------------
 
-TrigramCollector::TrigramCollector() : seen_((size_t{1} << 24) / 64, 0) {}
+TrigramCollector::TrigramCollector()
+    : seen_((size_t{1} << 24) / 64, 0),
+      full_(size_t{1} << 16, 0),
+      group_(size_t{8} << 16, 0),
+      last_(size_t{1} << 16, 0),
+      table_(size_t{1} << 12, 0),
+      table_shift_(64 - 12) {}
 
 void TrigramCollector::Add(std::string_view text) {
-  if (text.size() < 3) return;
+  const size_t n = text.size();
+  if (n < 3) return;
   const auto* p = reinterpret_cast<const uint8_t*>(text.data());
-  uint32_t t = (uint32_t{Fold(p[0])} << 8) | Fold(p[1]);
-  for (size_t i = 2; i < text.size(); ++i) {
-    t = ((t << 8) | Fold(p[i])) & 0xffffff;
-    uint64_t& word = seen_[t >> 6];
-    uint64_t bit = uint64_t{1} << (t & 63);
-    if ((word & bit) == 0) {
-      word |= bit;
-      distinct_.push_back(t);
+  uint64_t* const seen = seen_.data();  // not reloaded after each push_back
+  // 64 bytes at a time: fold them (and find their digits) with SIMD, then
+  // roll the trigrams over the folded copy. Digit runs are found from the
+  // digit bitmask, so the bytes between them cost no branch (one per byte
+  // would mispredict at every run edge); a window's runs are handled once
+  // the next window's mask is known, as a run may cross into it.
+  alignas(16) uint8_t folded[64];
+  uint32_t t = 0;
+  uint64_t prev = 0, carry = 0;  // digit mask of the previous window; its byte before
+  for (size_t base = 0; base < n; base += 64) {
+    const size_t len = std::min<size_t>(64, n - base);
+    const uint64_t cur = FoldChunk(p + base, len, base + len >= 16, folded);
+    size_t i = 0;
+    if (base == 0) {
+      t = (uint32_t{folded[0]} << 8) | folded[1];
+      i = 2;
+    }
+    for (; i < len; ++i) {
+      t = ((t << 8) | folded[i]) & 0xffffff;
+      uint64_t& word = seen[t >> 6];
+      uint64_t bit = uint64_t{1} << (t & 63);
+      if ((word & bit) == 0) {
+        word |= bit;
+        distinct_.push_back(t);
+      }
+    }
+    if (base > 0) carry = AddDigitRuns(p + base - 64, prev, cur, carry, base == 64);
+    prev = cur;
+  }
+  AddDigitRuns(p + (n - 1) / 64 * 64, prev, 0, carry, n <= 64);
+}
+
+// Runs of kMinRunDigits or more digits that start in the window at w (digit
+// mask cur; next: the following window's), with two bytes of the line before
+// them. carry: whether the byte before the window is a digit. Returns the
+// carry for the next window.
+inline uint64_t TrigramCollector::AddDigitRuns(const uint8_t* w, uint64_t cur, uint64_t next,
+                                               uint64_t carry, bool first) {
+  uint64_t starts = cur & ~((cur << 1) | carry);
+  for (unsigned j = 1; j < kMinRunDigits; ++j) starts &= (cur >> j) | (next << (64 - j));
+  if (first) starts &= ~uint64_t{3};
+  while (starts != 0) {
+    const auto s = static_cast<unsigned>(std::countr_zero(starts));
+    starts &= starts - 1;
+    const uint64_t run = s == 0 ? cur : (cur >> s) | (next << (64 - s));
+    AddDigitRun(w + s, std::min<unsigned>(std::countr_one(run), kMaxRunDigits));
+  }
+  return cur >> 63;
+}
+
+// The run of digits at q, len of them counted (kMinRunDigits <= len <=
+// kMaxRunDigits); q[-1] is not a digit and q[-2] is in the same line.
+[[gnu::always_inline]] inline void TrigramCollector::AddDigitRun(const uint8_t* q, unsigned len) {
+  const uint32_t ctx = (uint32_t{Fold(q[-2])} << 8) | Fold(q[-1]);
+  uint8_t& full = full_[ctx];
+  const auto want = static_cast<uint8_t>((1u << (len - kMinRunDigits + 1)) - 1);
+  if ((full & want) == want) return;              // every group this run feeds is saturated
+  uint8_t* const row = &group_[size_t{ctx} * 8];  // counts per k, then the last run's length
+  uint32_t digits = 0;
+  for (unsigned k = 0; k < len; ++k) digits = (digits << 4) | (q[k] - '0');
+  if ((full & 0x80) == 0) {
+    full |= 0x80;
+    touched_.push_back(static_cast<uint16_t>(ctx));
+  } else if (row[7] == len && last_[ctx] == digits) {
+    return;  // the same digits as this context's last run: nothing new
+  }
+  row[7] = static_cast<uint8_t>(len);
+  last_[ctx] = digits;
+  for (unsigned k = kMinRunDigits; k <= len; ++k) {
+    const auto bit = static_cast<uint8_t>(1u << (k - kMinRunDigits));
+    if (full & bit) continue;
+    if (digit_keys_.size() >= kMaxDigitKeys) {
+      full |= bit;
+      continue;
+    }
+    if (InsertDigitKey(DigitKey(ctx, k, digits >> (4 * (len - k)))) &&
+        ++row[k - kMinRunDigits] > kDigitGroupMax) {
+      full |= bit;
+    }
+  }
+}
+
+inline size_t TrigramCollector::Slot(uint64_t key) const {
+  return static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> table_shift_);
+}
+
+bool TrigramCollector::InsertDigitKey(uint64_t key) {
+  if ((digit_keys_.size() + 1) * 2 > table_.size()) {
+    table_.assign(table_.size() * 2, 0);
+    --table_shift_;
+    const size_t mask = table_.size() - 1;
+    for (uint64_t k : digit_keys_) {
+      size_t h = Slot(k);
+      while (table_[h] != 0) h = (h + 1) & mask;
+      table_[h] = k;
+    }
+  }
+  const size_t mask = table_.size() - 1;
+  for (size_t h = Slot(key);; h = (h + 1) & mask) {
+    if (table_[h] == key) return false;
+    if (table_[h] == 0) {
+      table_[h] = key;
+      digit_keys_.push_back(key);
+      return true;
     }
   }
 }
 
 std::string TrigramCollector::Build() {
+  auto group_full = [&](uint64_t key) {
+    uint32_t ctx = static_cast<uint32_t>(key >> 40) & 0xffff;
+    uint32_t k = static_cast<uint32_t>(key >> 32) & 0xf;
+    return (full_[ctx] >> (k - kMinRunDigits)) & 1;
+  };
   size_t keys = 0;
   for (uint32_t t : distinct_) keys += !IsDigitsTrigram(t);
-  uint32_t m = std::max<uint32_t>(64, static_cast<uint32_t>(keys) * kFilterBitsPerKey);
+  for (uint64_t key : digit_keys_) keys += !group_full(key);
+  for (uint16_t ctx : touched_) keys += static_cast<size_t>(std::popcount(full_[ctx] & 0x7fu));
+  uint64_t bits_wanted = std::max<uint64_t>(64, uint64_t{keys} * kFilterBitsPerKey);
+  uint32_t m = static_cast<uint32_t>(std::min<uint64_t>(bits_wanted, 0xfffffff8u));
   m = (m + 7) & ~7u;
   std::string out;
   PutFixed32(&out, m);
-  out.push_back(static_cast<char>(kFilterHashes));
+  out.push_back(static_cast<char>(kFilterHasFormat | kFilterHashes));
+  out.push_back(static_cast<char>(kFilterFormatDigitRuns));
   size_t head = out.size();
   out.resize(head + m / 8, '\0');
   auto* bits = reinterpret_cast<uint8_t*>(out.data() + head);
+  auto set = [&](uint64_t key) {
+    ForEachBit(key, m, [&](uint32_t b) { bits[b >> 3] |= static_cast<uint8_t>(1u << (b & 7)); });
+  };
   for (uint32_t t : distinct_) {
     seen_[t >> 6] = 0;
-    if (IsDigitsTrigram(t)) continue;
-    ForEachBit(t, m, [&](uint32_t b) { bits[b >> 3] |= static_cast<uint8_t>(1u << (b & 7)); });
+    if (!IsDigitsTrigram(t)) set(t);
   }
   distinct_.clear();
-  return out;
-}
-
-std::vector<uint32_t> PatternTrigrams(std::string_view pattern) {
-  std::vector<uint32_t> out;
-  const auto* p = reinterpret_cast<const uint8_t*>(pattern.data());
-  for (size_t i = 2; i < pattern.size(); ++i) {
-    uint32_t t = (uint32_t{Fold(p[i - 2])} << 16) | (uint32_t{Fold(p[i - 1])} << 8) | Fold(p[i]);
-    if (!IsDigitsTrigram(t)) out.push_back(t);
+  for (uint64_t key : digit_keys_) {
+    if (!group_full(key)) set(key);
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  for (uint16_t ctx : touched_) {
+    for (uint32_t k = kMinRunDigits; k <= kMaxRunDigits; ++k) {
+      if ((full_[ctx] >> (k - kMinRunDigits)) & 1) set(DigitKey(ctx, k, kSaturatedDigits));
+    }
+    full_[ctx] = 0;
+    std::memset(&group_[size_t{ctx} * 8], 0, 8);
+  }
+  touched_.clear();
+  digit_keys_.clear();
+  std::fill(table_.begin(), table_.end(), 0);
   return out;
 }
 
-bool FilterMayContain(std::string_view filter, const std::vector<uint32_t>& trigrams) {
+FilterKeys PatternFilterKeys(std::string_view pattern) {
+  FilterKeys out;
+  const auto* p = reinterpret_cast<const uint8_t*>(pattern.data());
+  const size_t n = pattern.size();
+  for (size_t i = 2; i < n; ++i) {
+    uint32_t t = (uint32_t{Fold(p[i - 2])} << 16) | (uint32_t{Fold(p[i - 1])} << 8) | Fold(p[i]);
+    if (!IsDigitsTrigram(t)) out.trigrams.push_back(t);
+  }
+  std::sort(out.trigrams.begin(), out.trigrams.end());
+  out.trigrams.erase(std::unique(out.trigrams.begin(), out.trigrams.end()), out.trigrams.end());
+  // A run that starts inside the pattern, after two of its bytes, starts at
+  // the same place in any line that holds the pattern and is at least as
+  // long there: the line's run has every prefix key the pattern's run has.
+  for (size_t i = 2; i < n; ++i) {
+    if (!IsDigit(p[i]) || IsDigit(p[i - 1])) continue;
+    const uint32_t ctx = (uint32_t{Fold(p[i - 2])} << 8) | Fold(p[i - 1]);
+    uint32_t digits = p[i] - '0';
+    for (size_t k = 2; k <= kMaxRunDigits && i + k - 1 < n && IsDigit(p[i + k - 1]); ++k) {
+      digits = (digits << 4) | (p[i + k - 1] - '0');
+      if (k >= kMinRunDigits) {
+        out.digit_runs.push_back(DigitKey(ctx, static_cast<uint32_t>(k), digits));
+      }
+    }
+  }
+  std::sort(out.digit_runs.begin(), out.digit_runs.end());
+  out.digit_runs.erase(std::unique(out.digit_runs.begin(), out.digit_runs.end()),
+                       out.digit_runs.end());
+  return out;
+}
+
+bool FilterMayContain(std::string_view filter, const FilterKeys& keys) {
   if (filter.size() < 5) return true;
-  uint32_t m = DecodeFixed32(filter.data());
-  if (static_cast<uint8_t>(filter[4]) != kFilterHashes || m == 0 || m / 8 != filter.size() - 5) {
+  const uint32_t m = DecodeFixed32(filter.data());
+  const auto k = static_cast<uint8_t>(filter[4]);
+  size_t head;
+  if (k == kFilterHashes) {
+    head = 5;  // format 1: trigrams only
+  } else if (k == (kFilterHasFormat | kFilterHashes) && filter.size() >= 6 &&
+             static_cast<uint8_t>(filter[5]) == kFilterFormatDigitRuns) {
+    head = 6;
+  } else {
     return true;
   }
-  const auto* bits = reinterpret_cast<const uint8_t*>(filter.data() + 5);
-  for (uint32_t t : trigrams) {
+  if (m == 0 || m / 8 != filter.size() - head) return true;
+  const auto* bits = reinterpret_cast<const uint8_t*>(filter.data() + head);
+  auto has = [&](uint64_t key) {
     bool present = true;
-    ForEachBit(t, m, [&](uint32_t b) { present = present && (bits[b >> 3] >> (b & 7)) & 1; });
-    if (!present) return false;
+    ForEachBit(key, m, [&](uint32_t b) { present = present && (bits[b >> 3] >> (b & 7)) & 1; });
+    return present;
+  };
+  for (uint32_t t : keys.trigrams) {
+    if (!has(t)) return false;
+  }
+  if (head == 6) {
+    for (uint64_t key : keys.digit_runs) {
+      if (!has(key) && !has(SaturatedKey(key))) return false;
+    }
   }
   return true;
 }

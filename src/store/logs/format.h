@@ -116,10 +116,15 @@ Status DecodeBlock(std::string_view data, DecodedBlock* out);
 
 // ---- token filter -------------------------------------------------------
 //
-// A bloom filter of the distinct case-folded byte trigrams of a block's lines.
-// A line that contains pattern P contains every trigram of P, so a block is
-// skipped for `|= P` only when some trigram of lowercase(P) is absent.
-// Patterns shorter than 3 bytes never skip.
+// A bloom filter of the distinct case-folded byte trigrams of a block's lines
+// (less those of three digits), plus digit-run keys: for each run of 3 or
+// more digits with two bytes of its line before it, (those two bytes, the
+// run's first k digits) for k = 3..8, where a (bytes, k) group with more than
+// 16 distinct values in the block is stored as one "saturated" key instead.
+// A line that contains pattern P contains every trigram of P, and every
+// digit-run key of a run that starts inside P after two bytes of P; a block
+// is skipped for `|= P` only when the filter proves one of them absent
+// (layout and rules in docs/logstore.md "Token filter").
 
 class TrigramCollector {
  public:
@@ -129,14 +134,39 @@ class TrigramCollector {
   std::string Build();
 
  private:
+  uint64_t AddDigitRuns(const uint8_t* w, uint64_t cur, uint64_t next, uint64_t carry, bool first);
+  void AddDigitRun(const uint8_t* q, unsigned len);
+  size_t Slot(uint64_t key) const;
+  bool InsertDigitKey(uint64_t key);  // true when it was new
+
   std::vector<uint64_t> seen_;  // 2^24-bit set of trigrams (2 MiB)
   std::vector<uint32_t> distinct_;
+  // Digit-run keys. Per two-byte context: bit k-3 of full_ is set once the
+  // (context, k) group holds more than 16 values (bit 7: the context is in
+  // touched_); group_ holds 8 bytes, the distinct values seen per k and, in
+  // the last byte, the length of the context's last run, whose digits are in
+  // last_ (a repeated run is not looked up again).
+  std::vector<uint8_t> full_;   // 2^16
+  std::vector<uint8_t> group_;  // 2^16 * 8
+  std::vector<uint32_t> last_;  // 2^16
+  std::vector<uint16_t> touched_;
+  std::vector<uint64_t> table_;  // open addressing set of digit keys, 0 = empty
+  int table_shift_;              // 64 - log2(table_.size())
+  std::vector<uint64_t> digit_keys_;
 };
 
-// The trigrams of lowercase(pattern); empty when the pattern is shorter than 3.
-std::vector<uint32_t> PatternTrigrams(std::string_view pattern);
-// False only when the filter proves some trigram absent. A malformed filter
-// says "may contain".
-bool FilterMayContain(std::string_view filter, const std::vector<uint32_t>& trigrams);
+// The keys of lowercase(pattern) a filter can be asked for. Empty when the
+// filter can never rule the pattern out (shorter than 3 bytes, or digits
+// only).
+struct FilterKeys {
+  std::vector<uint32_t> trigrams;    // sorted, distinct; no three-digit ones
+  std::vector<uint64_t> digit_runs;  // digit-run keys (see format.cc)
+  bool empty() const { return trigrams.empty() && digit_runs.empty(); }
+};
+FilterKeys PatternFilterKeys(std::string_view pattern);
+// False only when the filter proves some key absent. A malformed filter says
+// "may contain"; a filter written before digit-run keys existed (format 1)
+// is asked for the trigrams only.
+bool FilterMayContain(std::string_view filter, const FilterKeys& keys);
 
 }  // namespace vigil::logstore

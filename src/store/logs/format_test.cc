@@ -1,5 +1,6 @@
 // Encodings of the log store: WAL records and frames (torn tails), blocks,
-// the trigram token filter (never a false "absent"), partition names.
+// the token filter (never a false "absent", digit-run keys, format 1 filters
+// still read), partition names.
 #include "store/logs/format.h"
 
 #include <gtest/gtest.h>
@@ -169,27 +170,27 @@ TEST(LogStoreFormat, TrigramFilterHasNoFalseNegatives) {
       for (char& c : pat) {
         if (rng() % 2 && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
       }
-      EXPECT_TRUE(FilterMayContain(filter, PatternTrigrams(pat))) << pat;
+      EXPECT_TRUE(FilterMayContain(filter, PatternFilterKeys(pat))) << pat;
     }
   }
   // And it rules things out.
   collector.Add("the quick brown fox jumps over the lazy dog");
   std::string filter = collector.Build();
-  EXPECT_FALSE(FilterMayContain(filter, PatternTrigrams("zyxwvut-never-there")));
-  EXPECT_TRUE(FilterMayContain(filter, PatternTrigrams("QUICK")));
-  EXPECT_TRUE(FilterMayContain("garbage", PatternTrigrams("anything")));
-  EXPECT_TRUE(PatternTrigrams("ab").empty());
+  EXPECT_FALSE(FilterMayContain(filter, PatternFilterKeys("zyxwvut-never-there")));
+  EXPECT_TRUE(FilterMayContain(filter, PatternFilterKeys("QUICK")));
+  EXPECT_TRUE(FilterMayContain("garbage", PatternFilterKeys("anything")));
+  EXPECT_TRUE(PatternFilterKeys("ab").empty());
 }
 
 TEST(LogStoreFormat, DigitOnlyTrigramsAreNotKeys) {
   // Every block of a numeric log holds them all, so they are left out of
   // filters and patterns alike; the trigrams around the digits still count.
-  EXPECT_TRUE(PatternTrigrams("271828").empty());
+  EXPECT_TRUE(PatternFilterKeys("271828").empty());
   auto fold = [](const char* s) {
     return (uint32_t{static_cast<uint8_t>(s[0])} << 16) |
            (uint32_t{static_cast<uint8_t>(s[1])} << 8) | static_cast<uint8_t>(s[2]);
   };
-  std::vector<uint32_t> t = PatternTrigrams("t-2718");
+  std::vector<uint32_t> t = PatternFilterKeys("t-2718").trigrams;
   EXPECT_EQ(t.size(), 2u);  // "t-2", "-27"
   EXPECT_TRUE(std::binary_search(t.begin(), t.end(), fold("t-2")));
   EXPECT_TRUE(std::binary_search(t.begin(), t.end(), fold("-27")));
@@ -197,9 +198,214 @@ TEST(LogStoreFormat, DigitOnlyTrigramsAreNotKeys) {
   TrigramCollector collector;
   collector.Add("step 123456 done");
   std::string filter = collector.Build();
-  EXPECT_TRUE(FilterMayContain(filter, PatternTrigrams("p 1234")));
-  EXPECT_TRUE(FilterMayContain(filter, PatternTrigrams("999999")));  // nothing to rule out with
-  EXPECT_FALSE(FilterMayContain(filter, PatternTrigrams("x 1234")));
+  EXPECT_TRUE(FilterMayContain(filter, PatternFilterKeys("p 1234")));
+  EXPECT_TRUE(FilterMayContain(filter, PatternFilterKeys("999999")));  // nothing to rule out with
+  EXPECT_FALSE(FilterMayContain(filter, PatternFilterKeys("x 1234")));
+}
+
+// Every substring of every line of a block, in any letter case, passes the
+// block's filter. The lines are built to put digit runs where the collector
+// has edges: at line starts and ends, across its 64-byte windows, longer
+// than the 8 digits a key looks at, right after non-ASCII bytes, in lines
+// too short for its 16-byte loads.
+TEST(LogStoreFormat, DigitRunKeysNeverMissASubstring) {
+  std::mt19937 rng(271828);
+  auto digits = [&](size_t n) {
+    std::string d;
+    for (size_t i = 0; i < n; ++i) d.push_back(static_cast<char>('0' + rng() % 10));
+    return d;
+  };
+  const std::vector<std::string> words = {"checkpoint-", "Step=",  "RUN-", "κόσμε ", "\xff\xfe",
+                                          " ",           "a",      "id:",  "-",      "x.",
+                                          "Loss=0.",     "/ckpt/", "\t",   "e-"};
+  TrigramCollector collector;
+  for (int block = 0; block < 12; ++block) {
+    std::vector<std::string> lines;
+    uint64_t step = 200000 + rng() % 50000;
+    for (int i = 0; i < 40; ++i) {
+      std::string l;
+      switch (rng() % 6) {
+        case 0:  // a counter, as steps and checkpoints are
+          l = "Saving checkpoint-" + std::to_string(step++) + " (shard 3 of 8)";
+          break;
+        case 1:  // a run that starts at the line start, or ends the line
+          l = rng() % 2 ? digits(1 + rng() % 12) + " done" : "step " + digits(1 + rng() % 12);
+          break;
+        case 2: {  // a run across the 64-byte window edge, at every offset near it
+          size_t at = 56 + rng() % 12;
+          l = std::string(at - 2, 'p') + words[rng() % words.size()].substr(0, 2);
+          l.resize(at, 'q');
+          l += digits(1 + rng() % 20) + "x";
+          break;
+        }
+        case 3:  // short lines
+          l = words[rng() % words.size()].substr(0, 1 + rng() % 2) + digits(rng() % 5);
+          break;
+        default: {
+          size_t n = 1 + rng() % 12;
+          for (size_t j = 0; j < n; ++j) {
+            l += words[rng() % words.size()];
+            if (rng() % 2) l += digits(1 + rng() % 10);
+          }
+        }
+      }
+      lines.push_back(l);
+      collector.Add(l);
+    }
+    std::string filter = collector.Build();
+    for (const auto& l : lines) {
+      for (size_t a = 0; a < l.size(); ++a) {
+        for (size_t len = 1; len <= 20 && a + len <= l.size(); ++len) {
+          std::string pat = l.substr(a, len);
+          ASSERT_TRUE(FilterMayContain(filter, PatternFilterKeys(pat)))
+              << "'" << pat << "' of '" << l << "'";
+          for (char& c : pat) {
+            if (c >= 'a' && c <= 'z' && rng() % 2) c = static_cast<char>(c - 32);
+            if (c >= 'A' && c <= 'Z' && rng() % 2) c = static_cast<char>(c + 32);
+          }
+          ASSERT_TRUE(FilterMayContain(filter, PatternFilterKeys(pat)))
+              << "'" << pat << "' of '" << l << "'";
+        }
+      }
+    }
+  }
+}
+
+TEST(LogStoreFormat, DigitRunKeysRuleOutOtherNumbers) {
+  // Steps 200000..200199 in one block, and "-27" and "t-2" in it too: the
+  // trigrams of checkpoint-271828 are all there, its digit prefixes are not.
+  TrigramCollector collector;
+  for (int s = 200000; s < 200200; ++s) {
+    collector.Add("Saving model checkpoint to /ckpt/run-27/checkpoint-" + std::to_string(s));
+  }
+  std::string filter = collector.Build();
+  auto may = [&](std::string_view p) { return FilterMayContain(filter, PatternFilterKeys(p)); };
+  EXPECT_FALSE(may("checkpoint-271828"));
+  EXPECT_FALSE(may("CHECKPOINT-271828"));
+  EXPECT_FALSE(may("t-2718"));
+  EXPECT_FALSE(may("checkpoint-2002"));  // prefixes 2000 and 2001 only
+  EXPECT_TRUE(may("checkpoint-200123"));
+  EXPECT_TRUE(may("Checkpoint-2001"));
+  EXPECT_TRUE(may("t-200"));
+  EXPECT_TRUE(may("run-27/"));
+  // Patterns that cannot use a run: it starts the pattern (the bytes before
+  // it are unknown), has fewer than 2 bytes before it, or has under 3 digits.
+  EXPECT_TRUE(PatternFilterKeys("271828").digit_runs.empty());
+  EXPECT_TRUE(PatternFilterKeys("-271828").digit_runs.empty());
+  EXPECT_TRUE(PatternFilterKeys("t-27").digit_runs.empty());
+  EXPECT_EQ(PatternFilterKeys("t-271").digit_runs.size(), 1u);
+  EXPECT_EQ(PatternFilterKeys("t-271828").digit_runs.size(), 4u);      // 3..6 digits
+  EXPECT_EQ(PatternFilterKeys("t-2718281828").digit_runs.size(), 6u);  // 3..8 digits
+  EXPECT_EQ(PatternFilterKeys("T-271").digit_runs, PatternFilterKeys("t-271").digit_runs);
+  EXPECT_TRUE(may("t-2"));  // too short to use its digits: never ruled out by them
+
+  // The next block starts afresh: the same run is keyed again, others not.
+  collector.Add("Saving model checkpoint to /ckpt/run-27/checkpoint-200199");
+  filter = collector.Build();
+  EXPECT_TRUE(may("checkpoint-200199"));
+  EXPECT_FALSE(may("checkpoint-200000"));
+}
+
+TEST(LogStoreFormat, DigitRunsWithLeadingZerosAreOtherRuns) {
+  // "0123" and "123" after the same bytes have digits of the same value but
+  // other keys; a run repeated right after is not keyed again, a different
+  // one is. Many contexts, so that no Bloom false positive hides a miss.
+  TrigramCollector collector;
+  std::vector<std::string> ctxs;
+  for (char a = 'a'; a <= 'z'; ++a) {
+    for (char b : std::string("=:-")) ctxs.push_back(std::string{a, b});
+  }
+  for (const auto& c : ctxs) {
+    for (const char* run : {"0123", "123", "123", "01234", "0123"}) collector.Add(c + run + " x");
+  }
+  std::string filter = collector.Build();
+  for (const auto& c : ctxs) {
+    for (const char* run : {"0123", "123", "012", "01234"}) {
+      EXPECT_TRUE(FilterMayContain(filter, PatternFilterKeys(c + run))) << c + run;
+    }
+  }
+  EXPECT_FALSE(FilterMayContain(filter, PatternFilterKeys("id=124")));
+}
+
+TEST(LogStoreFormat, DigitRunGroupsSaturate) {
+  // Random ids after the same two bytes: more than 16 distinct prefixes per
+  // length turn into one "saturated" key per length, so the filter stays
+  // small, and every id still passes.
+  std::mt19937 rng(5);
+  TrigramCollector collector;
+  std::vector<std::string> lines;
+  for (int i = 0; i < 2000; ++i) {
+    lines.push_back("request id=" + std::to_string(10000000 + rng() % 90000000) + " ok");
+    collector.Add(lines.back());
+  }
+  std::string filter = collector.Build();
+  EXPECT_LT(filter.size(), 1000u);
+  for (const auto& l : lines) {
+    ASSERT_TRUE(FilterMayContain(filter, PatternFilterKeys(l.substr(5))));
+    ASSERT_TRUE(FilterMayContain(filter, PatternFilterKeys("ID=" + l.substr(11, 4))));
+  }
+  EXPECT_FALSE(FilterMayContain(filter, PatternFilterKeys("xid=123")));  // trigram "xid"
+}
+
+TEST(LogStoreFormat, DigitKeyBudgetOverflowIsSafe) {
+  // More distinct keys than a collector tracks (2^18): the rest of their
+  // groups are stored as saturated, never dropped.
+  TrigramCollector collector;
+  std::vector<std::string> runs;
+  for (int c = 0; c < 3200; ++c) {
+    std::string ctx = {static_cast<char>('a' + c % 26), static_cast<char>(0x80 + c / 26)};
+    for (int v = 0; v < 16; ++v) {
+      runs.push_back(ctx + std::to_string(10000000 + c * 16 + v) + ";");
+    }
+  }
+  for (size_t i = 0; i < runs.size(); i += 8) {
+    std::string l;
+    for (size_t j = i; j < std::min(runs.size(), i + 8); ++j) l += runs[j];
+    collector.Add(l);
+  }
+  std::string filter = collector.Build();
+  for (const auto& r : runs) ASSERT_TRUE(FilterMayContain(filter, PatternFilterKeys(r))) << r;
+}
+
+TEST(LogStoreFormat, ReadsFormat1Filters) {
+  // Written by the format-1 collector (trigrams only; no format byte) for
+  // the lines "step 200123 Saved checkpoint-200100 to /ckpt/run-27" and
+  // "loss=0.25 KB_X".
+  const std::string v1(
+      "\xa0\x01\x00\x00\x03\xc2\x72\x48\x30\x84\x20\x49\x44\x05\x84\x04\x5c\x36\x18\x0a\x08"
+      "\xb0\x41\x01\x03\x22\x98\xc7\x41\xe4\x24\x42\x98\xe6\xc4\x54\xc8\x84\x26\x62\x42\x92"
+      "\x4c\x84\x48\xc0\x25\x04\x4a\x00\x11\x14\x15\x45\xe1\x61\x02",
+      57);
+  const std::vector<std::string> lines = {"step 200123 Saved checkpoint-200100 to /ckpt/run-27",
+                                          "loss=0.25 KB_X"};
+  for (const auto& l : lines) {
+    for (size_t a = 0; a < l.size(); ++a) {
+      for (size_t len = 1; a + len <= l.size(); ++len) {
+        ASSERT_TRUE(FilterMayContain(v1, PatternFilterKeys(l.substr(a, len)))) << l.substr(a, len);
+      }
+    }
+  }
+  EXPECT_TRUE(FilterMayContain(v1, PatternFilterKeys("SAVED")));
+  EXPECT_FALSE(FilterMayContain(v1, PatternFilterKeys("unsaved")));
+  // Its trigrams "t-2" and "-27" are there; a format-1 filter has no digit
+  // keys to rule the rest out with, a new filter of the same lines has.
+  EXPECT_TRUE(FilterMayContain(v1, PatternFilterKeys("checkpoint-271828")));
+  TrigramCollector collector;
+  for (const auto& l : lines) collector.Add(l);
+  std::string v2 = collector.Build();
+  // The format byte, and a byte per digit-run key: 3..6 digits after "p "
+  // and after "t-".
+  EXPECT_EQ(v2.size(), v1.size() + 1 + 8);
+  EXPECT_EQ(static_cast<uint8_t>(v2[4]), 0x83);  // 0x80 | k: a format byte follows
+  EXPECT_EQ(v2[5], 2);                           // format 2
+  EXPECT_FALSE(FilterMayContain(v2, PatternFilterKeys("checkpoint-271828")));
+  EXPECT_TRUE(FilterMayContain(v2, PatternFilterKeys("checkpoint-2001")));
+  // Damaged headers say "may contain".
+  std::string bad = v2;
+  bad[5] = 9;  // unknown format
+  EXPECT_TRUE(FilterMayContain(bad, PatternFilterKeys("unsaved")));
+  EXPECT_TRUE(FilterMayContain(v2.substr(0, v2.size() - 1), PatternFilterKeys("unsaved")));
+  EXPECT_TRUE(FilterMayContain(v1.substr(0, 4), PatternFilterKeys("unsaved")));
 }
 
 }  // namespace

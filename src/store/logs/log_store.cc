@@ -63,33 +63,52 @@ Status ValidateBatch(const wire::LogBatch& batch) {
 }  // namespace
 
 void Head::Add(HeadLine l, std::string_view line) {
-  l.offset = text.size();
-  l.length = static_cast<uint32_t>(line.size());
-  text.append(line);
+  const auto n = static_cast<uint32_t>(line.size());
+  if (chunks.empty() || chunks.back()->capacity - chunks.back()->used < n) {
+    // Small for a quiet stream, doubling up to kChunkBytes for a busy one.
+    const uint32_t want =
+        chunks.empty() ? kFirstChunkBytes : std::min(kChunkBytes, 2 * chunks.back()->capacity);
+    auto c = std::make_shared<HeadChunk>();
+    c->capacity = std::max(want, n);
+    // Not value-initialised: only bytes below `used` are ever read.
+    c->data.reset(new char[c->capacity]);
+    chunks.push_back(std::move(c));
+  }
+  HeadChunk& c = *chunks.back();
+  l.chunk = first_chunk + static_cast<uint32_t>(chunks.size() - 1);
+  l.offset = c.used;
+  l.length = n;
+  if (n > 0) std::memcpy(c.data.get() + c.used, line.data(), n);
+  c.used += n;
+  bytes += n;
   lines.push_back(l);
 }
 
 void Head::Remove(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
-  // In place: kept lines only move towards the front, so one forward pass of
-  // memmove compacts the text without a second buffer (during a backlog a
-  // cut runs every few thousand lines; a copy each time doubled the heads'
-  // memory and churned the allocator).
-  size_t kept = 0, kept_bytes = 0, r = 0;
-  for (HeadLine l : lines) {
+  // Kept lines keep their text where it is: nothing moves, and a chunk is
+  // freed once no kept line points into it (cuts take heads from the front,
+  // so these are the oldest chunks).
+  size_t kept = 0, r = 0;
+  for (const HeadLine& l : lines) {
     while (r < ranges.size() && ranges[r].second < l.line_no) ++r;
-    if (r < ranges.size() && ranges[r].first <= l.line_no) continue;
-    if (l.offset != kept_bytes)
-      std::memmove(text.data() + kept_bytes, text.data() + l.offset, l.length);
-    l.offset = kept_bytes;
-    kept_bytes += l.length;
+    if (r < ranges.size() && ranges[r].first <= l.line_no) {
+      bytes -= l.length;
+      continue;
+    }
     lines[kept++] = l;
   }
   lines.resize(kept);
-  text.resize(kept_bytes);
   if (lines.empty()) {
-    // A quiet stream gives its buffers back; a busy one keeps them to refill.
+    // An empty head gives its buffers back (a quiet stream holds nothing).
+    first_chunk += static_cast<uint32_t>(chunks.size());
+    chunks.clear();
     std::vector<HeadLine>().swap(lines);
-    std::string().swap(text);
+    return;
+  }
+  const uint32_t drop = lines.front().chunk - first_chunk;
+  if (drop > 0) {
+    chunks.erase(chunks.begin(), chunks.begin() + drop);
+    first_chunk += drop;
   }
 }
 
@@ -281,8 +300,9 @@ Status LogStoreImpl::ApplyReplayRecord(
     if (line_no < s.head_floor || Covered(ranges, line_no)) continue;
     if (!s.head.lines.empty() && line_no <= s.head.lines.back().line_no) continue;
     if (s.head.lines.empty()) s.head.first_arrival_ms = now;
-    s.head.Add({line_no, seq, wl.time_ns, 0, 0, static_cast<uint32_t>(segment), wl.level, wl.flags},
-               wl.text);
+    s.head.Add(
+        {line_no, seq, wl.time_ns, 0, 0, 0, static_cast<uint32_t>(segment), wl.level, wl.flags},
+        wl.text);
     ++head_lines_;
     head_bytes_ += wl.text.size();
   }
@@ -309,6 +329,7 @@ Status LogStoreImpl::Append(std::string_view node, const wire::LogBatch& batch) 
     if (closed_) return FailedPrecondition("the log store is closed");
     if (!failed_.ok()) return failed_;
     int64_t now = env_->NowMillis();
+    ReserveWal(node, batch);
     for (const wire::LogStream& ls : batch.streams) {
       wire::Labels labels;
       labels.reserve(ls.labels.size() + 1);
@@ -347,12 +368,6 @@ Status LogStoreImpl::Append(std::string_view node, const wire::LogBatch& batch) 
       }
       rec.first_line_no = s->next_line;
       rec.first_seq = last_seq_ + 1;
-      // One allocation of the right size rather than doubling past it.
-      size_t need = 64 + ls.source_id.size() + node.size();
-      for (const auto& r : ls.records) need += r.line.size() + 16;
-      if (pending_.capacity() < pending_.size() + need) {
-        pending_.reserve(std::max(pending_.size() + need, pending_.capacity() * 3 / 2));
-      }
       // Frame written in place: header patched once the body is complete.
       size_t frame_at = pending_.size();
       pending_.append(8, '\0');
@@ -362,8 +377,8 @@ Status LogStoreImpl::Append(std::string_view node, const wire::LogBatch& batch) 
         if (all_dup || r.offset < committed) continue;
         AddWalLine(&pending_, r.time_ns, static_cast<uint8_t>(r.level), r.flags, r.line);
         s->head.Add(
-            {s->next_line++, ++last_seq_, r.time_ns, 0, 0, static_cast<uint32_t>(wal_->segment()),
-             static_cast<uint8_t>(r.level), r.flags},
+            {s->next_line++, ++last_seq_, r.time_ns, 0, 0, 0,
+             static_cast<uint32_t>(wal_->segment()), static_cast<uint8_t>(r.level), r.flags},
             r.line);
         s->min_time = std::min(s->min_time, r.time_ns);
         s->max_time = std::max(s->max_time, r.time_ns);
@@ -389,7 +404,7 @@ Status LogStoreImpl::Append(std::string_view node, const wire::LogBatch& batch) 
       head_lines_ += kept;
       duplicates_ += rec.duplicates;
       wake = wake || s->head.lines.size() >= options_.block_max_lines ||
-             s->head.text.size() >= options_.block_max_bytes;
+             s->head.bytes >= options_.block_max_bytes;
     }
     ticket = appended_pos_ + pending_.size();
   }
@@ -398,6 +413,23 @@ Status LogStoreImpl::Append(std::string_view node, const wire::LogBatch& batch) 
   // may belong to a concurrent call that is not yet durable.
   VIGIL_RETURN_IF_ERROR(WaitDurable(ticket));
   return RelieveMemory();
+}
+
+// Makes room in pending_ for the batch's frames in one allocation of about
+// the right size: std::string::reserve at least doubles, and this buffer is
+// the size of a whole batch.
+void LogStoreImpl::ReserveWal(std::string_view node, const wire::LogBatch& batch) {
+  size_t need = 0;
+  for (const wire::LogStream& ls : batch.streams) {
+    need += 128 + ls.source_id.size() + node.size();
+    for (const auto& l : ls.labels) need += 16 + l.name.size() + l.value.size();
+    for (const auto& r : ls.records) need += r.line.size() + 16;
+  }
+  if (pending_.capacity() >= pending_.size() + need) return;
+  std::string grown;
+  grown.reserve(pending_.size() + need + need / 8);  // room for a slightly larger next batch
+  grown.append(pending_);
+  pending_.swap(grown);
 }
 
 // Backpressure: while the heads hold more than max_head_bytes (maintenance
@@ -457,6 +489,14 @@ Status LogStoreImpl::WaitDurable(uint64_t ticket) {
   }
   durable_pos_ = target;
   durable_seq_ = target_seq;
+  if (pending_.empty()) {
+    // Nobody appended while this was written (one appender, the usual case):
+    // the written buffer takes the next frames and the other is freed, so the
+    // WAL holds one batch's worth of memory, not two.
+    write_buf_.clear();
+    pending_.swap(write_buf_);
+    std::string().swap(write_buf_);
+  }
   return Status::Ok();
 }
 

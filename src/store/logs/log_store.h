@@ -35,8 +35,10 @@ struct Options {
   int64_t block_max_age_ms = 5000;     // a stream's head older than this is cut
   bool background_maintenance = true;  // false in tests: call Maintain()
   // Memory for block token filters (newest blocks first); the rest are read
-  // from disk when a keyword query needs them.
-  size_t filter_memory_bytes = 64u << 20;
+  // from disk when a keyword query needs them. About 1 byte per stored line
+  // on training logs, so 4 MiB keeps the newest few million lines' filters
+  // and the store's memory does not grow with what it holds.
+  size_t filter_memory_bytes = 4u << 20;
   // Bytes of line text the heads may hold in all. Above it, Append cuts
   // blocks itself before returning, so a backlog waits in the agent's files
   // (unread) rather than in this process's memory.

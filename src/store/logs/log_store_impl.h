@@ -29,29 +29,47 @@
 
 namespace vigil::logstore {
 
-// A line in a stream's in-memory head. The text lives in Head::text, so the
-// head costs two growing buffers per stream rather than one heap block per line.
+// A line in a stream's in-memory head. Its text lives in one of the head's
+// chunks, so the head costs a few large buffers per stream rather than one
+// heap block per line.
 struct HeadLine {
   uint64_t line_no = 0;
   uint64_t seq = 0;
   int64_t time_ns = 0;
-  uint64_t offset = 0;  // into Head::text
+  uint32_t chunk = 0;   // Head::Chunk id (counts up per head, wraps)
+  uint32_t offset = 0;  // into that chunk
   uint32_t length = 0;
   uint32_t segment = 0;  // WAL segment holding the line
   uint8_t level = 0;
   uint8_t flags = 0;
 };
 
+// Head text is written into fixed chunks that are never reallocated or
+// moved: a cut job reads its lines in place (no copy of the head) while
+// appends fill the rest of the last chunk, and a chunk is freed once every
+// line in it went into a block. Bytes below `used` are never written again.
+struct HeadChunk {
+  std::unique_ptr<char[]> data;
+  uint32_t capacity = 0;
+  uint32_t used = 0;
+};
+
 struct Head {
-  std::vector<HeadLine> lines;  // ascending line_no (append order)
-  std::string text;
+  static constexpr uint32_t kFirstChunkBytes = 4u << 10;
+  static constexpr uint32_t kChunkBytes = 64u << 10;  // larger lines get a chunk of their own
+  std::vector<HeadLine> lines;                        // ascending line_no (append order)
+  // Chunks in id order: chunks[i] has id first_chunk + i. Shared with the cut
+  // jobs encoding lines out of them.
+  std::vector<std::shared_ptr<HeadChunk>> chunks;
+  uint32_t first_chunk = 0;
+  size_t bytes = 0;              // text of `lines`
   int64_t first_arrival_ms = 0;  // wall time the oldest line arrived
   std::string_view Text(const HeadLine& l) const {
-    return std::string_view(text).substr(l.offset, l.length);
+    return {chunks[l.chunk - first_chunk]->data.get() + l.offset, l.length};
   }
   void Add(HeadLine l, std::string_view line);
   // Drops the lines whose line_no falls in one of `ranges` (sorted,
-  // disjoint, inclusive) and compacts the text, in one pass.
+  // disjoint, inclusive) and frees the chunks no kept line uses.
   void Remove(const std::vector<std::pair<uint64_t, uint64_t>>& ranges);
 };
 
@@ -87,13 +105,14 @@ struct Source : CatalogSource {
   bool dirty = false;
 };
 
-// One block's worth of lines copied out of a head for encoding.
+// One block's worth of lines of a head, encoded in place: the views point
+// into the head's chunks, which the job keeps alive.
 struct CutJob {
   uint64_t stream_id = 0;
   uint64_t first_line_no = 0;
-  std::vector<BlockLine> lines;  // views into `text`, set before encoding
-  std::vector<uint32_t> lengths;
-  std::string text;
+  size_t bytes = 0;
+  std::vector<BlockLine> lines;
+  std::vector<std::shared_ptr<const HeadChunk>> chunks;
   NewBlock block;
 };
 
@@ -127,6 +146,7 @@ class LogStoreImpl final : public LogStore {
   Status ApplyReplayRecord(
       uint64_t segment, std::string_view body,
       const std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>>& covered);
+  void ReserveWal(std::string_view node, const wire::LogBatch& batch);
   Status RelieveMemory();
   Status WaitDurable(uint64_t ticket);
   Status LoadFiltersLocked();
@@ -135,9 +155,7 @@ class LogStoreImpl final : public LogStore {
   // log_store_maintain.cc
   Status MaintainLocked(bool force);
   std::vector<CutJob> CollectCutsLocked(int64_t now_ms, bool force);
-  static constexpr size_t kEncodeThreads = 2;  // a small agent on a small box
-  void EncodeJob(CutJob* job, TrigramCollector* trigrams);
-  void EncodeJobs(std::vector<CutJob>* jobs);
+  void EncodeJob(CutJob* job);
   Status WriteBlocks(std::vector<CutJob>* jobs, std::vector<std::pair<uint64_t, uint64_t>>* floors);
   Result<std::shared_ptr<Partition>> PartitionForDay(int64_t day);
   Status FlushPendingLocked();
@@ -149,8 +167,8 @@ class LogStoreImpl final : public LogStore {
   Env* const env_;
   const std::string wal_dir_;
   std::unique_ptr<Catalog> catalog_;  // used under maintain_mu_ (and in Recover)
-  // One per encoding thread (2 MiB each), used under maintain_mu_.
-  std::vector<std::unique_ptr<TrigramCollector>> trigrams_;
+  // Builds every block's token filter (2 MiB of bitmap), under maintain_mu_.
+  std::unique_ptr<TrigramCollector> trigrams_;
 
   std::mutex maintain_mu_;
   uint64_t checkpoint_segment_ = 0;  // catalog's wal_segment; under maintain_mu_

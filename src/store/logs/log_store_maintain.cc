@@ -3,7 +3,6 @@
 // background thread and Close. The order of durable steps is what makes a
 // crash at any point safe; docs/logstore.md "Recovery" walks through it.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -30,7 +29,7 @@ std::vector<CutJob> LogStoreImpl::CollectCutsLocked(int64_t now_ms, bool force) 
     const Head& h = s->head;
     if (h.lines.empty()) continue;
     bool due = force || h.lines.size() >= options_.block_max_lines ||
-               h.text.size() >= options_.block_max_bytes ||
+               h.bytes >= options_.block_max_bytes ||
                now_ms - h.first_arrival_ms >= options_.block_max_age_ms;
     if (!due) continue;
     CutJob* job = nullptr;
@@ -39,16 +38,18 @@ std::vector<CutJob> LogStoreImpl::CollectCutsLocked(int64_t now_ms, bool force) 
       // leave a gap in the head), at most block_max_lines / _bytes.
       if (job == nullptr || l.line_no != job->first_line_no + job->lines.size() ||
           job->lines.size() >= options_.block_max_lines ||
-          (job->text.size() + l.length > options_.block_max_bytes && !job->lines.empty())) {
+          (job->bytes + l.length > options_.block_max_bytes && !job->lines.empty())) {
         jobs.emplace_back();
         job = &jobs.back();
         job->stream_id = id;
         job->first_line_no = l.line_no;
+        job->lines.reserve(std::min(options_.block_max_lines, h.lines.size()));
       }
-      // Views are set in WriteBlocks, once `jobs` no longer moves.
-      job->lines.push_back({l.time_ns, l.seq, l.level, l.flags, {}});
-      job->lengths.push_back(l.length);
-      job->text.append(h.Text(l));
+      // In place: chunks never move, and appends only write past `used`.
+      const std::shared_ptr<HeadChunk>& c = h.chunks[l.chunk - h.first_chunk];
+      if (job->chunks.empty() || job->chunks.back() != c) job->chunks.push_back(c);
+      job->lines.push_back({l.time_ns, l.seq, l.level, l.flags, h.Text(l)});
+      job->bytes += l.length;
     }
   }
   return jobs;
@@ -69,46 +70,29 @@ Result<std::shared_ptr<Partition>> LogStoreImpl::PartitionForDay(int64_t day) {
   return part;
 }
 
-void LogStoreImpl::EncodeJob(CutJob* job, TrigramCollector* trigrams) {
-  size_t off = 0;
-  for (size_t i = 0; i < job->lines.size(); ++i) {
-    job->lines[i].text = std::string_view(job->text).substr(off, job->lengths[i]);
-    off += job->lengths[i];
-  }
+void LogStoreImpl::EncodeJob(CutJob* job) {
   BlockHeader& h = job->block.header;
   job->block.data = EncodeBlock(job->lines, &h);
+  // EncodeBlock sizes its output for the worst case (~ the raw size); the
+  // block waits for the others of its round, so give the slack back now.
+  job->block.data.shrink_to_fit();
   h.stream_id = job->stream_id;
   h.first_line_no = job->first_line_no;
   h.last_line_no = job->first_line_no + job->lines.size() - 1;
-  for (const auto& l : job->lines) trigrams->Add(l.text);
-  job->block.filter = trigrams->Build();
-}
-
-// Compression and filters dominate maintenance at high ingest rates, and
-// blocks are independent: a busy round spreads them over a few threads.
-void LogStoreImpl::EncodeJobs(std::vector<CutJob>* jobs) {
-  size_t threads = std::min<size_t>(kEncodeThreads, jobs->size() / 4);
-  while (trigrams_.size() < std::max<size_t>(threads, 1)) {
-    trigrams_.push_back(std::make_unique<TrigramCollector>());
-  }
-  if (threads <= 1) {
-    for (CutJob& job : *jobs) EncodeJob(&job, trigrams_[0].get());
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      for (size_t i = next++; i < jobs->size(); i = next++)
-        EncodeJob(&(*jobs)[i], trigrams_[t].get());
-    });
-  }
-  for (auto& th : pool) th.join();
+  if (!trigrams_) trigrams_ = std::make_unique<TrigramCollector>();
+  for (const auto& l : job->lines) trigrams_->Add(l.text);
+  job->block.filter = trigrams_->Build();
+  // The lines are needed no more: their chunks may go as soon as the head
+  // drops them.
+  std::vector<BlockLine>().swap(job->lines);
+  std::vector<std::shared_ptr<const HeadChunk>>().swap(job->chunks);
 }
 
 Status LogStoreImpl::WriteBlocks(std::vector<CutJob>* jobs,
                                  std::vector<std::pair<uint64_t, uint64_t>>* floors) {
-  EncodeJobs(jobs);
+  // One thread: compression and the filter cost the same CPU either way, and
+  // each encoding thread would hold its own buffers and 2 MiB filter bitmap.
+  for (CutJob& job : *jobs) EncodeJob(&job);
   std::map<int64_t, std::vector<CutJob*>> by_day;
   for (CutJob& job : *jobs) by_day[DayOf(job.block.header.max_time)].push_back(&job);
   Status first_error;

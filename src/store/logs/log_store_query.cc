@@ -25,7 +25,7 @@ struct CompiledFilter {
   FilterType type = FilterType::kContains;
   std::string pattern;
   std::unique_ptr<RE2> re;
-  std::vector<uint32_t> trigrams;  // kContains, and kRegex that is a plain literal
+  FilterKeys keys;  // kContains, and kRegex that is a plain literal
 };
 
 struct Compiled {
@@ -134,8 +134,8 @@ Result<std::unique_ptr<Compiled>> Compile(const LogQuery& q) {
     bool literal_regex = f.type == FilterType::kRegex &&
                          f.pattern.find_first_of("\\.^$|?*+()[]{}") == std::string::npos;
     if (f.type == FilterType::kContains || literal_regex) {
-      cf.trigrams = PatternTrigrams(f.pattern);
-      c->uses_token_filter = c->uses_token_filter || !cf.trigrams.empty();
+      cf.keys = PatternFilterKeys(f.pattern);
+      c->uses_token_filter = c->uses_token_filter || !cf.keys.empty();
     }
     c->filters.push_back(std::move(cf));
   }
@@ -249,8 +249,8 @@ Status ScanBlock(const Candidate& c, const Compiled& q, int64_t start, int64_t e
     }
     std::string_view filter = c.ref.filter ? std::string_view(*c.ref.filter) : from_disk;
     for (const auto& f : q.filters) {
-      if (f.trigrams.empty()) continue;  // only positive substring filters have them
-      if (!FilterMayContain(filter, f.trigrams)) {
+      if (f.keys.empty()) continue;  // only positive substring filters have them
+      if (!FilterMayContain(filter, f.keys)) {
         ++counters->blocks_skipped;
         return Status::Ok();
       }

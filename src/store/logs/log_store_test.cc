@@ -1,6 +1,7 @@
 // LogStore behaviour: append and query in both directions, matchers and line
 // filters, dedup by source offsets, context, live tail, histogram, labels,
-// block skipping checked against a brute-force scan, retention, reopen.
+// block skipping checked against a brute-force scan (also with digit-run
+// keys, and with format-1 filters of older stores), retention, reopen.
 #include "store/logs/log_store.h"
 
 #include <gtest/gtest.h>
@@ -8,8 +9,12 @@
 #include <atomic>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <thread>
 
+#include "core/coding.h"
+#include "store/common/sqlite.h"
+#include "store/logs/format.h"
 #include "store/logs/log_store_test_util.h"
 
 namespace vigil::logstore {
@@ -384,6 +389,173 @@ TEST_F(LogStoreTest, BlockSkippingNeverMissesAMatch) {
   EXPECT_GT(r.blocks_skipped, 10u);
   q.filters = {{FilterType::kRegex, "needle-in-ha.stack"}};
   EXPECT_EQ(Q(q).entries.size(), 1u);
+}
+
+// A format-1 token filter (trigrams only, no format byte), written from its
+// description in docs/logstore.md, as stores before digit-run keys wrote it.
+std::string Format1Filter(const std::vector<std::string_view>& lines) {
+  std::set<uint32_t> keys;
+  auto fold = [](char c) {
+    auto u = static_cast<uint8_t>(c);
+    return u >= 'A' && u <= 'Z' ? u + 32u : uint32_t{u};
+  };
+  auto digit = [](uint32_t c) { return c >= '0' && c <= '9'; };
+  for (std::string_view l : lines) {
+    for (size_t i = 2; i < l.size(); ++i) {
+      uint32_t a = fold(l[i - 2]), b = fold(l[i - 1]), c = fold(l[i]);
+      if (!(digit(a) && digit(b) && digit(c))) keys.insert(a << 16 | b << 8 | c);
+    }
+  }
+  uint32_t m = std::max<uint32_t>(64, static_cast<uint32_t>(keys.size()) * 8);
+  m = (m + 7) & ~7u;
+  std::string out;
+  PutFixed32(&out, m);
+  out.push_back(3);
+  std::string bits(m / 8, '\0');
+  for (uint32_t t : keys) {
+    uint64_t x = t + 0x9e3779b97f4a7c15ull;  // splitmix64
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    uint32_t h1 = static_cast<uint32_t>(x), h2 = static_cast<uint32_t>(x >> 32) | 1;
+    for (uint32_t i = 0; i < 3; ++i) {
+      uint32_t bit = static_cast<uint32_t>((uint64_t{h1 + i * h2} * m) >> 32);
+      bits[bit / 8] = static_cast<char>(bits[bit / 8] | (1 << (bit % 8)));
+    }
+  }
+  return out + bits;
+}
+
+TEST(LogStoreFormat1, SpecWriterMatchesTheFormat1Collector) {
+  // The bytes the format-1 collector wrote for these lines (format_test.cc).
+  const std::string v1(
+      "\xa0\x01\x00\x00\x03\xc2\x72\x48\x30\x84\x20\x49\x44\x05\x84\x04\x5c\x36\x18\x0a\x08"
+      "\xb0\x41\x01\x03\x22\x98\xc7\x41\xe4\x24\x42\x98\xe6\xc4\x54\xc8\x84\x26\x62\x42\x92"
+      "\x4c\x84\x48\xc0\x25\x04\x4a\x00\x11\x14\x15\x45\xe1\x61\x02",
+      57);
+  EXPECT_EQ(
+      Format1Filter({"step 200123 Saved checkpoint-200100 to /ckpt/run-27", "loss=0.25 KB_X"}), v1);
+}
+
+// Counters in many blocks: a `|=` with digits reads only the blocks that can
+// hold it and finds what a brute-force scan finds, before and after half of
+// the blocks' filters are replaced by format-1 filters (a store written
+// before digit-run keys), which can still skip on trigrams only.
+TEST_F(LogStoreTest, DigitPatternsSkipBlocksAndFormat1FiltersStillWork) {
+  options_.block_max_lines = 50;
+  Reopen();
+  std::mt19937 rng(1828);
+  std::vector<std::string> all;
+  uint64_t next_offset = 0;
+  int step = 199950;
+  for (int b = 0; b < 40; ++b) {
+    std::vector<Rec> recs;
+    for (int i = 0; i < 50; ++i) {
+      std::string l;
+      switch (rng() % 4) {
+        case 0:
+          l = "Saving checkpoint-" + std::to_string(step) + " to /ckpt/run-" +
+              std::to_string(rng() % 100);
+          break;
+        case 1:
+          l = "step=" + std::to_string(step) + " loss=" + std::to_string(rng() % 100000) + " GPU" +
+              std::to_string(rng() % 8);
+          break;
+        case 2:
+          l = std::to_string(rng()) + " Κόσμε id:" + std::to_string(rng() % 1000000);
+          break;
+        default:
+          l = "epoch " + std::to_string(step / 1000) + " at " + std::to_string(step * 37);
+      }
+      if (b == 21 && i == 7) l = "needle in block 21";
+      step += 1 + static_cast<int>(rng() % 3);
+      recs.push_back({kT0 + static_cast<int64_t>(all.size()) * kSec, LogLevel::kInfo, l});
+      all.push_back(l);
+    }
+    auto s = MakeStream("s", {{"job", "c"}}, next_offset, recs);
+    next_offset = s.end_offset;
+    ASSERT_TRUE(store_->Append("n1", MakeBatch({s})).ok());
+    ASSERT_TRUE(store_->Maintain().ok());
+  }
+  ASSERT_EQ(store_->Stats().blocks, 40u);
+  std::vector<std::string> patterns = {
+      "checkpoint-2001", "CHECKPOINT-2001", "t-20", "=20010", "p=2000", "1828", "id:",
+      "0 to /",          "needle"};
+  for (int t = 0; t < 150; ++t) {
+    const std::string& l = all[rng() % all.size()];
+    size_t a = rng() % l.size();
+    patterns.push_back(l.substr(a, 1 + rng() % std::min<size_t>(16, l.size() - a)));
+  }
+  auto check_all = [&] {
+    for (const auto& pat : patterns) {
+      LogQuery q;
+      q.forward = true;
+      q.limit = kMaxQueryLimit;
+      q.filters = {{FilterType::kContains, pat}};
+      std::vector<std::string> want;
+      for (const auto& l : all) {
+        if (l.find(pat) != std::string::npos) want.push_back(l);
+      }
+      EXPECT_EQ(Lines(Q(q).entries), want) << "pattern '" << pat << "'";
+    }
+  };
+  check_all();
+  // One checkpoint line: its trigrams are in nearly every block, its digits
+  // in one or two.
+  std::string ckpt;
+  for (const auto& l : all) {
+    if (l.rfind("Saving checkpoint-2006", 0) == 0) ckpt = l.substr(7, 17);
+  }
+  ASSERT_FALSE(ckpt.empty());
+  LogQuery q;
+  q.filters = {{FilterType::kContains, ckpt}};
+  QueryResult r = Q(q);
+  EXPECT_EQ(r.entries.size(), 1u) << ckpt;
+  EXPECT_LE(r.blocks_scanned, 2u) << ckpt;
+  EXPECT_GE(r.blocks_skipped, 38u) << ckpt;
+
+  // Rewrite the filters of the even blocks as format 1.
+  ASSERT_TRUE(store_->Close().ok());
+  store_.reset();
+  int rewritten = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
+    std::string name = e.path().filename().string();
+    if (ParsePartitionFileName(name) < 0) continue;
+    auto db = store::SqliteDb::Open(e.path().string());
+    ASSERT_TRUE(db.ok());
+    std::vector<std::pair<int64_t, std::string>> filters;
+    {
+      auto sel = (*db)->Prepare("SELECT id, data FROM blocks WHERE id % 2 = 0");
+      ASSERT_TRUE(sel.ok());
+      Status st;
+      while (sel->Step(&st)) {
+        DecodedBlock block;
+        ASSERT_TRUE(DecodeBlock(sel->ColumnBlob(1), &block).ok());
+        std::vector<std::string_view> lines;
+        for (size_t i = 0; i < block.size(); ++i) lines.push_back(block.line(i));
+        filters.emplace_back(sel->ColumnInt64(0), Format1Filter(lines));
+      }
+      ASSERT_TRUE(st.ok());
+    }
+    for (const auto& [id, f] : filters) {
+      auto up = (*db)->Prepare("UPDATE blocks SET filter = ? WHERE id = ?");
+      ASSERT_TRUE(up.ok());
+      up->BindBlob(1, f);
+      up->BindInt64(2, id);
+      ASSERT_TRUE(up->Run().ok());
+      ++rewritten;
+    }
+  }
+  ASSERT_EQ(rewritten, 20);
+  Reopen();
+  check_all();
+  r = Q(q);
+  EXPECT_EQ(r.entries.size(), 1u) << ckpt;
+  EXPECT_GE(r.blocks_skipped, 19u) << ckpt;            // the format-2 blocks, at least
+  q.filters = {{FilterType::kContains, "needle in"}};  // no digits: every format skips it
+  r = Q(q);
+  EXPECT_EQ(r.entries.size(), 1u);
+  EXPECT_LE(r.blocks_scanned, 2u);
 }
 
 // Many blocks are scanned on several threads and merged in order: every

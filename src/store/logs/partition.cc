@@ -24,6 +24,11 @@ bool DecodeLevels(std::string_view in, BlockHeader* h) {
 
 Result<std::unique_ptr<Partition>> Partition::Open(const std::string& path, int64_t day) {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path));
+  // SQLite's default page cache is 2 MiB per connection, and every day file
+  // has one: writes of compressed blocks fill it and it is never given back.
+  // Blocks are read once per query from the OS page cache anyway; larger
+  // transactions spill to the WAL file before they commit.
+  VIGIL_RETURN_IF_ERROR(db->Exec("PRAGMA cache_size=-256").WithContext(path));
   VIGIL_RETURN_IF_ERROR(db->Exec(
       "CREATE TABLE IF NOT EXISTS blocks(id INTEGER PRIMARY KEY, stream_id INTEGER NOT NULL,"
       " first_line INTEGER NOT NULL, last_line INTEGER NOT NULL, min_time INTEGER NOT NULL,"
