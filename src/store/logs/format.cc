@@ -302,15 +302,24 @@ std::string EncodeBlock(const std::vector<BlockLine>& lines, BlockHeader* h) {
   return out;
 }
 
-Status DecodeBlock(std::string_view data, DecodedBlock* out) {
-  uint64_t raw_len;
+Result<BlockParts> SplitBlock(std::string_view data) {
   if (data.empty() || static_cast<uint8_t>(data.front()) != kBlockVersion) {
     return Corruption("log block: unknown version");
   }
-  data.remove_prefix(1);
-  if (!GetVarint64(&data, &raw_len) || raw_len > kMaxBlockRawBytes) {
+  BlockParts parts;
+  parts.frame = data.substr(1);
+  if (!GetVarint64(&parts.frame, &parts.raw_size) || parts.raw_size > kMaxBlockRawBytes) {
     return Corruption("log block: bad size");
   }
+  parts.header = data.substr(0, data.size() - parts.frame.size());
+  return parts;
+}
+
+Status DecodeBlock(std::string_view data, DecodedBlock* out) {
+  auto parts = SplitBlock(data);
+  if (!parts.ok()) return parts.status();
+  const uint64_t raw_len = parts->raw_size;
+  data = parts->frame;
   std::string raw(raw_len, '\0');
   size_t n = ZSTD_decompress(raw.data(), raw.size(), data.data(), data.size());
   if (ZSTD_isError(n) || n != raw_len) return Corruption("log block: bad zstd data");

@@ -114,6 +114,17 @@ struct DecodedBlock {
 };
 Status DecodeBlock(std::string_view data, DecodedBlock* out);
 
+// The parts of a block's `data` blob: the header (version byte and varint
+// raw size, kept as they are by whoever recompresses the frame), the raw
+// payload's size, and the zstd frame. Corruption for an unknown version or
+// a bad size; the frame itself is not checked.
+struct BlockParts {
+  std::string_view header;
+  uint64_t raw_size = 0;
+  std::string_view frame;
+};
+Result<BlockParts> SplitBlock(std::string_view data);
+
 // ---- token filter -------------------------------------------------------
 //
 // A bloom filter of the distinct case-folded byte trigrams of a block's lines

@@ -22,6 +22,7 @@
 
 #include "core/env.h"
 #include "core/status.h"
+#include "store/logs/recompress.h"
 #include "wire/log_batch.h"
 
 namespace vigil::logstore {
@@ -43,6 +44,16 @@ struct Options {
   // blocks itself before returning, so a backlog waits in the agent's files
   // (unread) rather than in this process's memory.
   size_t max_head_bytes = 2u << 20;
+  // Archive recompression (docs/logstore.md "Archive recompression"): the
+  // background thread rewrites the blocks of day files that ended more than
+  // archive.min_age_ms ago with archive's zstd parameters, in slices of
+  // archive.budget_ms (250 ms when 0), idle between slices so that it uses
+  // at most archive_cpu_percent of one core on average; 0 turns it off.
+  // Days that retention deletes within the hour are left alone. Once every
+  // due file is done, it looks for late blocks every archive_interval_ms.
+  ArchiveOptions archive;
+  int archive_cpu_percent = 10;
+  int64_t archive_interval_ms = 10 * 60 * 1000;
 };
 
 // Stream selector, with Prometheus semantics: an absent label equals "".

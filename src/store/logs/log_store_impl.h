@@ -162,6 +162,7 @@ class LogStoreImpl final : public LogStore {
   Status DropWalSegments();
   Status ApplyRetention(int64_t now_ms);
   void BackgroundLoop();
+  void ArchiveSlice();
 
   const Options options_;
   Env* const env_;
@@ -173,6 +174,7 @@ class LogStoreImpl final : public LogStore {
   std::mutex maintain_mu_;
   uint64_t checkpoint_segment_ = 0;  // catalog's wal_segment; under maintain_mu_
   int64_t last_checkpoint_ms_ = 0;   // under maintain_mu_
+  int64_t next_archive_ms_ = 0;      // Env monotonic; background thread only
 
   std::mutex sync_mu_;
   std::unique_ptr<WalWriter> wal_;

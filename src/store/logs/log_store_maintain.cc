@@ -8,10 +8,12 @@
 
 #include "core/log.h"
 #include "store/logs/log_store_impl.h"
+#include "store/logs/recompress.h"
 
 namespace vigil::logstore {
 namespace {
 constexpr int64_t kDayMs = 86400 * 1000;
+constexpr int64_t kArchiveSliceMs = 250;
 }  // namespace
 
 Status LogStoreImpl::Maintain() {
@@ -267,7 +269,43 @@ void LogStoreImpl::BackgroundLoop() {
     } else if (st.ok()) {
       last_error.clear();
     }
+    ArchiveSlice();
     l.lock();
+  }
+}
+
+// Outside maintain_mu_: the Archiver works through its own SQLite connection
+// and changes only `data` of existing rows (recompress.h), so appends, cuts
+// and queries go on meanwhile. Retention, which Append may also run, never
+// deletes a file it works on: max_age_ms stops an hour short of its age.
+// Close waits for a slice in progress (about budget_ms plus one block, or
+// one VACUUM of a day file).
+void LogStoreImpl::ArchiveSlice() {
+  const int64_t pct = std::min(options_.archive_cpu_percent, 100);
+  const int64_t start = env_->MonotonicMillis();
+  if (pct <= 0 || start < next_archive_ms_) return;
+  ArchiveOptions o = options_.archive;
+  if (o.budget_ms <= 0) o.budget_ms = kArchiveSliceMs;
+  if (options_.retention_days > 0) {
+    o.max_age_ms = options_.retention_days * kDayMs - kDayMs / 24;
+  }
+  ArchiveStats stats;
+  // A fresh Archiver per slice: its zstd context and buffers (~5 MiB) are
+  // not held between slices.
+  Status st = Archiver(o, env_).ArchiveDir(options_.dir, &stats);
+  const int64_t spent = env_->MonotonicMillis() - start;
+  next_archive_ms_ =
+      start + spent +
+      (st.ok() && stats.finished ? options_.archive_interval_ms : spent * (100 - pct) / pct);
+  if (!st.ok()) Logf(LogLevel::kWarn, "log store archive: %s", st.ToString().c_str());
+  for (const std::string& e : stats.errors) {
+    Logf(LogLevel::kWarn, "log store archive: %s", e.c_str());
+  }
+  if (stats.recompressed > 0) {
+    Logf(LogLevel::kInfo, "log store archive: %llu blocks, %llu -> %llu bytes of data",
+         static_cast<unsigned long long>(stats.recompressed),
+         static_cast<unsigned long long>(stats.data_before),
+         static_cast<unsigned long long>(stats.data_after));
   }
 }
 

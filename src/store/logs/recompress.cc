@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstring>
 
-#include "core/coding.h"
 #include "store/common/sqlite.h"
 #include "store/logs/format.h"
 
@@ -118,12 +117,13 @@ Status Archiver::Impl::SetParameters() {
 // then kept verbatim and only the frame is replaced.
 Status Archiver::Impl::Recompress(std::string_view data, std::string* out, ArchiveStats* stats) {
   VIGIL_RETURN_IF_ERROR(DecodeBlock(data, &decoded));
-  std::string_view frame = data.substr(1);
-  uint64_t raw_len = 0;
-  if (!GetVarint64(&frame, &raw_len)) return Corruption("log block: bad size");
-  const size_t header = data.size() - frame.size();
+  auto parts = SplitBlock(data);
+  if (!parts.ok()) return parts.status();
+  const uint64_t raw_len = parts->raw_size;
+  const size_t header = parts->header.size();
   raw.resize(raw_len);
-  size_t n = ZSTD_decompressDCtx(dctx.get(), raw.data(), raw.size(), frame.data(), frame.size());
+  size_t n = ZSTD_decompressDCtx(dctx.get(), raw.data(), raw.size(), parts->frame.data(),
+                                 parts->frame.size());
   if (ZSTD_isError(n) || n != raw_len) return Corruption("log block: bad zstd data");
   stats->raw_bytes += raw_len;
 

@@ -328,6 +328,27 @@ TEST_F(ArchiveTest, FileThatIsNotAPartitionIsReportedAndLeftAlone) {
   EXPECT_EQ(env_.ReadFile(junk, 1 << 20).value_or(""), std::string(4096, 'x'));
 }
 
+// Wired into the store: its background thread archives the due days by
+// itself (in slices), and every line still reads back.
+TEST_F(ArchiveTest, TheStoresBackgroundThreadArchivesDueDays) {
+  const std::vector<Seen> before = ReadAll();
+  const uint64_t size0 = Size(0), size2 = Size(2);
+  options_.background_maintenance = true;
+  options_.archive = Opts();
+  options_.archive_cpu_percent = 100;
+  auto store = LogStore::Open(options_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  for (int i = 0; i < 200 && Size(0) >= size0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_LT(Size(0), size0);
+  EXPECT_EQ(Read(store->get(), {}), before);
+  ASSERT_TRUE((*store)->Close().ok());
+  EXPECT_EQ(Size(2), size2);  // ended just now: not due
+  options_.background_maintenance = false;
+  EXPECT_EQ(ReadAll(), before);
+}
+
 TEST_F(ArchiveTest, DryRunWritesNothing) {
   const uint64_t size0 = Size(0);
   const std::string blob = Blob(0, 1);
