@@ -381,7 +381,10 @@ std::vector<NodeView> ReadNodes(const JobRouteDeps& deps, int64_t now,
       n.silent = now - r.received_ms > deps.node_silent_ms;
     }
   }
-  for (NodeView& n : nodes) n.gpus_by_pci = GpusByPci(deps.db, n.node, now);
+  // Only kernel events name a PCI address: a node without any needs no lookup.
+  for (NodeView& n : nodes) {
+    if (!n.kernel.empty()) n.gpus_by_pci = GpusByPci(deps.db, n.node, now);
+  }
   return nodes;
 }
 
