@@ -99,16 +99,29 @@ logstore::Options StoreOptions(const char* dir) {
   return o;
 }
 
+// Knobs from the environment (documented at the top of this file).
+bool EnvFlag(const char* name) {
+  const char* e = std::getenv(name);
+  return e != nullptr && std::string(e) == "1";
+}
+
+// Lines per batch (ingest) or per block (filter): BATCH_LINES, else 4,000.
+size_t BatchLines() {
+  const char* b = std::getenv("BATCH_LINES");
+  return b != nullptr ? static_cast<size_t>(std::max(1, std::atoi(b))) : 4000;
+}
+
+bool OpenInput(const char* file, std::ifstream* in) {
+  in->open(file, std::ios::binary);
+  if (!*in) std::fprintf(stderr, "cannot read %s\n", file);
+  return static_cast<bool>(*in);
+}
+
 int Ingest(const char* file, const char* dir, uint64_t max_lines) {
-  size_t batch_lines = 4000;
-  if (const char* b = std::getenv("BATCH_LINES")) batch_lines = std::max(1, std::atoi(b));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", file);
-    return 1;
-  }
-  const char* sm = std::getenv("SYNC_MAINTAIN");
-  const bool sync_maintain = sm != nullptr && std::string(sm) == "1";
+  const size_t batch_lines = BatchLines();
+  std::ifstream in;
+  if (!OpenInput(file, &in)) return 1;
+  const bool sync_maintain = EnvFlag("SYNC_MAINTAIN");
   logstore::Options opts = StoreOptions(dir);
   opts.background_maintenance = !sync_maintain;
   auto store = logstore::LogStore::Open(opts);
@@ -259,13 +272,9 @@ int Query(const char* dir, const char* text, int runs) {
 }
 
 int Filter(const char* file, const char* term, uint64_t max_lines) {
-  size_t batch_lines = 4000;
-  if (const char* b = std::getenv("BATCH_LINES")) batch_lines = std::max(1, std::atoi(b));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", file);
-    return 1;
-  }
+  const size_t batch_lines = BatchLines();
+  std::ifstream in;
+  if (!OpenInput(file, &in)) return 1;
   logstore::TrigramCollector collector;
   const auto keys = logstore::PatternFilterKeys(term);
   uint64_t lines = 0, bytes = 0, blocks = 0, filter_bytes = 0, candidates = 0, holding = 0;
@@ -323,8 +332,7 @@ int Recompress(const char* dir, double raw) {
   o.min_age_ms = INT64_MIN / 2;  // every day file: ingest's times end now
   if (const char* e = std::getenv("MIN_AGE_MS")) o.min_age_ms = std::atoll(e);
   if (const char* e = std::getenv("MAX_BLOCKS")) o.max_blocks = std::strtoull(e, nullptr, 10);
-  const char* dry = std::getenv("DRY_RUN");
-  o.dry_run = dry != nullptr && std::string(dry) == "1";
+  o.dry_run = EnvFlag("DRY_RUN");
   EnvInt("ARCHIVE_LEVEL", &o.level);
   EnvInt("ARCHIVE_WLOG", &o.window_log);
   EnvInt("ARCHIVE_CLOG", &o.chain_log);
