@@ -16,31 +16,31 @@
 namespace vigil::logstore {
 namespace {
 
-constexpr uint8_t kBlockVersion = 1;
-constexpr uint64_t kMaxBlockRawBytes = 256u << 20;
-// Level 1: on training logs it is both the fastest and, surprisingly, denser
-// than 3 (bench/RESULTS.md "Logs": 6.8x vs 6.2x on 4,000-line blocks);
-// compression was the largest single cost of ingest at level 3.
-constexpr int kZstdLevel = 1;
 constexpr uint32_t kFilterBitsPerKey = 8;
 constexpr uint8_t kFilterHashes = 3;
 // Filter formats: 1 (trigrams): m, k, bits. Later ones: m, 0x80 | k, a
-// format byte, bits; 2 is trigrams and digit-run keys. Format-1 readers see
-// an unknown k in later filters and never skip with them.
+// format byte, bits. Format-1 readers see an unknown k in later filters and
+// never skip with them. 2: trigrams of the text, and digit-run keys of runs
+// of 3 or more digits. 3 (written now): trigrams of the skeleton, and
+// digit-run keys of every run, with the context's digits as '0' (the
+// skeleton's trigrams no longer tell "rank 3" from "rank 7"; the keys do).
 constexpr uint8_t kFilterHasFormat = 0x80;
 constexpr uint8_t kFilterFormatDigitRuns = 2;
-// Digit-run keys: runs of at least kMinRunDigits digits after two bytes of
-// context give one key per prefix length k in [kMinRunDigits, kMaxRunDigits];
+constexpr uint8_t kFilterFormatSkeletons = 3;
+// Digit-run keys: runs of digits after two bytes of context give one key per
+// prefix length k in [1, kMaxRunDigits] (format 2: [3, kMaxRunDigits]);
 // a (context, k) group with more than kDigitGroupMax distinct prefixes in a
-// block is stored as its saturated key alone. Changing any of these changes
-// what format 2 means: use a new format number.
-constexpr unsigned kMinRunDigits = 3;
+// block is stored as its saturated key alone (groups of k = 1 hold ten at
+// most: never). Changing any of these changes what format 3 means: use a
+// new format number.
+constexpr unsigned kMinRunDigitsFormat2 = 3;
 constexpr unsigned kMaxRunDigits = 8;
 constexpr unsigned kDigitGroupMax = 16;
 // Bound on the distinct digit keys a collector tracks per block (4 MiB of
 // table); past it, new keys mark their group saturated, which is always safe.
 constexpr size_t kMaxDigitKeys = size_t{1} << 18;
 constexpr uint32_t kSaturatedDigits = 0xffffffff;
+constexpr uint16_t kContextTouched = 0x100;  // in TrigramCollector::full_
 
 uint64_t Mix64(uint64_t x) {  // splitmix64 finaliser
   x += 0x9e3779b97f4a7c15ull;
@@ -51,6 +51,8 @@ uint64_t Mix64(uint64_t x) {  // splitmix64 finaliser
 
 inline uint8_t Fold(uint8_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
 inline bool IsDigit(uint8_t c) { return c >= '0' && c <= '9'; }
+// A byte of a folded skeleton (format 3 trigrams and digit-run contexts).
+inline uint8_t FoldSkeleton(uint8_t c) { return IsDigit(c) ? '0' : Fold(c); }
 inline bool IsDigitsTrigram(uint32_t t) {
   return IsDigit(t >> 16) && IsDigit((t >> 8) & 0xff) && IsDigit(t & 0xff);
 }
@@ -255,146 +257,87 @@ Status DecodeWalRecord(std::string_view body, WalRecord* out) {
   return Status::Ok();
 }
 
-// ---- blocks --------------------------------------------------------------
-
-std::string EncodeBlock(const std::vector<BlockLine>& lines, BlockHeader* h) {
-  std::string raw;
-  size_t text_bytes = 0;
-  for (const auto& l : lines) text_bytes += l.text.size();
-  raw.reserve(text_bytes + lines.size() * 8 + 16);
-  PutVarint64(&raw, lines.size());
-  h->level_counts.fill(0);
-  h->min_time = INT64_MAX;
-  h->max_time = INT64_MIN;
-  h->min_seq = UINT64_MAX;
-  h->max_seq = 0;
-  int64_t prev_t = 0;
-  for (const auto& l : lines) {
-    PutVarsint64(&raw, static_cast<int64_t>(static_cast<uint64_t>(l.time_ns) -
-                                            static_cast<uint64_t>(prev_t)));
-    prev_t = l.time_ns;
-    h->min_time = std::min(h->min_time, l.time_ns);
-    h->max_time = std::max(h->max_time, l.time_ns);
-    h->min_seq = std::min(h->min_seq, l.seq);
-    h->max_seq = std::max(h->max_seq, l.seq);
-    ++h->level_counts[std::min<int>(l.level, wire::kLogLevelCount - 1)];
-  }
-  for (const auto& l : lines) raw.push_back(static_cast<char>((l.level & 0x0f) | (l.flags << 4)));
-  uint64_t prev_s = 0;
-  for (const auto& l : lines) {
-    PutVarint64(&raw, l.seq - prev_s);  // seqs grow within a stream
-    prev_s = l.seq;
-  }
-  for (const auto& l : lines) PutVarint64(&raw, l.text.size());
-  for (const auto& l : lines) raw.append(l.text);
-  h->raw_bytes = text_bytes;
-
-  std::string out;
-  out.push_back(static_cast<char>(kBlockVersion));
-  PutVarint64(&out, raw.size());
-  size_t head = out.size();
-  out.resize(head + ZSTD_compressBound(raw.size()));
-  size_t n =
-      ZSTD_compress(out.data() + head, out.size() - head, raw.data(), raw.size(), kZstdLevel);
-  // Compression of a buffer into its bound cannot fail; keep the format total anyway.
-  if (ZSTD_isError(n)) n = 0;
-  out.resize(head + n);
-  return out;
-}
-
-Result<BlockParts> SplitBlock(std::string_view data) {
-  if (data.empty() || static_cast<uint8_t>(data.front()) != kBlockVersion) {
-    return Corruption("log block: unknown version");
-  }
-  BlockParts parts;
-  parts.frame = data.substr(1);
-  if (!GetVarint64(&parts.frame, &parts.raw_size) || parts.raw_size > kMaxBlockRawBytes) {
-    return Corruption("log block: bad size");
-  }
-  parts.header = data.substr(0, data.size() - parts.frame.size());
-  return parts;
-}
-
-Status DecodeBlock(std::string_view data, DecodedBlock* out) {
-  auto parts = SplitBlock(data);
-  if (!parts.ok()) return parts.status();
-  const uint64_t raw_len = parts->raw_size;
-  data = parts->frame;
-  std::string raw(raw_len, '\0');
-  size_t n = ZSTD_decompress(raw.data(), raw.size(), data.data(), data.size());
-  if (ZSTD_isError(n) || n != raw_len) return Corruption("log block: bad zstd data");
-  std::string_view in(raw);
-  uint64_t count;
-  if (!GetVarint64(&in, &count) || count > in.size() / 4) return Corruption("log block: bad count");
-  out->times.resize(count);
-  out->seqs.resize(count);
-  out->meta.resize(count);
-  out->offsets.resize(count + 1);
-  int64_t t = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    int64_t d;
-    if (!GetVarsint64(&in, &d)) return Corruption("log block: bad times");
-    t = static_cast<int64_t>(static_cast<uint64_t>(t) + static_cast<uint64_t>(d));
-    out->times[i] = t;
-  }
-  if (in.size() < count) return Corruption("log block: bad levels");
-  for (uint64_t i = 0; i < count; ++i) {
-    out->meta[i] = static_cast<uint8_t>(in[i]);
-    if ((out->meta[i] & 0x0f) >= wire::kLogLevelCount) return Corruption("log block: bad level");
-  }
-  in.remove_prefix(count);
-  uint64_t s = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    uint64_t d;
-    if (!GetVarint64(&in, &d)) return Corruption("log block: bad seqs");
-    s += d;
-    out->seqs[i] = s;
-  }
-  uint64_t off = 0;
-  out->offsets[0] = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    uint64_t len;
-    if (!GetVarint64(&in, &len) || len > in.size()) return Corruption("log block: bad lengths");
-    off += len;
-    out->offsets[i + 1] = static_cast<uint32_t>(off);
-  }
-  if (off != in.size()) return Corruption("log block: text size mismatch");
-  out->text.assign(in.data(), in.size());
-  return Status::Ok();
-}
-
 // ---- token filter -------------------------------------------------------
 
 TrigramCollector::TrigramCollector()
     : seen_((size_t{1} << 24) / 64, 0),
       full_(size_t{1} << 16, 0),
+      first_digits_(size_t{1} << 16, 0),
       group_(size_t{8} << 16, 0),
       last_(size_t{1} << 16, 0),
       table_(size_t{1} << 12, 0),
       table_shift_(64 - 12) {}
 
 void TrigramCollector::Add(std::string_view text) {
-  const size_t n = text.size();
-  if (n < 3) return;
-  const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+  scratch_skeleton_.clear();
+  scratch_digits_.clear();
+  SplitDigits(text, &scratch_skeleton_, &scratch_digits_);
+  Add(text, scratch_skeleton_);
+}
+
+void TrigramCollector::Add(std::string_view text, std::string_view skeleton) {
+  AddDigitRuns(text);
+  if (skeleton.size() >= 3 && IsNewSkeleton(skeleton)) AddTrigrams(skeleton);
+}
+
+// Lines of one program repeat a few templates with other numbers: a block
+// of training logs holds ~400 distinct skeletons in 4,000 lines, so a hash
+// and a compare per line saves the trigram pass for the other nine tenths.
+bool TrigramCollector::IsNewSkeleton(std::string_view skeleton) {
+  const auto* p = reinterpret_cast<const uint8_t*>(skeleton.data());
+  const size_t n = skeleton.size();
+  uint64_t h = n * 0x9e3779b97f4a7c15ull;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, p + i, n - i);
+  h = Mix64(h ^ tail);
+
+  if ((skeletons_.size() + 1) * 2 > skeleton_slots_.size()) {
+    skeleton_slots_.assign(std::max<size_t>(1024, skeleton_slots_.size() * 2), 0);
+    const size_t mask = skeleton_slots_.size() - 1;
+    for (size_t e = 0; e < skeletons_.size(); ++e) {
+      size_t slot = skeletons_[e].hash & mask;
+      while (skeleton_slots_[slot] != 0) slot = (slot + 1) & mask;
+      skeleton_slots_[slot] = static_cast<uint32_t>(e + 1);
+    }
+  }
+  const size_t mask = skeleton_slots_.size() - 1;
+  size_t slot = h & mask;
+  for (; skeleton_slots_[slot] != 0; slot = (slot + 1) & mask) {
+    const SkeletonEntry& e = skeletons_[skeleton_slots_[slot] - 1];
+    if (e.hash == h && e.size == n && std::memcmp(skeleton_bytes_.data() + e.offset, p, n) == 0) {
+      return false;
+    }
+  }
+  // A block's text is at most 64 MiB (docs/logstore.md "Blocks"), so
+  // offsets fit 32 bits; a collector fed more than that between Builds (a
+  // tool) just stops deduplicating, which costs time, never a key.
+  if (skeleton_bytes_.size() + n > UINT32_MAX) return true;
+  skeleton_slots_[slot] = static_cast<uint32_t>(skeletons_.size() + 1);
+  skeletons_.push_back(
+      {h, static_cast<uint32_t>(skeleton_bytes_.size()), static_cast<uint32_t>(n)});
+  skeleton_bytes_.append(skeleton);
+  return true;
+}
+
+void TrigramCollector::AddTrigrams(std::string_view skeleton) {
+  const size_t n = skeleton.size();
+  const auto* p = reinterpret_cast<const uint8_t*>(skeleton.data());
   uint64_t* const seen = seen_.data();  // not reloaded after each push_back
-  // 64 bytes at a time: fold them (and find their digits) with SIMD, then
-  // roll the trigrams over the folded copy. Digit runs are found from the
-  // digit bitmask, so the bytes between them cost no branch (one per byte
-  // would mispredict at every run edge); a window's runs are handled once
-  // the next window's mask is known, as a run may cross into it.
+  // 64 bytes at a time: fold them with SIMD, then roll the trigrams over the
+  // folded copy.
   alignas(16) uint8_t folded[64];
-  uint32_t t = 0;
-  uint64_t prev = 0, carry = 0;  // digit mask of the previous window; its byte before
+  uint32_t t = (uint32_t{Fold(p[0])} << 8) | Fold(p[1]);
   for (size_t base = 0; base < n; base += 64) {
     const size_t len = std::min<size_t>(64, n - base);
-    const uint64_t cur = FoldChunk(p + base, len, base + len >= 16, folded);
-    size_t i = 0;
-    if (base == 0) {
-      t = (uint32_t{folded[0]} << 8) | folded[1];
-      i = 2;
-    }
-    for (; i < len; ++i) {
+    FoldChunk(p + base, len, base + len >= 16, folded);
+    for (size_t i = base == 0 ? 2 : 0; i < len; ++i) {
       t = ((t << 8) | folded[i]) & 0xffffff;
       uint64_t& word = seen[t >> 6];
       uint64_t bit = uint64_t{1} << (t & 63);
@@ -403,20 +346,35 @@ void TrigramCollector::Add(std::string_view text) {
         distinct_.push_back(t);
       }
     }
+  }
+}
+
+void TrigramCollector::AddDigitRuns(std::string_view text) {
+  const size_t n = text.size();
+  if (n < 3) return;
+  const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+  // Runs are found from a per-64-byte digit bitmask, so the bytes between
+  // them cost no branch (one per byte would mispredict at every run edge); a
+  // window's runs are handled once the next window's mask is known, as a run
+  // may cross into it.
+  alignas(16) uint8_t folded[64];  // unused: FoldChunk's mask is what counts
+  uint64_t prev = 0, carry = 0;    // digit mask of the previous window; its byte before
+  for (size_t base = 0; base < n; base += 64) {
+    const size_t len = std::min<size_t>(64, n - base);
+    const uint64_t cur = FoldChunk(p + base, len, base + len >= 16, folded);
     if (base > 0) carry = AddDigitRuns(p + base - 64, prev, cur, carry, base == 64);
     prev = cur;
   }
   AddDigitRuns(p + (n - 1) / 64 * 64, prev, 0, carry, n <= 64);
 }
 
-// Runs of kMinRunDigits or more digits that start in the window at w (digit
+// Runs of digits that start in the window at w (digit
 // mask cur; next: the following window's), with two bytes of the line before
 // them. carry: whether the byte before the window is a digit. Returns the
 // carry for the next window.
 inline uint64_t TrigramCollector::AddDigitRuns(const uint8_t* w, uint64_t cur, uint64_t next,
                                                uint64_t carry, bool first) {
   uint64_t starts = cur & ~((cur << 1) | carry);
-  for (unsigned j = 1; j < kMinRunDigits; ++j) starts &= (cur >> j) | (next << (64 - j));
   if (first) starts &= ~uint64_t{3};
   while (starts != 0) {
     const auto s = static_cast<unsigned>(std::countr_zero(starts));
@@ -427,35 +385,41 @@ inline uint64_t TrigramCollector::AddDigitRuns(const uint8_t* w, uint64_t cur, u
   return cur >> 63;
 }
 
-// The run of digits at q, len of them counted (kMinRunDigits <= len <=
-// kMaxRunDigits); q[-1] is not a digit and q[-2] is in the same line.
+// The run of digits at q, len of them counted (1 <= len <= kMaxRunDigits); q[-1] is not a digit and
+// q[-2] is in the same line.
 [[gnu::always_inline]] inline void TrigramCollector::AddDigitRun(const uint8_t* q, unsigned len) {
-  const uint32_t ctx = (uint32_t{Fold(q[-2])} << 8) | Fold(q[-1]);
-  uint8_t& full = full_[ctx];
-  const auto want = static_cast<uint8_t>((1u << (len - kMinRunDigits + 1)) - 1);
-  if ((full & want) == want) return;              // every group this run feeds is saturated
-  uint8_t* const row = &group_[size_t{ctx} * 8];  // counts per k, then the last run's length
+  const uint32_t ctx = (uint32_t{FoldSkeleton(q[-2])} << 8) | Fold(q[-1]);
+  uint16_t& full = full_[ctx];
+  uint16_t& firsts = first_digits_[ctx];
+  const auto first = static_cast<uint16_t>(1u << (q[0] - '0'));
+  const auto longer = static_cast<uint16_t>(((1u << len) - 1) & ~1u);  // groups k = 2..len
+  // Its first digit is known and the longer groups are saturated: nothing
+  // new (the common case for random numbers after a few lines).
+  if ((firsts & first) && (full & longer) == longer) return;
+  uint8_t* const row = &group_[size_t{ctx} * 8];  // counts per k > 1, then the last run's length
   uint32_t digits = 0;
   for (unsigned k = 0; k < len; ++k) digits = (digits << 4) | (q[k] - '0');
-  if ((full & 0x80) == 0) {
-    full |= 0x80;
+  if ((full & kContextTouched) == 0) {
+    full |= kContextTouched;
     touched_.push_back(static_cast<uint16_t>(ctx));
   } else if (row[7] == len && last_[ctx] == digits) {
     return;  // the same digits as this context's last run: nothing new
   }
   row[7] = static_cast<uint8_t>(len);
   last_[ctx] = digits;
-  for (unsigned k = kMinRunDigits; k <= len; ++k) {
-    const auto bit = static_cast<uint8_t>(1u << (k - kMinRunDigits));
+  firsts |= first;
+  // Longest prefix first: a prefix already in the table went in with all of
+  // its own prefixes (or found their groups saturated), so once one is
+  // there the shorter ones have nothing to add.
+  for (unsigned k = len; k >= 2; --k) {
+    const auto bit = static_cast<uint16_t>(1u << (k - 1));
     if (full & bit) continue;
     if (digit_keys_.size() >= kMaxDigitKeys) {
       full |= bit;
       continue;
     }
-    if (InsertDigitKey(DigitKey(ctx, k, digits >> (4 * (len - k)))) &&
-        ++row[k - kMinRunDigits] > kDigitGroupMax) {
-      full |= bit;
-    }
+    if (!InsertDigitKey(DigitKey(ctx, k, digits >> (4 * (len - k))))) break;
+    if (++row[k - 2] > kDigitGroupMax) full |= bit;
   }
 }
 
@@ -489,19 +453,24 @@ std::string TrigramCollector::Build() {
   auto group_full = [&](uint64_t key) {
     uint32_t ctx = static_cast<uint32_t>(key >> 40) & 0xffff;
     uint32_t k = static_cast<uint32_t>(key >> 32) & 0xf;
-    return (full_[ctx] >> (k - kMinRunDigits)) & 1;
+    return (full_[ctx] >> (k - 1)) & 1;
   };
   size_t keys = 0;
   for (uint32_t t : distinct_) keys += !IsDigitsTrigram(t);
   for (uint64_t key : digit_keys_) keys += !group_full(key);
-  for (uint16_t ctx : touched_) keys += static_cast<size_t>(std::popcount(full_[ctx] & 0x7fu));
+  for (uint16_t ctx : touched_) {
+    // Saturated keys of groups k >= 2, and the first digits (k = 1).
+    keys +=
+        static_cast<size_t>(std::popcount(static_cast<uint16_t>(full_[ctx] & ~kContextTouched)));
+    keys += static_cast<size_t>(std::popcount(first_digits_[ctx]));
+  }
   uint64_t bits_wanted = std::max<uint64_t>(64, uint64_t{keys} * kFilterBitsPerKey);
   uint32_t m = static_cast<uint32_t>(std::min<uint64_t>(bits_wanted, 0xfffffff8u));
   m = (m + 7) & ~7u;
   std::string out;
   PutFixed32(&out, m);
   out.push_back(static_cast<char>(kFilterHasFormat | kFilterHashes));
-  out.push_back(static_cast<char>(kFilterFormatDigitRuns));
+  out.push_back(static_cast<char>(kFilterFormatSkeletons));
   size_t head = out.size();
   out.resize(head + m / 8, '\0');
   auto* bits = reinterpret_cast<uint8_t*>(out.data() + head);
@@ -517,14 +486,25 @@ std::string TrigramCollector::Build() {
     if (!group_full(key)) set(key);
   }
   for (uint16_t ctx : touched_) {
-    for (uint32_t k = kMinRunDigits; k <= kMaxRunDigits; ++k) {
-      if ((full_[ctx] >> (k - kMinRunDigits)) & 1) set(DigitKey(ctx, k, kSaturatedDigits));
+    for (uint32_t d = 0; d < 10; ++d) {
+      if ((first_digits_[ctx] >> d) & 1) set(DigitKey(ctx, 1, d));
+    }
+    for (uint32_t k = 2; k <= kMaxRunDigits; ++k) {
+      if ((full_[ctx] >> (k - 1)) & 1) set(DigitKey(ctx, k, kSaturatedDigits));
     }
     full_[ctx] = 0;
+    first_digits_[ctx] = 0;
     std::memset(&group_[size_t{ctx} * 8], 0, 8);
   }
   touched_.clear();
   digit_keys_.clear();
+  skeletons_.clear();
+  skeleton_bytes_.clear();
+  std::fill(skeleton_slots_.begin(), skeleton_slots_.end(), 0);
+  // A block of unusually many distinct lines does not pin its table and
+  // bytes for the blocks after it.
+  if (skeleton_slots_.size() > (size_t{1} << 16)) std::vector<uint32_t>().swap(skeleton_slots_);
+  if (skeleton_bytes_.capacity() > (size_t{1} << 20)) std::string().swap(skeleton_bytes_);
   std::fill(table_.begin(), table_.end(), 0);
   return out;
 }
@@ -537,25 +517,36 @@ FilterKeys PatternFilterKeys(std::string_view pattern) {
     uint32_t t = (uint32_t{Fold(p[i - 2])} << 16) | (uint32_t{Fold(p[i - 1])} << 8) | Fold(p[i]);
     if (!IsDigitsTrigram(t)) out.trigrams.push_back(t);
   }
-  std::sort(out.trigrams.begin(), out.trigrams.end());
-  out.trigrams.erase(std::unique(out.trigrams.begin(), out.trigrams.end()), out.trigrams.end());
+  auto sort_unique = [](std::vector<uint32_t>* v) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  };
+  sort_unique(&out.trigrams);
+  for (size_t i = 2; i < n; ++i) {
+    uint32_t t = (uint32_t{FoldSkeleton(p[i - 2])} << 16) |
+                 (uint32_t{FoldSkeleton(p[i - 1])} << 8) | FoldSkeleton(p[i]);
+    if (!IsDigitsTrigram(t)) out.skeleton_trigrams.push_back(t);
+  }
+  sort_unique(&out.skeleton_trigrams);
   // A run that starts inside the pattern, after two of its bytes, starts at
   // the same place in any line that holds the pattern and is at least as
   // long there: the line's run has every prefix key the pattern's run has.
   for (size_t i = 2; i < n; ++i) {
     if (!IsDigit(p[i]) || IsDigit(p[i - 1])) continue;
-    const uint32_t ctx = (uint32_t{Fold(p[i - 2])} << 8) | Fold(p[i - 1]);
-    uint32_t digits = p[i] - '0';
-    for (size_t k = 2; k <= kMaxRunDigits && i + k - 1 < n && IsDigit(p[i + k - 1]); ++k) {
+    const uint32_t ctx2 = (uint32_t{Fold(p[i - 2])} << 8) | Fold(p[i - 1]);
+    const uint32_t ctx3 = (uint32_t{FoldSkeleton(p[i - 2])} << 8) | Fold(p[i - 1]);
+    uint32_t digits = 0;
+    for (size_t k = 1; k <= kMaxRunDigits && i + k - 1 < n && IsDigit(p[i + k - 1]); ++k) {
       digits = (digits << 4) | (p[i + k - 1] - '0');
-      if (k >= kMinRunDigits) {
-        out.digit_runs.push_back(DigitKey(ctx, static_cast<uint32_t>(k), digits));
-      }
+      const auto kk = static_cast<uint32_t>(k);
+      if (k >= kMinRunDigitsFormat2) out.digit_runs.push_back(DigitKey(ctx2, kk, digits));
+      out.skeleton_digit_runs.push_back(DigitKey(ctx3, kk, digits));
     }
   }
-  std::sort(out.digit_runs.begin(), out.digit_runs.end());
-  out.digit_runs.erase(std::unique(out.digit_runs.begin(), out.digit_runs.end()),
-                       out.digit_runs.end());
+  for (auto* keys : {&out.digit_runs, &out.skeleton_digit_runs}) {
+    std::sort(keys->begin(), keys->end());
+    keys->erase(std::unique(keys->begin(), keys->end()), keys->end());
+  }
   return out;
 }
 
@@ -563,13 +554,15 @@ bool FilterMayContain(std::string_view filter, const FilterKeys& keys) {
   if (filter.size() < 5) return true;
   const uint32_t m = DecodeFixed32(filter.data());
   const auto k = static_cast<uint8_t>(filter[4]);
-  size_t head;
-  if (k == kFilterHashes) {
-    head = 5;  // format 1: trigrams only
-  } else if (k == (kFilterHasFormat | kFilterHashes) && filter.size() >= 6 &&
-             static_cast<uint8_t>(filter[5]) == kFilterFormatDigitRuns) {
+  uint8_t format = 1;
+  size_t head = 5;
+  if (k == (kFilterHasFormat | kFilterHashes) && filter.size() >= 6) {
+    format = static_cast<uint8_t>(filter[5]);
     head = 6;
-  } else {
+  } else if (k != kFilterHashes) {
+    return true;
+  }
+  if (format > kFilterFormatSkeletons || (head == 6 && format < kFilterFormatDigitRuns)) {
     return true;
   }
   if (m == 0 || m / 8 != filter.size() - head) return true;
@@ -579,11 +572,13 @@ bool FilterMayContain(std::string_view filter, const FilterKeys& keys) {
     ForEachBit(key, m, [&](uint32_t b) { present = present && (bits[b >> 3] >> (b & 7)) & 1; });
     return present;
   };
-  for (uint32_t t : keys.trigrams) {
+  const auto& trigrams = format >= kFilterFormatSkeletons ? keys.skeleton_trigrams : keys.trigrams;
+  for (uint32_t t : trigrams) {
     if (!has(t)) return false;
   }
-  if (head == 6) {
-    for (uint64_t key : keys.digit_runs) {
+  if (format >= kFilterFormatDigitRuns) {
+    for (uint64_t key :
+         format >= kFilterFormatSkeletons ? keys.skeleton_digit_runs : keys.digit_runs) {
       if (!has(key) && !has(SaturatedKey(key))) return false;
     }
   }

@@ -4,6 +4,7 @@
 #include "store/logs/format.h"
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <random>
 
@@ -145,6 +146,208 @@ TEST(LogStoreFormat, BlockRoundTrip) {
     bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
     (void)DecodeBlock(bad, &b);  // must not crash
   }
+}
+
+// Texts where the digit split has edges: digits and '0's at every offset of
+// the 16-byte loads, lines of only digits or none, non-ASCII bytes, a
+// skeleton byte '0' that was a real '0'.
+std::vector<std::string> DigitHeavyTexts() {
+  std::mt19937 rng(7);
+  std::vector<std::string> texts = {"",
+                                    "0",
+                                    "9",
+                                    "00000000000000000000000000000000000",
+                                    "no digits at all, none",
+                                    "\xff\xfe\x30\x39\xc3\xa9 \x00 7"};
+  const std::string alphabet = "0123456789000abcXYZ .:-\n\xe4\xb8\xad";
+  for (int i = 0; i < 300; ++i) {
+    std::string t;
+    size_t n = rng() % 70;
+    for (size_t j = 0; j < n; ++j) t.push_back(alphabet[rng() % alphabet.size()]);
+    texts.push_back(t);
+  }
+  return texts;
+}
+
+std::vector<BlockLine> LinesOf(const std::vector<std::string>& texts) {
+  std::vector<BlockLine> lines;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    lines.push_back({static_cast<int64_t>(i) * 1000, i, static_cast<uint8_t>(i % 7), 0, texts[i]});
+  }
+  return lines;
+}
+
+TEST(LogStoreFormat, DigitsApartRoundTrip) {
+  const std::vector<std::string> texts = DigitHeavyTexts();
+  BlockHeader h;
+  BlockEncoder encoder;  // reused: each block stands alone
+  for (int round = 0; round < 3; ++round) {
+    std::string filter;
+    std::string data = encoder.Encode(LinesOf(texts), &h, round == 1 ? &filter : nullptr);
+    EXPECT_EQ(static_cast<uint8_t>(data[0]), kBlockFormatDigitsApart);
+    auto parts = SplitBlock(data);
+    ASSERT_TRUE(parts.ok()) << parts.status().ToString();
+    ASSERT_EQ(parts->frames.size(), 2u);  // the payload, the digits
+    DecodedBlock b;
+    ASSERT_TRUE(DecodeBlock(data, &b).ok());
+    ASSERT_EQ(b.size(), texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) ASSERT_EQ(b.line(i), texts[i]) << i;
+    EXPECT_EQ(filter.empty(), round != 1);
+  }
+  // A block without digits has no digits frame.
+  std::vector<std::string> plain = {"alpha", "beta", "", "gamma delta"};
+  std::string data = EncodeBlock(LinesOf(plain), &h);
+  auto parts = SplitBlock(data);
+  ASSERT_TRUE(parts.ok());
+  EXPECT_EQ(parts->frames.size(), 1u);
+  DecodedBlock b;
+  ASSERT_TRUE(DecodeBlock(data, &b).ok());
+  EXPECT_EQ(b.line(3), "gamma delta");
+}
+
+TEST(LogStoreFormat, DigitsThatDoNotFitTheTextAreCorruption) {
+  std::vector<std::string> texts = {"step 12 loss 0.5", "step 13 loss 0.25"};
+  BlockHeader h;
+  std::string data = EncodeBlock(LinesOf(texts), &h);
+  auto parts = SplitBlock(data);
+  ASSERT_TRUE(parts.ok());
+  ASSERT_EQ(parts->frames.size(), 2u);
+  // The same blob with a digits frame one digit short, and one digit long.
+  for (std::string digits : {"120513025", "12051302", "1205130250"}) {
+    std::string blob(1, static_cast<char>(kBlockFormatDigitsApart));
+    PutVarint64(&blob, parts->frames[0].raw_size);
+    PutVarint64(&blob, digits.size());
+    blob.append(parts->frames[0].data);
+    std::string frame(ZSTD_compressBound(digits.size()), '\0');
+    frame.resize(ZSTD_compress(frame.data(), frame.size(), digits.data(), digits.size(), 1));
+    blob += frame;
+    DecodedBlock b;
+    Status st = DecodeBlock(blob, &b);
+    if (digits == "120513025") {
+      ASSERT_TRUE(st.ok()) << st.ToString();  // the real digits: the control
+      EXPECT_EQ(b.line(1), texts[1]);
+    } else {
+      EXPECT_FALSE(st.ok());
+    }
+  }
+  // A format-2 header with a digit count but no digits frame.
+  std::string cut(1, static_cast<char>(kBlockFormatDigitsApart));
+  PutVarint64(&cut, parts->frames[0].raw_size);
+  PutVarint64(&cut, 9);
+  cut.append(parts->frames[0].data);
+  DecodedBlock b;
+  EXPECT_FALSE(DecodeBlock(cut, &b).ok());
+  EXPECT_FALSE(SplitBlock(std::string(1, 9)).ok());  // unknown format
+}
+
+// A format-2 blob around a payload and digits given as they are.
+std::string DigitsApartBlob(const std::string& payload, const std::string& digits) {
+  std::string blob(1, static_cast<char>(kBlockFormatDigitsApart));
+  PutVarint64(&blob, payload.size());
+  PutVarint64(&blob, digits.size());
+  for (const std::string* part : {&payload, &digits}) {
+    if (part->empty() && part == &digits) break;
+    std::string frame(ZSTD_compressBound(part->size()), '\0');
+    frame.resize(ZSTD_compress(frame.data(), frame.size(), part->data(), part->size(), 1));
+    blob += frame;
+  }
+  return blob;
+}
+
+// Payloads whose line ends do not add up fail as Corruption.
+TEST(LogStoreFormat, BadLineEndsAreCorruption) {
+  // Columns of two lines (times 0, 0; levels 0; seqs 0, 0), then `rest`.
+  auto payload = [](std::string rest) {
+    return std::string("\x02\x00\x00\x00\x00\x00\x00", 7) + rest;
+  };
+  DecodedBlock b;
+  // The control: no multi-line record, "a0" + "b".
+  ASSERT_TRUE(
+      DecodeBlock(DigitsApartBlob(payload(std::string("\x00", 1) + "a0\nb\n"), "7"), &b).ok());
+  EXPECT_EQ(b.line(0), "a7");
+  EXPECT_EQ(b.line(1), "b");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {std::string("\x00", 1) + "a0\nb", "7"},            // the last line has no end
+      {std::string("\x00", 1) + "a0\nb\nc\n", "7"},       // a line too many
+      {std::string("\x00", 1) + "a0\n", "7"},             // a line short
+      {std::string("\x00", 1) + "a0\nb\n", ""},           // a digit short
+      {std::string("\x03", 1) + "a0\nb\n", "7"},          // more multi-line records than lines
+      {std::string("\x01\x00\x05", 3) + "a0\nb\n", "7"},  // a given length past a line end
+      {std::string("\x01\x00\x09", 3) + "a0\nb\n", "7"},  // ... past the text
+      {std::string("\x01\x05\x01", 3) + "a0\nb\n", "7"},  // a line index past the lines
+  };
+  for (const auto& [rest, digits] : bad) {
+    EXPECT_FALSE(DecodeBlock(DigitsApartBlob(payload(rest), digits), &b).ok()) << rest;
+  }
+  // A given length that spans a '\n' of its line is how multi-line records read.
+  ASSERT_TRUE(
+      DecodeBlock(DigitsApartBlob(payload(std::string("\x01\x00\x04", 3) + "a\n0b\nc\n"), "7"), &b)
+          .ok());
+  EXPECT_EQ(b.line(0), "a\n7b");
+  EXPECT_EQ(b.line(1), "c");
+}
+
+// Blocks written before the digit split (format 1, one frame) still read.
+TEST(LogStoreFormat, ReadsFormat1Blocks) {
+  const std::vector<std::string> texts = DigitHeavyTexts();
+  // The format-1 payload: n, time deltas, meta, seq deltas, lengths, texts.
+  std::string payload;
+  PutVarint64(&payload, texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) PutVarsint64(&payload, i == 0 ? 0 : 1000);
+  for (size_t i = 0; i < texts.size(); ++i) payload.push_back(static_cast<char>(i % 7));
+  for (size_t i = 0; i < texts.size(); ++i) PutVarint64(&payload, i == 0 ? 0 : 1);
+  for (const auto& t : texts) PutVarint64(&payload, t.size());
+  for (const auto& t : texts) payload += t;
+  std::string blob(1, static_cast<char>(kBlockFormatSingleFrame));
+  PutVarint64(&blob, payload.size());
+  std::string frame(ZSTD_compressBound(payload.size()), '\0');
+  frame.resize(ZSTD_compress(frame.data(), frame.size(), payload.data(), payload.size(), 1));
+  blob += frame;
+  DecodedBlock b;
+  ASSERT_TRUE(DecodeBlock(blob, &b).ok());
+  ASSERT_EQ(b.size(), texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ASSERT_EQ(b.line(i), texts[i]);
+    EXPECT_EQ(b.times[i], static_cast<int64_t>(i) * 1000);
+    EXPECT_EQ(b.seqs[i], i);
+    EXPECT_EQ(b.meta[i], i % 7);
+  }
+  auto parts = SplitBlock(blob);
+  ASSERT_TRUE(parts.ok());
+  EXPECT_EQ(parts->format, kBlockFormatSingleFrame);
+  ASSERT_EQ(parts->frames.size(), 1u);
+  EXPECT_EQ(parts->frames[0].raw_size, payload.size());
+}
+
+// The collector skips the trigram pass of a skeleton it has seen in the same
+// block; what it saw in the block before must not count.
+TEST(LogStoreFormat, SkeletonsSeenInAnEarlierBlockStillGetTrigrams) {
+  TrigramCollector collector;
+  collector.Add("Saving checkpoint 12 to /ckpt");
+  collector.Add("Saving checkpoint 99 to /ckpt");  // same skeleton
+  std::string first = collector.Build();
+  collector.Add("Saving checkpoint 57 to /ckpt");
+  std::string second = collector.Build();
+  for (const std::string& f : {first, second}) {
+    EXPECT_TRUE(FilterMayContain(f, PatternFilterKeys("Saving checkpoint")));
+    EXPECT_TRUE(FilterMayContain(f, PatternFilterKeys("to /ckpt")));
+    EXPECT_FALSE(FilterMayContain(f, PatternFilterKeys("checkpoint to")));
+  }
+  EXPECT_TRUE(FilterMayContain(first, PatternFilterKeys("checkpoint 99 to")));
+  EXPECT_FALSE(FilterMayContain(first, PatternFilterKeys("checkpoint 5")));
+  EXPECT_TRUE(FilterMayContain(second, PatternFilterKeys("checkpoint 5")));
+  // Many distinct skeletons in one block (the table grows) and then few.
+  std::vector<std::string> lines;
+  for (int i = 0; i < 5000; ++i)
+    lines.push_back("line-" + std::string(1, 'a' + i % 26) + "-" +
+                    std::string(1, 'a' + i / 26 % 26) + "-" + std::string(1, 'a' + i / 676));
+  for (const auto& l : lines) collector.Add(l);
+  std::string big = collector.Build();
+  for (const auto& l : lines) ASSERT_TRUE(FilterMayContain(big, PatternFilterKeys(l))) << l;
+  collector.Add("tail");
+  std::string small = collector.Build();
+  EXPECT_TRUE(FilterMayContain(small, PatternFilterKeys("tail")));
+  EXPECT_FALSE(FilterMayContain(small, PatternFilterKeys("line-")));
 }
 
 TEST(LogStoreFormat, TrigramFilterHasNoFalseNegatives) {
@@ -367,7 +570,7 @@ TEST(LogStoreFormat, DigitKeyBudgetOverflowIsSafe) {
   for (const auto& r : runs) ASSERT_TRUE(FilterMayContain(filter, PatternFilterKeys(r))) << r;
 }
 
-TEST(LogStoreFormat, ReadsFormat1Filters) {
+TEST(LogStoreFormat, ReadsOlderFilterFormats) {
   // Written by the format-1 collector (trigrams only; no format byte) for
   // the lines "step 200123 Saved checkpoint-200100 to /ckpt/run-27" and
   // "loss=0.25 KB_X".
@@ -390,21 +593,50 @@ TEST(LogStoreFormat, ReadsFormat1Filters) {
   // Its trigrams "t-2" and "-27" are there; a format-1 filter has no digit
   // keys to rule the rest out with, a new filter of the same lines has.
   EXPECT_TRUE(FilterMayContain(v1, PatternFilterKeys("checkpoint-271828")));
+  // The same lines' filter as format 2 wrote it (trigrams of the text, and
+  // digit-run keys): a byte per digit-run key (3..6 digits after "p " and
+  // after "t-") more, and the format byte.
+  const std::string v2(
+      "\xe0\x01\x00\x00\x83\x02\x82\x29\x21\x02\x83\x20\x10\x49\x18\x15\x20\xa8\x00\x27"
+      "\x93\x30\x95\xc2\x00\x36\x90\x44\x01\x45\xe8\x2c\x3c\x08\x71\x16\x44\x50\x3a\x4b"
+      "\x1b\x17\x64\x84\xcf\x08\x23\x24\x21\x63\x8a\x88\x00\x2b\x43\x40\x11\x00\x21\x48"
+      "\x5c\x48\x24\x3c\x30\x01",
+      66);
+  EXPECT_EQ(v2.size(), v1.size() + 1 + 8);
   TrigramCollector collector;
   for (const auto& l : lines) collector.Add(l);
-  std::string v2 = collector.Build();
-  // The format byte, and a byte per digit-run key: 3..6 digits after "p "
-  // and after "t-".
-  EXPECT_EQ(v2.size(), v1.size() + 1 + 8);
-  EXPECT_EQ(static_cast<uint8_t>(v2[4]), 0x83);  // 0x80 | k: a format byte follows
-  EXPECT_EQ(v2[5], 2);                           // format 2
-  EXPECT_FALSE(FilterMayContain(v2, PatternFilterKeys("checkpoint-271828")));
-  EXPECT_TRUE(FilterMayContain(v2, PatternFilterKeys("checkpoint-2001")));
+  const std::string v3 = collector.Build();
+  EXPECT_EQ(static_cast<uint8_t>(v3[4]), 0x83);  // 0x80 | k: a format byte follows
+  EXPECT_EQ(v3[5], 3);                           // format 3
+  // Skeleton trigrams ("p 0", "t-0", "n-0", "=0.", ... instead of their
+  // digits), and keys of the short runs too: "27" after "n-", "0" and "25"
+  // after "=" and ".".
+  for (const std::string* f : {&v2, &v3}) {
+    for (const auto& l : lines) {
+      for (size_t a = 0; a < l.size(); ++a) {
+        for (size_t len = 1; a + len <= l.size(); ++len) {
+          ASSERT_TRUE(FilterMayContain(*f, PatternFilterKeys(l.substr(a, len))))
+              << l.substr(a, len);
+        }
+      }
+    }
+    EXPECT_FALSE(FilterMayContain(*f, PatternFilterKeys("checkpoint-271828")));
+    EXPECT_TRUE(FilterMayContain(*f, PatternFilterKeys("checkpoint-2001")));
+    EXPECT_FALSE(FilterMayContain(*f, PatternFilterKeys("unsaved")));
+  }
+  // Format 2 rules "run-99" out with the trigram "-99", format 3 with the
+  // key ("n-", 1, "9") ("n-0" is in its skeleton trigrams).
+  EXPECT_FALSE(FilterMayContain(v2, PatternFilterKeys("run-99")));
+  EXPECT_FALSE(FilterMayContain(v3, PatternFilterKeys("run-99")));
+  EXPECT_TRUE(FilterMayContain(v3, PatternFilterKeys("run-2")));
   // Damaged headers say "may contain".
-  std::string bad = v2;
-  bad[5] = 9;  // unknown format
-  EXPECT_TRUE(FilterMayContain(bad, PatternFilterKeys("unsaved")));
+  for (uint8_t format : {0, 1, 4, 9}) {
+    std::string bad = v3;
+    bad[5] = static_cast<char>(format);  // unknown format
+    EXPECT_TRUE(FilterMayContain(bad, PatternFilterKeys("unsaved")));
+  }
   EXPECT_TRUE(FilterMayContain(v2.substr(0, v2.size() - 1), PatternFilterKeys("unsaved")));
+  EXPECT_TRUE(FilterMayContain(v3.substr(0, v3.size() - 1), PatternFilterKeys("unsaved")));
   EXPECT_TRUE(FilterMayContain(v1.substr(0, 4), PatternFilterKeys("unsaved")));
 }
 

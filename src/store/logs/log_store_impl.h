@@ -168,8 +168,9 @@ class LogStoreImpl final : public LogStore {
   Env* const env_;
   const std::string wal_dir_;
   std::unique_ptr<Catalog> catalog_;  // used under maintain_mu_ (and in Recover)
-  // Builds every block's token filter (2 MiB of bitmap), under maintain_mu_.
-  std::unique_ptr<TrigramCollector> trigrams_;
+  // Encodes every block and its token filter (one zstd context, a 2 MiB
+  // trigram bitmap), under maintain_mu_.
+  std::unique_ptr<BlockEncoder> encoder_;
 
   std::mutex maintain_mu_;
   uint64_t checkpoint_segment_ = 0;  // catalog's wal_segment; under maintain_mu_

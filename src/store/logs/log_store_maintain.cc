@@ -74,16 +74,14 @@ Result<std::shared_ptr<Partition>> LogStoreImpl::PartitionForDay(int64_t day) {
 
 void LogStoreImpl::EncodeJob(CutJob* job) {
   BlockHeader& h = job->block.header;
-  job->block.data = EncodeBlock(job->lines, &h);
-  // EncodeBlock sizes its output for the worst case (~ the raw size); the
-  // block waits for the others of its round, so give the slack back now.
+  if (!encoder_) encoder_ = std::make_unique<BlockEncoder>();
+  job->block.data = encoder_->Encode(job->lines, &h, &job->block.filter);
+  // Encode sizes its output for the worst case (~ the raw size); the block
+  // waits for the others of its round, so give the slack back now.
   job->block.data.shrink_to_fit();
   h.stream_id = job->stream_id;
   h.first_line_no = job->first_line_no;
   h.last_line_no = job->first_line_no + job->lines.size() - 1;
-  if (!trigrams_) trigrams_ = std::make_unique<TrigramCollector>();
-  for (const auto& l : job->lines) trigrams_->Add(l.text);
-  job->block.filter = trigrams_->Build();
   // The lines are needed no more: their chunks may go as soon as the head
   // drops them.
   std::vector<BlockLine>().swap(job->lines);

@@ -111,38 +111,44 @@ Status Archiver::Impl::SetParameters() {
   return Status::Ok();
 }
 
-// The blob is version byte + varint raw size + one zstd frame
+// The blob is a header (format byte, sizes) and one or two zstd frames
 // (docs/logstore.md "Blocks"). DecodeBlock checks the whole blob first, so a
 // blob that is not a readable block is never rewritten; the header bytes are
-// then kept verbatim and only the frame is replaced.
+// then kept verbatim and each frame is replaced by a stronger one of the
+// same bytes when that is smaller (digits gain little at middle levels, the
+// skeleton much).
 Status Archiver::Impl::Recompress(std::string_view data, std::string* out, ArchiveStats* stats) {
   VIGIL_RETURN_IF_ERROR(DecodeBlock(data, &decoded));
-  auto parts = SplitBlock(data);
-  if (!parts.ok()) return parts.status();
-  const uint64_t raw_len = parts->raw_size;
-  const size_t header = parts->header.size();
-  raw.resize(raw_len);
-  size_t n = ZSTD_decompressDCtx(dctx.get(), raw.data(), raw.size(), parts->frame.data(),
-                                 parts->frame.size());
-  if (ZSTD_isError(n) || n != raw_len) return Corruption("log block: bad zstd data");
-  stats->raw_bytes += raw_len;
+  VIGIL_ASSIGN_OR_RETURN(BlockParts parts, SplitBlock(data));
+  out->assign(parts.header);
+  for (const BlockFrame& frame : parts.frames) {
+    raw.resize(frame.raw_size);
+    size_t n = ZSTD_decompressDCtx(dctx.get(), raw.data(), raw.size(), frame.data.data(),
+                                   frame.data.size());
+    if (ZSTD_isError(n) || n != frame.raw_size) return Corruption("log block: bad zstd data");
+    stats->raw_bytes += frame.raw_size;
 
-  out->assign(data.substr(0, header));
-  out->resize(header + ZSTD_compressBound(raw.size()));
-  auto c0 = std::chrono::steady_clock::now();
-  n = ZSTD_compress2(cctx.get(), out->data() + header, out->size() - header, raw.data(),
-                     raw.size());
-  stats->compress_seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-  if (ZSTD_isError(n)) return Internal(std::string("archive: zstd: ") + ZSTD_getErrorName(n));
-  out->resize(header + n);
-  stats->context_bytes = std::max(stats->context_bytes, ZSTD_sizeof_CCtx(cctx.get()));
-  // Never replace a readable block by one that does not round-trip.
-  check.resize(raw.size());
-  n = ZSTD_decompressDCtx(dctx.get(), check.data(), check.size(), out->data() + header,
-                          out->size() - header);
-  if (ZSTD_isError(n) || n != raw.size() || check != raw) {
-    return Internal("archive: recompressed block does not round-trip");
+    const size_t start = out->size();
+    out->resize(start + ZSTD_compressBound(raw.size()));
+    auto c0 = std::chrono::steady_clock::now();
+    n = ZSTD_compress2(cctx.get(), out->data() + start, out->size() - start, raw.data(),
+                       raw.size());
+    stats->compress_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    if (ZSTD_isError(n)) return Internal(std::string("archive: zstd: ") + ZSTD_getErrorName(n));
+    out->resize(start + n);
+    stats->context_bytes = std::max(stats->context_bytes, ZSTD_sizeof_CCtx(cctx.get()));
+    // Never replace a readable block by one that does not round-trip.
+    check.resize(raw.size());
+    n = ZSTD_decompressDCtx(dctx.get(), check.data(), check.size(), out->data() + start,
+                            out->size() - start);
+    if (ZSTD_isError(n) || n != raw.size() || check != raw) {
+      return Internal("archive: recompressed block does not round-trip");
+    }
+    if (out->size() - start >= frame.data.size()) {
+      out->resize(start);
+      out->append(frame.data);
+    }
   }
   return Status::Ok();
 }
