@@ -191,25 +191,38 @@ class TrigramCollector {
   std::string Build();
 
  private:
+  // A run of digits in a line: where it starts, its context (the two bytes
+  // before it, folded, a digit as '0') and its length (at most 8 counted).
+  struct DigitRun {
+    uint32_t offset;
+    uint16_t ctx;
+    uint8_t len;
+  };
   void AddTrigrams(std::string_view skeleton);
-  void AddDigitRuns(std::string_view text);
-  uint64_t AddDigitRuns(const uint8_t* w, uint64_t cur, uint64_t next, uint64_t carry, bool first);
-  void AddDigitRun(const uint8_t* q, unsigned len);
-  bool IsNewSkeleton(std::string_view skeleton);
+  void FindDigitRuns(std::string_view text, std::vector<DigitRun>* runs);
+  uint64_t FindDigitRuns(const uint8_t* p, size_t base, uint64_t cur, uint64_t next, uint64_t carry,
+                         std::vector<DigitRun>* runs);
+  void AddDigitRun(const uint8_t* q, const DigitRun& run);
+  // The index of skeleton among the block's distinct ones, added when new
+  // (-1: new but not kept, past 4 GiB of them).
+  int64_t SkeletonIndex(std::string_view skeleton, bool* is_new);
   size_t Slot(uint64_t key) const;
   bool InsertDigitKey(uint64_t key);  // true when it was new
 
   std::vector<uint64_t> seen_;  // 2^24-bit set of trigrams (2 MiB)
   std::vector<uint32_t> distinct_;
-  // The block's distinct skeletons: their bytes one after the other, and an
-  // open-addressing set of (hash, offset, size) entries, by index + 1.
+  // The block's distinct skeletons: their bytes one after the other, their
+  // digit runs in runs_, and an open-addressing set of the entries, by
+  // index + 1.
   struct SkeletonEntry {
     uint64_t hash;
     uint32_t offset, size;
+    uint32_t first_run, run_count;
   };
   std::string skeleton_bytes_;
   std::vector<SkeletonEntry> skeletons_;
   std::vector<uint32_t> skeleton_slots_;
+  std::vector<DigitRun> runs_, scratch_runs_;
   std::string scratch_skeleton_, scratch_digits_;  // Add(text)
   // Digit-run keys. Per two-byte context: the first digits of its runs (the
   // k = 1 group, never saturated) in first_digits_; bit k-1 of full_ is set
