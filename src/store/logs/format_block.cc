@@ -79,10 +79,19 @@ size_t SplitDigitsInto(const uint8_t* p, size_t n, uint8_t* sk, uint8_t* dig) {
 size_t CountZeros(const uint8_t* p, size_t n) {
   size_t i = 0, count = 0;
 #if defined(__SSE2__)
+  // Byte counters (a match is -1, so subtracting counts it), summed every
+  // 255 rounds before they overflow: no popcount instruction in baseline
+  // x86-64, and the library call cost a tenth of a query's time.
   const __m128i zero = _mm_set1_epi8('0');
-  for (; i + 16 <= n; i += 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    count += std::popcount(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, zero))));
+  while (i + 16 <= n) {
+    __m128i counts = _mm_setzero_si128();
+    for (int round = 0; round < 255 && i + 16 <= n; ++round, i += 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      counts = _mm_sub_epi8(counts, _mm_cmpeq_epi8(x, zero));
+    }
+    const __m128i sums = _mm_sad_epu8(counts, _mm_setzero_si128());
+    count += static_cast<size_t>(_mm_cvtsi128_si32(sums)) +
+             static_cast<size_t>(_mm_extract_epi16(sums, 4));
   }
 #endif
   for (; i < n; ++i) count += p[i] == '0';
@@ -126,8 +135,16 @@ void AppendFrame(ZSTD_CCtx* cctx, const FrameParams& params, std::string_view sr
 }
 
 Status DecompressFrame(const BlockFrame& frame, std::string* out) {
+  // One context per thread: queries decode thousands of frames, and a fresh
+  // context each time allocates and frees its ~100 KiB of tables.
+  struct DctxFree {
+    void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+  };
+  thread_local std::unique_ptr<ZSTD_DCtx, DctxFree> dctx(ZSTD_createDCtx());
+  if (!dctx) return ResourceExhausted("log block: cannot allocate a zstd context");
   out->resize(frame.raw_size);
-  size_t n = ZSTD_decompress(out->data(), out->size(), frame.data.data(), frame.data.size());
+  size_t n = ZSTD_decompressDCtx(dctx.get(), out->data(), out->size(), frame.data.data(),
+                                 frame.data.size());
   if (ZSTD_isError(n) || n != frame.raw_size) return Corruption("log block: bad zstd data");
   return Status::Ok();
 }
