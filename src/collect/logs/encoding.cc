@@ -7,6 +7,10 @@
 #include <cstring>
 #include <utility>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "wire/log_batch.h"
 
 namespace vigil::collect::logs {
@@ -46,17 +50,36 @@ size_t SequenceAt(const unsigned char* s, size_t n, size_t i, size_t* consumed) 
   return 0;
 }
 
-bool AllAscii(const char* p, size_t n) {
-  size_t i = 0;
+// Index of the first byte >= 0x80 at or after `i`, or n. Every line of
+// every source passes here and nearly all of it is ASCII: 64 and then 16
+// bytes per step with SSE2 (any x86-64), 8 otherwise.
+size_t SkipAscii(const unsigned char* p, size_t n, size_t i) {
+#ifdef __SSE2__
+  auto load = [p](size_t at) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at)); };
+  // 64 bytes per test; the 16-byte steps below find the high byte.
+  for (; i + 64 <= n; i += 64) {
+    __m128i any =
+        _mm_or_si128(_mm_or_si128(load(i), load(i + 16)), _mm_or_si128(load(i + 32), load(i + 48)));
+    if (_mm_movemask_epi8(any) != 0) break;
+  }
+  for (; i + 16 <= n; i += 16) {
+    int high = _mm_movemask_epi8(load(i));
+    if (high != 0) return i + static_cast<size_t>(__builtin_ctz(high));
+  }
+  if (i < n && n >= 16) {
+    // The last 16 bytes in one load, overlapping what was checked; the shift
+    // keeps the bits of [i, n).
+    int high = _mm_movemask_epi8(load(n - 16)) >> (16 - (n - i));
+    return high != 0 ? i + static_cast<size_t>(__builtin_ctz(high)) : n;
+  }
+#endif
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     memcpy(&w, p + i, 8);
-    if (w & 0x8080808080808080ull) return false;
+    if (w & 0x8080808080808080ull) break;  // the byte loop below finds which
   }
-  for (; i < n; ++i) {
-    if (static_cast<unsigned char>(p[i]) >= 0x80) return false;
-  }
-  return true;
+  while (i < n && p[i] < 0x80) ++i;
+  return i;
 }
 
 struct Utf8Shape {
@@ -112,16 +135,13 @@ bool IsHigh(unsigned char c) { return c >= 0x80; }
 }  // namespace
 
 bool IsValidUtf8(std::string_view s) {
-  if (AllAscii(s.data(), s.size())) return true;
   auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  size_t i = 0;
-  while (i < s.size()) {
-    if (p[i] < 0x80) {
-      ++i;
-      continue;
-    }
+  const size_t n = s.size();
+  // Between multi-byte sequences (a progress bar's blocks, CJK text), ASCII
+  // runs are skipped in steps as well.
+  for (size_t i = SkipAscii(p, n, 0); i < n; i = SkipAscii(p, n, i)) {
     size_t consumed;
-    size_t len = SequenceAt(p, s.size(), i, &consumed);
+    size_t len = SequenceAt(p, n, i, &consumed);
     if (len == 0) return false;
     i += len;
   }

@@ -1,8 +1,9 @@
 // Encoding stage: makes every line valid UTF-8, which is what the wire format
 // and the store require.
 //
-//  * Valid UTF-8 (almost every line) passes through untouched: an 8-bytes-at-
-//    a-time ASCII check, then UTF-8 validation only where a high byte shows.
+//  * Valid UTF-8 (almost every line) passes through untouched: ASCII runs
+//    are skipped many bytes at a time (SSE2), and UTF-8 is validated only
+//    where a high byte shows.
 //  * Otherwise the source's charset is detected once (uchardet on a sample
 //    of its non-UTF-8 lines, with a byte-structure fallback for short
 //    samples, where uchardet guesses poorly) and remembered; lines are

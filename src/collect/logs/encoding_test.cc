@@ -26,6 +26,24 @@ TEST(Utf8Test, Validates) {
   EXPECT_FALSE(IsValidUtf8("12345678\x80"));
 }
 
+// ASCII is skipped in 64-, 16- and 8-byte steps: a sequence must be checked
+// wherever it falls, at every step's edges, in lines of every length.
+TEST(Utf8Test, ValidatesAtEveryPositionAndLength) {
+  const std::string valid[] = {"\xC3\xA9", "\xE2\x96\x88", "\xF0\x9F\x98\x80"};
+  const std::string invalid[] = {"\xFF", "\xC3", "\xE2\x96", "\xED\xA0\x80"};
+  for (size_t len = 0; len <= 140; ++len) {
+    for (size_t at = 0; at <= len; ++at) {
+      std::string line(len, 'a');
+      for (const std::string& piece : valid) {
+        EXPECT_TRUE(IsValidUtf8(std::string(line).insert(at, piece))) << len << " " << at;
+      }
+      for (const std::string& piece : invalid) {
+        EXPECT_FALSE(IsValidUtf8(std::string(line).insert(at, piece))) << len << " " << at;
+      }
+    }
+  }
+}
+
 TEST(Utf8Test, SanitizeReplacesMaximalSubparts) {
   std::string out;
   AppendSanitizedUtf8(

@@ -5,6 +5,10 @@
 #include <cstdint>
 #include <cstring>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 namespace vigil::collect::logs {
 namespace {
 
@@ -104,8 +108,10 @@ bool ValueLevel(std::string_view s, size_t i, LogLevel* level) {
   return LevelFromWord(v, level);
 }
 
+// The first line of `line`, as far as its first 2048 bytes.
 LogLevel JsonLevel(std::string_view line) {
   std::string_view s = line.substr(0, 2048);
+  s = s.substr(0, s.find('\n'));
   static constexpr std::string_view kKeys[] = {"level\"", "severity\"",  "levelname\"",
                                                "lvl\"",   "log.level\"", "loglevel\""};
   constexpr size_t kKeyCount = std::size(kKeys);
@@ -168,9 +174,10 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 // The line's first token when it is a (dotted) exception or warning class:
 // "ValueError: x", "torch.cuda.OutOfMemoryError: ...", "KeyboardInterrupt".
 bool ExceptionStart(std::string_view s, LogLevel* level) {
+  // Lines that start with a timestamp or a bracket are out before the scan.
+  if (s.empty() || !IsAlpha(s[0])) return false;
   size_t i = 0;
   while (i < s.size() && (IsWord(s[i]) || s[i] == '.' || s[i] == '$')) ++i;
-  if (i == 0 || !IsAlpha(s[0])) return false;
   std::string_view name = s.substr(0, i);
   bool colon = i < s.size() && s[i] == ':';
   if (!colon && i != s.size()) return false;
@@ -183,6 +190,62 @@ bool ExceptionStart(std::string_view s, LogLevel* level) {
     return true;
   }
   return false;
+}
+
+// A line's head (at most 128 bytes) as bit masks, one bit per byte. With
+// them the token scan below visits only the words that begin with a letter
+// (the only ones that can name a level) instead of testing every byte, and
+// mispredicting at every word's edges, on every line. (__int128: GCC and
+// Clang on 64-bit targets, which is where the agent runs.)
+using Bits128 = unsigned __int128;
+static_assert(kLevelScanBytes <= 128);
+
+// Trailing zero bits; 128 for 0 (a head of 128 word bytes has no end bit).
+size_t Ctz128(Bits128 b) {
+  const auto lo = static_cast<uint64_t>(b);
+  const auto hi = static_cast<uint64_t>(b >> 64);
+  if (lo != 0) return static_cast<size_t>(__builtin_ctzll(lo));
+  return hi != 0 ? 64 + static_cast<size_t>(__builtin_ctzll(hi)) : 128;
+}
+
+struct HeadClasses {
+  Bits128 word = 0;    // [A-Za-z0-9_], as IsWord
+  Bits128 letter = 0;  // [A-Za-z], as IsAlpha
+};
+
+HeadClasses ClassifyHead(std::string_view s) {
+  HeadClasses out;
+  const size_t n = std::min(s.size(), kLevelScanBytes);
+#ifdef __SSE2__
+  // 16 bits per block, gathered in order and copied into the masks as a
+  // whole (x86 is little-endian): cheaper than 128-bit shifts by i.
+  uint16_t words[8] = {}, letters[8] = {};
+  for (size_t i = 0; i < n; i += 16) {
+    char tail[16] = {};  // zeros are in no class
+    const char* p = s.data() + i;
+    if (n - i < 16) p = static_cast<const char*>(memcpy(tail, p, n - i));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // Signed compares leave bytes >= 0x80 (negative) out of every range.
+    const __m128i folded = _mm_or_si128(c, _mm_set1_epi8(0x20));  // A-Z -> a-z
+    const __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(folded, _mm_set1_epi8('a' - 1)),
+                                         _mm_cmplt_epi8(folded, _mm_set1_epi8('z' + 1)));
+    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(c, _mm_set1_epi8('0' - 1)),
+                                        _mm_cmplt_epi8(c, _mm_set1_epi8('9' + 1)));
+    const __m128i word =
+        _mm_or_si128(_mm_or_si128(letter, digit), _mm_cmpeq_epi8(c, _mm_set1_epi8('_')));
+    words[i / 16] = static_cast<uint16_t>(_mm_movemask_epi8(word));
+    letters[i / 16] = static_cast<uint16_t>(_mm_movemask_epi8(letter));
+  }
+  static_assert(sizeof(words) == sizeof(Bits128));
+  memcpy(&out.word, words, sizeof(words));
+  memcpy(&out.letter, letters, sizeof(letters));
+#else
+  for (size_t i = 0; i < n; ++i) {
+    out.word |= static_cast<Bits128>(IsWord(s[i])) << i;
+    out.letter |= static_cast<Bits128>(IsAlpha(s[i])) << i;
+  }
+#endif
+  return out;
 }
 
 }  // namespace
@@ -259,14 +322,17 @@ LogLevel DetectLevel(std::string_view line) {
   while (start < line.size() && (line[start] == ' ' || line[start] == '\t')) ++start;
   line.remove_prefix(start);
   if (line.empty()) return LogLevel::kUnknown;
-  if (line[0] == '{') return JsonLevel(line.substr(0, line.find('\n')));
+  if (line[0] == '{') return JsonLevel(line);
 
   char buf[kLevelScanBytes];
   std::string_view s;
   if (memchr(line.data(), '\x1b', std::min(line.size(), kLevelScanBytes)) != nullptr) {
     s = std::string_view(buf, StripAnsi(line, buf, kLevelScanBytes));
   } else {
-    s = line.substr(0, std::min({line.size(), kLevelScanBytes, line.find('\n')}));
+    // Only the head is searched for the end of the first line: a long line
+    // has none, and a record's later lines do not matter.
+    s = line.substr(0, kLevelScanBytes);
+    s = s.substr(0, s.find('\n'));
   }
 
   LogLevel level;
@@ -283,25 +349,23 @@ LogLevel DetectLevel(std::string_view line) {
   }
   if (ExceptionStart(s, &level)) return level;
 
+  // Tokens are maximal runs of word bytes; those that begin with a digit or
+  // '_' are skipped.
   bool first_word = true;
-  size_t i = 0;
-  while (i < s.size()) {
-    if (!IsWord(s[i])) {
-      ++i;
-      continue;
-    }
-    size_t b = i;
-    while (i < s.size() && IsWord(s[i])) ++i;
+  const HeadClasses head = ClassifyHead(s);
+  for (Bits128 starts = head.letter & ~(head.word << 1); starts != 0; starts &= starts - 1) {
+    const size_t b = Ctz128(starts);
+    const size_t i = b + Ctz128(~(head.word >> b));  // bits past the head are 0
     std::string_view w = s.substr(b, i - b);
     char prev = b > 0 ? s[b - 1] : ' ';
     char next = i < s.size() ? s[i] : ' ';
-    bool alpha = IsAlpha(w[0]);
-    bool was_first = first_word && alpha;
-    if (alpha) first_word = false;
-    if (!alpha) continue;
+    bool was_first = first_word;
+    first_word = false;
     // Fast reject: no level name starts with this letter, and it is not a
     // key (logfmt) or a "XxxWarning:".
     if (!(ClassOf(w[0]) & kLevelStartBit) && next != ':' && next != '=') continue;
+    // Every level name, logfmt key and "XxxWarning" has 3 letters or more.
+    if (w.size() < 3) continue;
 
     // logfmt: level=warn, lvl="error".
     if (next == '=' && (EqualsLower(w, "level") || EqualsLower(w, "lvl") ||

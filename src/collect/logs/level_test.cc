@@ -129,6 +129,21 @@ TEST(LevelTest, KeywordsLaterInTheLineDoNotCount) {
   EXPECT_EQ(DetectLevel(long_prefix + " ERROR late"), LogLevel::kUnknown);
 }
 
+// The scan finds words by bit masks over the head: a level word counts at
+// any position up to the head's end, across the masks' 16- and 64-byte
+// edges, and a word cut by the end is judged by what is left of it.
+TEST(LevelTest, LevelWordAtEveryPositionOfTheHead) {
+  for (size_t at = 2; at + 5 <= kLevelScanBytes; ++at) {
+    std::string line = "0" + std::string(at - 1, ' ') + "ERROR " + std::string(200, 'z');
+    EXPECT_EQ(DetectLevel(line), LogLevel::kError) << "at " << at;
+    line = "0" + std::string(at - 1, '_') + " WARN";  // "0___" is one word
+    EXPECT_EQ(DetectLevel(line), LogLevel::kWarn) << "at " << at;
+  }
+  std::string head(kLevelScanBytes - 4, ' ');
+  EXPECT_EQ(DetectLevel("0" + head + "ERRORS"), LogLevel::kError);  // cut to "ERR"
+  EXPECT_EQ(DetectLevel("0" + head + "X ERROR"), LogLevel::kUnknown);
+}
+
 TEST(LevelTest, OnlyFirstLineOfARecordCounts) {
   EXPECT_EQ(DetectLevel("step 5 ok\nERROR later line"), LogLevel::kUnknown);
   EXPECT_EQ(DetectLevel("ERROR:root:failed\nTraceback (most recent call last):"), LogLevel::kError);

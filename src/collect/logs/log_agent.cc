@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include "collect/logs/encoding.h"
 #include "collect/logs/file_watcher.h"
@@ -22,7 +23,8 @@ struct LogAgent::Source {
   std::unique_ptr<FileTailer> tailer;
   std::unique_ptr<EncodingNormalizer> encoding;
   std::unique_ptr<EnvelopeParser> envelope;
-  std::map<std::string, MultilineJoiner> joiners;  // by stream name ("" for plain)
+  // By stream name ("" for plain); std::less<> finds a string_view without a copy.
+  std::map<std::string, MultilineJoiner, std::less<>> joiners;
   std::unique_ptr<VolumeController> volume;
 
   // The source (file generation) the pipeline state belongs to.
@@ -53,13 +55,13 @@ struct LogAgent::Source {
     checkpointed = 0;
   }
 
-  std::string StreamId(const std::string& stream) const {
-    return stream.empty() ? sid : sid + "#" + stream;
+  std::string StreamId(std::string_view stream) const {
+    return stream.empty() ? sid : sid + "#" + std::string(stream);
   }
 
-  MultilineJoiner& Joiner(const std::string& stream, const MultilineOptions& o) {
+  MultilineJoiner& Joiner(std::string_view stream, const MultilineOptions& o) {
     auto it = joiners.find(stream);
-    if (it == joiners.end()) it = joiners.emplace(stream, MultilineJoiner(o)).first;
+    if (it == joiners.end()) it = joiners.emplace(std::string(stream), MultilineJoiner(o)).first;
     return it->second;
   }
 
@@ -96,25 +98,30 @@ struct LogAgent::Batch {
 
   bool empty() const { return wire.streams.empty(); }
 
-  size_t StreamFor(Source& src, const std::string& stream) {
-    std::string id = src.StreamId(stream);
+  // Runs once per record: matches by source and stream name rather than
+  // building the stream id (a heap string) each time. Equivalent, because a
+  // source's refs are frozen whenever its sid changes, so a live ref's id is
+  // always src.StreamId(ref.stream).
+  size_t StreamFor(Source& src, std::string_view stream) {
     for (size_t i = 0; i < refs.size(); ++i) {
-      if (refs[i].source == &src && !refs[i].frozen && wire.streams[i].source_id == id) return i;
+      if (refs[i].source == &src && !refs[i].frozen && refs[i].stream == stream) return i;
     }
     wire::LogStream s;
-    s.source_id = id;
+    s.source_id = src.StreamId(stream);
     s.labels = src.spec.labels;
     if (!stream.empty()) {
       auto it =
           std::lower_bound(s.labels.begin(), s.labels.end(), std::string_view("stream"),
                            [](const wire::Label& l, std::string_view n) { return l.name < n; });
-      if (it == s.labels.end() || it->name != "stream") s.labels.insert(it, {"stream", stream});
+      if (it == s.labels.end() || it->name != "stream") {
+        s.labels.insert(it, {"stream", std::string(stream)});
+      }
     }
-    auto acked = src.acked_end.find(id);
+    auto acked = src.acked_end.find(s.source_id);
     s.start_offset = acked != src.acked_end.end() ? acked->second : src.sid_start;
     s.end_offset = s.start_offset;
     wire.streams.push_back(std::move(s));
-    refs.push_back({&src, stream});
+    refs.push_back({&src, std::string(stream)});
     return refs.size() - 1;
   }
 
@@ -128,7 +135,7 @@ struct LogAgent::Batch {
     ws.end_offset = std::max(end, ws.start_offset);
   }
 
-  void AddRecord(Source& src, const std::string& stream, wire::LogRecord r, int64_t now_ms) {
+  void AddRecord(Source& src, std::string_view stream, wire::LogRecord r, int64_t now_ms) {
     size_t i = StreamFor(src, stream);  // the joiner has set r.level
     if (r.flags & wire::kLogFlagTruncated) ++wire.streams[i].counters.truncated_lines;
     if (src.volume->Admit(r.level, now_ms) != VolumeDecision::kKeep) return;
@@ -373,16 +380,26 @@ void LogAgent::ProcessChunk(Source& src, TailChunk chunk, Batch* batch) {
 
   uint64_t bytes = 0;
   std::vector<wire::LogRecord> records;
+  // The joiner of the previous line's stream: nearly every line of a chunk
+  // goes to the same one, so the map is searched only when the stream
+  // changes (joiners stay put in the map: it is not reset in this loop).
+  MultilineJoiner* joiner = nullptr;
+  std::string_view joiner_stream;
   for (RawLine& raw : chunk.lines) {
     bytes += raw.bytes.size() + 1;
     const EnvelopeRecord* er = src.envelope->Push(raw.bytes, raw.offset);
     if (er == nullptr) continue;
     uint8_t flags = er->flags | raw.flags;
     std::string_view text = src.encoding->Normalize(er->text, &flags);
-    std::string stream(er->stream);
+    std::string_view stream = er->stream;
     int64_t t = er->time_ns != 0 ? er->time_ns : raw.read_time_ns;
+    if (joiner == nullptr || stream != joiner_stream) {
+      joiner = &src.Joiner(stream, options_.multiline);
+      joiner_stream = stream;
+    }
     records.clear();
-    src.Joiner(stream, options_.multiline).Push(text, er->offset, t, flags, now_ms, &records);
+    // `text` is most often raw.bytes itself: the record may take that buffer.
+    joiner->Push(text, er->offset, t, flags, now_ms, &records, &raw.bytes);
     for (auto& r : records) batch->AddRecord(src, stream, std::move(r), now_ms);
   }
   if (chunk.finished()) {
@@ -407,13 +424,12 @@ void LogAgent::FlushIdle(Batch* batch, bool all) {
       while (const EnvelopeRecord* er = src->envelope->Flush()) {
         uint8_t flags = er->flags;
         std::string_view text = src->encoding->Normalize(er->text, &flags);
-        src->Joiner(std::string(er->stream), options_.multiline)
+        src->Joiner(er->stream, options_.multiline)
             .Push(text, er->offset, er->time_ns != 0 ? er->time_ns : env_->NowMillis() * 1'000'000,
                   flags, now_ms, &records);
         // Push may emit an earlier record; the flushed one stays held until
         // the joiner's own flush below.
-        for (auto& r : records)
-          batch->AddRecord(*src, std::string(er->stream), std::move(r), now_ms);
+        for (auto& r : records) batch->AddRecord(*src, er->stream, std::move(r), now_ms);
         records.clear();
       }
     }

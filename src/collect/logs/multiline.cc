@@ -34,6 +34,8 @@ bool SamePrefix(std::string_view a, std::string_view b) {
 // `strict` (a line that starts a record by itself) also wants a name that
 // says it is an exception; after traceback frames any class name will do.
 bool IsExceptionLine(std::string_view s, bool strict, bool need_dot = false) {
+  // Most lines start with a digit, a bracket or a brace: out before the scan.
+  if (s.empty() || !(IsAlpha(s[0]) || s[0] == '_')) return false;
   size_t i = 0;
   bool dot = false;
   while (i < s.size() &&
@@ -41,7 +43,6 @@ bool IsExceptionLine(std::string_view s, bool strict, bool need_dot = false) {
     dot |= s[i] == '.';
     ++i;
   }
-  if (i == 0 || !(IsAlpha(s[0]) || s[0] == '_')) return false;
   if (i < s.size() && s[i] != ':') return false;
   if (need_dot && !dot) return false;
   if (!strict) return true;
@@ -67,8 +68,11 @@ bool IsExceptionTail(std::string_view s) {
 
 // "host:pid:tid" of an NCCL line "node1:123:456 [0] NCCL INFO ...", or "".
 std::string_view NcclId(std::string_view s) {
-  size_t sp = s.find(' ');
-  if (sp == std::string_view::npos || sp == 0 || sp > 128) return {};
+  size_t sp = s.substr(0, 129).find(' ');
+  if (sp == std::string_view::npos || sp == 0) return {};
+  // The '[' after the space comes first: it rules out almost every line that
+  // starts a record, before the id is looked at.
+  if (sp + 1 >= s.size() || s[sp + 1] != '[') return {};
   std::string_view id = s.substr(0, sp);
   size_t c2 = id.rfind(':');
   if (c2 == std::string_view::npos || c2 == 0) return {};
@@ -77,7 +81,6 @@ std::string_view NcclId(std::string_view s) {
   for (size_t k = c1 + 1; k < id.size(); ++k) {
     if (k != c2 && !IsDigit(id[k])) return {};
   }
-  if (sp + 1 >= s.size() || s[sp + 1] != '[') return {};
   return id;
 }
 
@@ -88,6 +91,23 @@ bool IsNcclTrail(std::string_view s) {
   size_t d = s.size();
   while (d > 0 && IsDigit(s[d - 1])) --d;
   return d < s.size() && EndsWith(s.substr(0, d), " -> ");
+}
+
+// A record's first line: `line` itself, moved out of *owner when it views
+// owner from its first byte (see Push), else copied.
+wire::LogRecord FirstLine(std::string_view line, uint64_t offset, int64_t time_ns, uint8_t flags,
+                          std::string* owner) {
+  wire::LogRecord rec;
+  rec.time_ns = time_ns;
+  rec.offset = offset;
+  rec.flags = flags;
+  if (owner != nullptr && line.data() == owner->data() && line.size() <= owner->size()) {
+    owner->resize(line.size());
+    rec.line = std::move(*owner);
+  } else {
+    rec.line.assign(line);
+  }
+  return rec;
 }
 
 }  // namespace
@@ -123,7 +143,7 @@ MultilineJoiner::State MultilineJoiner::Continues(std::string_view body) const {
 }
 
 void MultilineJoiner::Start(std::string_view line, uint64_t offset, int64_t time_ns, uint8_t flags,
-                            std::vector<wire::LogRecord>* out) {
+                            std::string* owner, std::vector<wire::LogRecord>* out) {
   size_t pl = WorkerPrefixLen(line);
   std::string_view body = line.substr(pl);
   // The level of a record is its first line's; computing it here, once,
@@ -146,19 +166,16 @@ void MultilineJoiner::Start(std::string_view line, uint64_t offset, int64_t time
               body.substr(0, kLevelScanBytes).find("Warning: ") != std::string_view::npos)) {
     next = State::kErrorLine;
   }
-  wire::LogRecord rec;
-  rec.time_ns = time_ns;
-  rec.offset = offset;
+  // The prefix is copied before `line`'s bytes may move into the record.
+  if (next != State::kIdle) prefix_.assign(line.substr(0, pl));
+  wire::LogRecord rec = FirstLine(line, offset, time_ns, flags, owner);
   rec.level = level;
-  rec.flags = flags;
-  rec.line.assign(line);
   if (next == State::kIdle) {
     out->push_back(std::move(rec));
     return;
   }
   record_ = std::move(rec);
   lines_ = 1;
-  prefix_.assign(line.substr(0, pl));
   state_ = next;
 }
 
@@ -195,20 +212,16 @@ void MultilineJoiner::Emit(std::vector<wire::LogRecord>* out) {
 }
 
 void MultilineJoiner::Push(std::string_view line, uint64_t offset, int64_t time_ns, uint8_t flags,
-                           int64_t now_ms, std::vector<wire::LogRecord>* out) {
+                           int64_t now_ms, std::vector<wire::LogRecord>* out, std::string* owner) {
   last_push_ms_ = now_ms;
   if (!options_.enabled) {
-    wire::LogRecord rec;
-    rec.time_ns = time_ns;
-    rec.offset = offset;
-    rec.level = DetectLevel(line);
-    rec.flags = flags;
-    rec.line.assign(line);
-    out->push_back(std::move(rec));
+    const wire::LogLevel level = DetectLevel(line);
+    out->push_back(FirstLine(line, offset, time_ns, flags, owner));
+    out->back().level = level;
     return;
   }
   if (state_ == State::kIdle) {
-    Start(line, offset, time_ns, flags, out);
+    Start(line, offset, time_ns, flags, owner, out);
     return;
   }
   size_t pl = WorkerPrefixLen(line);
@@ -218,12 +231,7 @@ void MultilineJoiner::Push(std::string_view line, uint64_t offset, int64_t time_
     next = State::kIdle;
   } else if (IsBlank(body)) {
     if (state_ == State::kException && tentative_.size() < 2) {
-      wire::LogRecord rec;
-      rec.time_ns = time_ns;
-      rec.offset = offset;
-      rec.flags = flags;
-      rec.line.assign(line);
-      tentative_.push_back(std::move(rec));
+      tentative_.push_back(FirstLine(line, offset, time_ns, flags, owner));
       return;
     }
     if (state_ == State::kPyChain) {
@@ -238,7 +246,7 @@ void MultilineJoiner::Push(std::string_view line, uint64_t offset, int64_t time_
   }
   if (next == State::kIdle) {
     Emit(out);
-    Start(line, offset, time_ns, flags, out);
+    Start(line, offset, time_ns, flags, owner, out);
     return;
   }
   for (auto& t : tentative_) Append(t.line, t.offset, t.time_ns, t.flags, out);

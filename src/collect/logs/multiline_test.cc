@@ -290,5 +290,43 @@ TEST(MultilineTest, Disabled) {
   EXPECT_FALSE(f.joiner_.holding());
 }
 
+// A caller may hand over each line's own string (Push's `owner`): the
+// records are the same as when the joiner copies, whether the line is
+// emitted at once, starts a held block, is a tentative blank line, or is
+// joined; a line that is only a head of its owner is cut to the line.
+TEST(MultilineTest, TakingTheLinesBufferChangesNoRecord) {
+  const std::vector<std::string> lines = {
+      "step 10 with a line long enough to live on the heap",
+      "Traceback (most recent call last):",
+      "  File \"train.py\", line 10, in <module>",
+      "ValueError: bad shape",
+      "",
+      "During handling of the above exception, another exception occurred:",
+      "",
+      "Traceback (most recent call last):",
+      "RuntimeError: x",
+      "",
+      "after the block, also long enough for the heap\r",
+      "short"};
+  for (bool enabled : {true, false}) {
+    MultilineOptions o;
+    o.enabled = enabled;
+    MultilineJoiner copying(o), taking(o);
+    std::vector<wire::LogRecord> copied, taken;
+    uint64_t offset = 0;
+    for (const std::string& l : lines) {
+      std::string owner = l;
+      std::string_view line = owner;
+      if (line.ends_with('\r')) line.remove_suffix(1);
+      copying.Push(line, offset, 0, 0, 0, &copied);
+      taking.Push(line, offset, 0, 0, 0, &taken, &owner);
+      offset += l.size() + 1;
+    }
+    copying.FlushAll(&copied);
+    taking.FlushAll(&taken);
+    EXPECT_EQ(taken, copied) << "enabled " << enabled;
+  }
+}
+
 }  // namespace
 }  // namespace vigil::collect::logs

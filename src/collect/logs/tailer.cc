@@ -19,6 +19,8 @@ namespace vigil::collect::logs {
 namespace {
 
 constexpr size_t kReadBlock = 64u << 10;
+// What a log line typically takes, newline included: sizes a chunk's vector.
+constexpr size_t kTypicalLineBytes = 100;
 
 std::string DirName(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -342,12 +344,7 @@ namespace {
 void Split(Source& s, std::string_view data, size_t max_line, int64_t read_ns, TailerStats* stats,
            std::vector<RawLine>* out) {
   auto emit = [&](std::string_view bytes, uint8_t flags) {
-    RawLine l;
-    l.offset = s.consumed;
-    l.bytes.assign(bytes);
-    l.flags = flags;
-    l.read_time_ns = read_ns;
-    out->push_back(std::move(l));
+    out->push_back(RawLine{s.consumed, std::string(bytes), flags, read_ns});
     ++stats->lines;
     if (flags & wire::kLogFlagTruncated) ++stats->truncated_lines;
   };
@@ -380,14 +377,19 @@ void Split(Source& s, std::string_view data, size_t max_line, int64_t read_ns, T
       s.after_partial = false;
       continue;
     }
-    s.pending.append(data.substr(0, take));
+    // A line that lies whole in `data` (the common case) is emitted from
+    // there; only a line split across reads is gathered in `pending`.
+    std::string_view line = data.substr(0, take);
+    if (!s.pending.empty() || nl == std::string_view::npos) {
+      s.pending.append(line);
+      line = s.pending;
+    }
     s.read_pos += take;
     data.remove_prefix(take);
     if (nl == std::string_view::npos) break;
     // Complete line.
     s.read_pos += 1;
     data.remove_prefix(1);
-    std::string_view line = s.pending;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > max_line) {
       emit(line.substr(0, max_line), wire::kLogFlagTruncated);
@@ -491,6 +493,11 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
   }
   Header(s, path_, out);
   size_t budget = std::max<size_t>(max_bytes, 1);
+  // Room for the lines about to be read, so a big chunk does not grow (and
+  // move) its vector a dozen times; a guess, bounded by what is there.
+  out->lines.reserve(out->lines.size() +
+                     static_cast<size_t>(std::min<uint64_t>(budget, size - s.read_pos)) /
+                         kTypicalLineBytes);
   while (budget > 0 && s.read_pos < size) {
     size_t n = static_cast<size_t>(std::min<uint64_t>({kReadBlock, budget, size - s.read_pos}));
     VIGIL_RETURN_IF_ERROR(ReadAt(s.fd, s.read_pos, n, &buf_, path_));
