@@ -29,12 +29,17 @@ std::string HelpFor(std::string_view metric) {
 
 struct TrainingMetricsFromLogs::SourceState {
   struct SeriesState {
+    std::string name;             // its series name (the key in `series`)
     int64_t last_ms = INT64_MIN;  // time of its newest stored value
     double tokens = 0;            // values it may still take now (token bucket)
     int64_t refilled_ms = 0;
   };
   collect::training::LogMetricExtractor extractor;
   std::unordered_map<std::string, SeriesState> series;  // by series name
+  // The series of a metric name as the extractor found it: the name need
+  // not be turned into a series name (a new string) for every value.
+  // Elements of `series` never move.
+  std::unordered_map<std::string, SeriesState*> by_metric;
   std::list<std::string>::iterator lru;
 };
 
@@ -96,19 +101,31 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
           superseded = found[j].name == sample.name;
         }
         if (superseded) continue;
-        std::string name = TrainingSeriesName(sample.name);
-        if (name.size() == kTrainingMetricPrefix.size()) continue;  // no usable character
-        auto it = state->series.find(name);
-        if (it == state->series.end()) {
-          if (state->series.size() >= options_.max_names_per_source) {
-            ++stats_.names_dropped;
-            continue;
+        SourceState::SeriesState* found_series = nullptr;
+        if (auto cached = state->by_metric.find(sample.name); cached != state->by_metric.end()) {
+          found_series = cached->second;
+        } else {
+          std::string name = TrainingSeriesName(sample.name);
+          if (name.size() == kTrainingMetricPrefix.size()) continue;  // no usable character
+          auto it = state->series.find(name);
+          if (it == state->series.end()) {
+            if (state->series.size() >= options_.max_names_per_source) {
+              ++stats_.names_dropped;
+              continue;
+            }
+            it = state->series.emplace(name, SourceState::SeriesState{}).first;
+            it->second.name = name;
+            it->second.tokens = options_.burst;
+            it->second.refilled_ms = line_ms;
           }
-          it = state->series.emplace(name, SourceState::SeriesState{}).first;
-          it->second.tokens = options_.burst;
-          it->second.refilled_ms = line_ms;
+          found_series = &it->second;
+          // Bounded: several spellings may share a series, not without end.
+          if (state->by_metric.size() < 4 * options_.max_names_per_source) {
+            state->by_metric.emplace(sample.name, found_series);
+          }
         }
-        SourceState::SeriesState& ss = it->second;
+        SourceState::SeriesState& ss = *found_series;
+        const std::string& name = ss.name;
         if (line_ms > ss.refilled_ms) {
           ss.tokens = std::min(options_.burst, ss.tokens + (line_ms - ss.refilled_ms) *
                                                                options_.rate_per_second / 1000.0);
@@ -121,8 +138,11 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
         ss.tokens -= 1;
         const int64_t t = ss.last_ms == INT64_MIN ? line_ms : std::max(line_ms, ss.last_ms + 1);
         ss.last_ms = t;
-        auto [sit, fresh] = series_of.emplace(name, out->series.size());
-        if (fresh) {
+        // find before emplace: emplace builds a node (a copy of the name)
+        // even when the key is there.
+        auto sit = series_of.find(name);
+        if (sit == series_of.end()) {
+          sit = series_of.emplace(name, out->series.size()).first;
           wire::Series series;
           series.labels = stream.labels;
           series.labels.push_back({std::string(wire::kMetricNameLabel), name});
@@ -130,7 +150,8 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
           out->series.push_back(std::move(series));
         }
         out->series[sit->second].samples.push_back({t, sample.value});
-        if (family_index.emplace(name, out->families.size()).second) {
+        if (family_index.find(name) == family_index.end()) {
+          family_index.emplace(name, out->families.size());
           out->families.push_back({name, wire::MetricType::kGauge, HelpFor(sample.name)});
         }
         ++stats_.samples;
