@@ -26,9 +26,9 @@ constexpr uint64_t kMaxBlockRawBytes = 256u << 20;
 // worthwhile ones (timestamps, counters, zeros) are recent; 10% smaller and
 // faster than level 1's defaults. The skeletons gain 3% from the double-fast
 // strategy at the same speed (hash tables of 2^10: as good on dpkg logs as
-// larger ones, better on training logs). Stronger parameters (lazy matching: another
-// 30% off the skeletons) cost ten times the CPU, so older blocks get them in
-// the background (recompress.h).
+// larger ones, better on training logs). Stronger parameters (lazy matching:
+// another 30% off the skeletons) cost ten times the CPU, so older blocks get
+// them in the background (recompress.h).
 struct FrameParams {
   ZSTD_strategy strategy;
   int min_match;
@@ -42,7 +42,7 @@ struct CctxFree {
 };
 
 #if defined(__SSE2__)
-// Bit i set when p[i] (i < 16) is an ASCII digit.
+// 0xff in each byte of x that is an ASCII digit, 0 elsewhere.
 inline __m128i DigitBytes(__m128i x) {
   const __m128i d = _mm_sub_epi8(x, _mm_set1_epi8('0'));
   return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);
@@ -205,7 +205,8 @@ Status DecodeDigitsApartText(std::string_view in, std::string_view digits, Decod
   if (!GetVarint64(&in, &multiline) || multiline > count) {
     return Corruption("log block: bad multiline count");
   }
-  // Lines that hold '\n' have their length given; UINT64_MAX marks the others.
+  // (line index, length) of the lines that hold '\n', by index; the other
+  // lines end at the next '\n'.
   std::vector<std::pair<uint64_t, uint64_t>> given(multiline);
   uint64_t index = 0;
   for (auto& [at, len] : given) {
@@ -402,7 +403,8 @@ Result<BlockParts> SplitBlock(std::string_view data) {
       parts.frames.push_back({payload_size, rest});
       return parts;
     case kBlockFormatDigitsApart:
-      if (!GetVarint64(&rest, &digits_size) || digits_size > kMaxBlockRawBytes) {
+      // The digits come out of the payload's text: never more than it.
+      if (!GetVarint64(&rest, &digits_size) || digits_size > payload_size) {
         return Corruption("log block: bad digits size");
       }
       break;
