@@ -277,6 +277,9 @@ void TrigramCollector::Add(std::string_view text) {
 
 void TrigramCollector::Add(std::string_view text, std::string_view skeleton) {
   if (text.size() < 3) return;  // no trigram, and no run with two bytes before it
+  // Replayed runs index the text by the skeleton's positions: never trust a
+  // skeleton that cannot be this text's.
+  if (skeleton.size() != text.size()) return Add(text);
   const auto* p = reinterpret_cast<const uint8_t*>(text.data());
   bool is_new;
   const int64_t index = SkeletonIndex(skeleton, &is_new);
