@@ -1,6 +1,7 @@
 #include "ingest/training_metrics.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "collect/training/log_metrics.h"
@@ -25,17 +26,54 @@ std::string HelpFor(std::string_view metric) {
   return help + ", read from the job's log lines.";
 }
 
+// A hash of a line with every ASCII digit taken as '0': the lines of one
+// template, whatever their numbers, hash alike. Eight bytes at a time; a
+// byte is a digit when, xored with '0', it is below 10 (the high bits are
+// masked before the add so that no carry crosses bytes).
+uint64_t TemplateHash(std::string_view s) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  uint64_t h = s.size() * 0x9e3779b97f4a7c15ull;
+  auto mix = [&h](uint64_t w) {
+    const uint64_t x = w ^ (0x30 * kOnes);
+    const uint64_t not_digit = ((x & (0x7f * kOnes)) + 0x76 * kOnes) | x;
+    const uint64_t digit_bytes = ((~not_digit & (0x80 * kOnes)) >> 7) * 0xff;
+    w = (w & ~digit_bytes) | (0x30 * kOnes & digit_bytes);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  };
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    mix(w);
+  }
+  if (i < s.size()) {
+    uint64_t w = 0;  // zero bytes are not digits
+    std::memcpy(&w, s.data() + i, s.size() - i);
+    mix(w);
+  }
+  return h;
+}
+
+// Templates remembered per source (then forgotten all at once).
+constexpr size_t kMaxTemplates = 1024;
+
 }  // namespace
 
+struct TrainingMetricsFromLogs::SeriesState {
+  std::string name;             // its series name (the key in SourceState::series)
+  int64_t last_ms = INT64_MIN;  // time of its newest stored value
+  double tokens = 0;            // values it may still take now (token bucket)
+  int64_t refilled_ms = 0;
+};
+
 struct TrainingMetricsFromLogs::SourceState {
-  struct SeriesState {
-    std::string name;             // its series name (the key in `series`)
-    int64_t last_ms = INT64_MIN;  // time of its newest stored value
-    double tokens = 0;            // values it may still take now (token bucket)
-    int64_t refilled_ms = 0;
-  };
   collect::training::LogMetricExtractor extractor;
   std::unordered_map<std::string, SeriesState> series;  // by series name
+  // By TemplateHash of a record: the series its last record's values went
+  // to, one entry per value that reached the rate check (only records
+  // whose every value did).
+  std::unordered_map<uint64_t, std::vector<SeriesState*>> templates;
   // The series of a metric name as the extractor found it: the name need
   // not be turned into a series name (a new string) for every value.
   // Elements of `series` never move.
@@ -84,6 +122,21 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
     for (const wire::LogRecord& rec : stream.records) {
       if (rec.offset < from) continue;  // stored before: read then
       if (state == nullptr) state = StateFor(key);
+      const int64_t line_ms = rec.time_ns / 1'000'000;
+      const uint64_t shape = TemplateHash(rec.line);
+      if (options_.skip_saturated_templates) {
+        auto memo = state->templates.find(shape);
+        if (memo != state->templates.end() && !memo->second.empty() &&
+            AllOutOfTokens(memo->second, line_ms)) {
+          // A flood: every value this template gave would be thinned.
+          stats_.thinned += memo->second.size();
+          ++stats_.records_skipped;
+          continue;
+        }
+      }
+      std::vector<SeriesState*>& checked = checked_;  // under mu_
+      checked.clear();
+      bool every_value_checked = true;
       found.clear();
       // A record may be several physical lines (a joined traceback).
       std::string_view text = rec.line;
@@ -93,7 +146,6 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
         if (nl == std::string_view::npos) break;
         text.remove_prefix(nl + 1);
       }
-      const int64_t line_ms = rec.time_ns / 1'000'000;
       for (size_t i = 0; i < found.size(); ++i) {
         const auto& sample = found[i];
         bool superseded = false;  // a later value of the same metric in this record
@@ -101,19 +153,23 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
           superseded = found[j].name == sample.name;
         }
         if (superseded) continue;
-        SourceState::SeriesState* found_series = nullptr;
+        SeriesState* found_series = nullptr;
         if (auto cached = state->by_metric.find(sample.name); cached != state->by_metric.end()) {
           found_series = cached->second;
         } else {
           std::string name = TrainingSeriesName(sample.name);
-          if (name.size() == kTrainingMetricPrefix.size()) continue;  // no usable character
+          if (name.size() == kTrainingMetricPrefix.size()) {  // no usable character
+            every_value_checked = false;
+            continue;
+          }
           auto it = state->series.find(name);
           if (it == state->series.end()) {
             if (state->series.size() >= options_.max_names_per_source) {
               ++stats_.names_dropped;
+              every_value_checked = false;
               continue;
             }
-            it = state->series.emplace(name, SourceState::SeriesState{}).first;
+            it = state->series.emplace(name, SeriesState{}).first;
             it->second.name = name;
             it->second.tokens = options_.burst;
             it->second.refilled_ms = line_ms;
@@ -124,13 +180,10 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
             state->by_metric.emplace(sample.name, found_series);
           }
         }
-        SourceState::SeriesState& ss = *found_series;
+        SeriesState& ss = *found_series;
         const std::string& name = ss.name;
-        if (line_ms > ss.refilled_ms) {
-          ss.tokens = std::min(options_.burst, ss.tokens + (line_ms - ss.refilled_ms) *
-                                                               options_.rate_per_second / 1000.0);
-          ss.refilled_ms = line_ms;
-        }
+        checked.push_back(&ss);
+        Refill(&ss, line_ms);
         if (ss.tokens < 1) {
           ++stats_.thinned;
           continue;
@@ -156,8 +209,30 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
         }
         ++stats_.samples;
       }
+      if (every_value_checked) {
+        if (state->templates.size() >= kMaxTemplates) state->templates.clear();
+        state->templates[shape] = checked;
+      }
     }
   }
+}
+
+void TrainingMetricsFromLogs::Refill(SeriesState* ss, int64_t line_ms) const {
+  if (line_ms > ss->refilled_ms) {
+    ss->tokens =
+        std::min(options_.burst, ss->tokens + static_cast<double>(line_ms - ss->refilled_ms) *
+                                                  options_.rate_per_second / 1000.0);
+    ss->refilled_ms = line_ms;
+  }
+}
+
+bool TrainingMetricsFromLogs::AllOutOfTokens(const std::vector<SeriesState*>& series,
+                                             int64_t line_ms) const {
+  for (SeriesState* ss : series) {
+    Refill(ss, line_ms);
+    if (ss->tokens >= 1) return false;
+  }
+  return true;
 }
 
 TrainingMetricsStats TrainingMetricsFromLogs::Stats() const {

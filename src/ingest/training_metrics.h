@@ -51,6 +51,7 @@ struct TrainingMetricsStats {
   uint64_t thinned = 0;        // over a series' rate (Options::rate_per_second)
   uint64_t names_dropped = 0;  // samples of names over a source's budget
   uint64_t sources_evicted = 0;
+  uint64_t records_skipped = 0;  // not parsed: all their values would be thinned
 };
 
 class TrainingMetricsFromLogs {
@@ -60,6 +61,11 @@ class TrainingMetricsFromLogs {
     size_t max_names_per_source = 64;
     double rate_per_second = 100;
     double burst = 1000;
+    // During a flood, a record is not parsed when the last record of its
+    // template (the same text but for its digits) gave only values whose
+    // series are now over their rate: its values would all be thinned
+    // (they are counted so). Parsing is most of the cost of a flood.
+    bool skip_saturated_templates = true;
   };
   TrainingMetricsFromLogs();
   explicit TrainingMetricsFromLogs(Options options);
@@ -74,14 +80,20 @@ class TrainingMetricsFromLogs {
   TrainingMetricsStats Stats() const;
 
  private:
+  struct SeriesState;
   struct SourceState;
   SourceState* StateFor(const std::string& key);  // under mu_
+  // Token bucket of a series, brought up to line_ms.
+  void Refill(SeriesState* ss, int64_t line_ms) const;
+  // Refills them all; true when none may take a value at line_ms.
+  bool AllOutOfTokens(const std::vector<SeriesState*>& series, int64_t line_ms) const;
 
   Options options_;
   mutable std::mutex mu_;
   std::list<std::string> lru_;  // most recent first
   std::unordered_map<std::string, std::unique_ptr<SourceState>> sources_;
   TrainingMetricsStats stats_;
+  std::vector<SeriesState*> checked_;  // of the record being read; reused
 };
 
 }  // namespace vigil::ingest

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "core/temp_dir.h"
 #include "ingest/ingester.h"
@@ -138,6 +139,96 @@ TEST(TrainingMetricsFromLogs, AFloodIsThinnedToTheSeriesRate) {
   EXPECT_GE(loss->samples.size(), 14u);
   EXPECT_LE(loss->samples.size(), 16u);
   EXPECT_EQ(t.Stats().thinned, 100 - loss->samples.size());
+}
+
+// Skipping the records whose template gave only saturated series changes
+// nothing but the work: a flood of mixed templates (dicts, progress bars with
+// '\r' updates, YOLO tables, a metric that appears mid-flood, NaN, joined
+// tracebacks), then a quiet stretch, gives the same series and counts either
+// way.
+TEST(TrainingMetricsFromLogs, SkippingSaturatedTemplatesChangesNoValue) {
+  std::mt19937 rng(5);
+  auto num = [&](int digits) {
+    std::string d = std::to_string(rng() % 10);
+    d += '.';
+    for (int i = 0; i < digits; ++i) d += static_cast<char>('0' + rng() % 10);
+    return d;
+  };
+  std::vector<std::string> lines;
+  for (int i = 0; i < 6000; ++i) {
+    switch (rng() % 8) {
+      case 0:
+        lines.push_back("{'loss': " + num(4) + ", 'grad_norm': " + num(12) + ", 'step': " +
+                        std::to_string(i) + "}");
+        break;
+      case 1:
+        lines.push_back("Epoch 1/3:  " + std::to_string(i % 100) + "%|# | " + std::to_string(i) +
+                        "/6000 [00:10<01:30, 9.8it/s, loss=" + num(3) + "]\rEpoch 1/3:  " +
+                        std::to_string(i % 100) + "%|# | " + std::to_string(i + 1) +
+                        "/6000 [00:10<01:30, 9.8it/s, loss=" + num(3) + "]");
+        break;
+      case 2:
+        if (i % 50 == 2) {
+          lines.push_back("      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size");
+        } else {
+          lines.push_back("        " + std::to_string(1 + i / 1000) + "/10      3.2G     " + num(4) +
+                          "     " + num(4) + "      " + num(3) + "         12        640");
+        }
+        break;
+      case 3:
+        if (i > 3000) lines.push_back("eval step " + std::to_string(i) + " accuracy=" + num(3));
+        break;
+      case 4:
+        lines.push_back(i % 7 ? "step " + std::to_string(i) + " loss=" + num(3)
+                              : "step " + std::to_string(i) + " loss=nan");
+        break;
+      case 5:
+        lines.push_back("Traceback (most recent call last):\n  File \"t.py\", line " +
+                        std::to_string(i) + "\nValueError: lr=" + num(2));
+        break;
+      default:
+        lines.push_back("2025-03-14 10:00:00,037 - INFO - tokens/s " + num(1) + " lr=" + num(6) +
+                        "e-05");
+    }
+  }
+  TrainingMetricsFromLogs::Options o;
+  o.rate_per_second = 20;
+  o.burst = 50;
+  auto run = [&](bool skip, TrainingMetricsStats* stats) {
+    o.skip_saturated_templates = skip;
+    TrainingMetricsFromLogs t(o);
+    wire::LogBatch batch;
+    batch.source = "gpu-1";
+    wire::LogStream s = Stream("file:1", 0, lines);
+    // The first 5,000 records in one second (a flood), the rest 100 ms apart.
+    for (size_t i = 0; i < s.records.size(); ++i) {
+      s.records[i].time_ns = i < 5000 ? kT0 + static_cast<int64_t>(i) * kMs / 5
+                                      : kT0 + (1000 + static_cast<int64_t>(i - 5000) * 100) * kMs;
+    }
+    batch.streams.push_back(s);
+    wire::MetricBatch out;
+    t.Extract(batch, {0}, &out);
+    *stats = t.Stats();
+    return out;
+  };
+  TrainingMetricsStats with_skips, without;
+  wire::MetricBatch a = run(true, &with_skips), b = run(false, &without);
+  ASSERT_EQ(a.series.size(), b.series.size());
+  for (size_t i = 0; i < a.series.size(); ++i) {
+    EXPECT_EQ(a.series[i].labels, b.series[i].labels);
+    ASSERT_EQ(a.series[i].samples.size(), b.series[i].samples.size()) << i;
+    for (size_t j = 0; j < a.series[i].samples.size(); ++j) {
+      EXPECT_EQ(a.series[i].samples[j].t_ms, b.series[i].samples[j].t_ms);
+      const double x = a.series[i].samples[j].value, y = b.series[i].samples[j].value;
+      EXPECT_TRUE(x == y || (std::isnan(x) && std::isnan(y)));
+    }
+  }
+  EXPECT_EQ(with_skips.samples, without.samples);
+  EXPECT_EQ(with_skips.thinned, without.thinned);
+  EXPECT_GT(with_skips.records_skipped, 3000u);  // the flood was mostly not parsed
+  EXPECT_EQ(without.records_skipped, 0u);
+  EXPECT_NE(Find(a, "training_accuracy"), nullptr);  // appeared mid-flood
+  EXPECT_NE(Find(a, "training_box_loss"), nullptr);  // YOLO rows after their header
 }
 
 TEST(TrainingMetricsFromLogs, NamesPerSourceAndSourcesAreBounded) {
