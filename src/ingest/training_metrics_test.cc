@@ -158,8 +158,8 @@ TEST(TrainingMetricsFromLogs, SkippingSaturatedTemplatesChangesNoValue) {
   for (int i = 0; i < 6000; ++i) {
     switch (rng() % 8) {
       case 0:
-        lines.push_back("{'loss': " + num(4) + ", 'grad_norm': " + num(12) + ", 'step': " +
-                        std::to_string(i) + "}");
+        lines.push_back("{'loss': " + num(4) + ", 'grad_norm': " + num(12) +
+                        ", 'step': " + std::to_string(i) + "}");
         break;
       case 1:
         lines.push_back("Epoch 1/3:  " + std::to_string(i % 100) + "%|# | " + std::to_string(i) +
@@ -169,10 +169,11 @@ TEST(TrainingMetricsFromLogs, SkippingSaturatedTemplatesChangesNoValue) {
         break;
       case 2:
         if (i % 50 == 2) {
-          lines.push_back("      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size");
+          lines.push_back(
+              "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size");
         } else {
-          lines.push_back("        " + std::to_string(1 + i / 1000) + "/10      3.2G     " + num(4) +
-                          "     " + num(4) + "      " + num(3) + "         12        640");
+          lines.push_back("        " + std::to_string(1 + i / 1000) + "/10      3.2G     " +
+                          num(4) + "     " + num(4) + "      " + num(3) + "         12        640");
         }
         break;
       case 3:
