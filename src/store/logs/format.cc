@@ -41,6 +41,11 @@ constexpr unsigned kDigitGroupMax = 16;
 constexpr size_t kMaxDigitKeys = size_t{1} << 18;
 constexpr uint32_t kSaturatedDigits = 0xffffffff;
 constexpr uint16_t kContextTouched = 0x100;  // in TrigramCollector::full_
+// The distinct-trigram set starts at 2^12 slots, and goes back to that after
+// a block that grew it past 2^16.
+constexpr int kMinTrigramShift = 32 - 12;
+constexpr size_t kMinTrigramSlots = size_t{1} << 12;
+constexpr size_t kMaxKeptTrigramSlots = size_t{1} << 16;
 
 uint64_t Mix64(uint64_t x) {  // splitmix64 finaliser
   x += 0x9e3779b97f4a7c15ull;
@@ -260,7 +265,8 @@ Status DecodeWalRecord(std::string_view body, WalRecord* out) {
 // ---- token filter -------------------------------------------------------
 
 TrigramCollector::TrigramCollector()
-    : seen_((size_t{1} << 24) / 64, 0),
+    : trigram_slots_(kMinTrigramSlots, 0),
+      trigram_shift_(kMinTrigramShift),
       full_(size_t{1} << 16, 0),
       first_digits_(size_t{1} << 16, 0),
       group_(size_t{8} << 16, 0),
@@ -359,7 +365,6 @@ int64_t TrigramCollector::SkeletonIndex(std::string_view skeleton, bool* is_new)
 void TrigramCollector::AddTrigrams(std::string_view skeleton) {
   const size_t n = skeleton.size();
   const auto* p = reinterpret_cast<const uint8_t*>(skeleton.data());
-  uint64_t* const seen = seen_.data();  // not reloaded after each push_back
   // 64 bytes at a time: fold them with SIMD, then roll the trigrams over the
   // folded copy.
   alignas(16) uint8_t folded[64];
@@ -369,12 +374,32 @@ void TrigramCollector::AddTrigrams(std::string_view skeleton) {
     FoldChunk(p + base, len, base + len >= 16, folded);
     for (size_t i = base == 0 ? 2 : 0; i < len; ++i) {
       t = ((t << 8) | folded[i]) & 0xffffff;
-      uint64_t& word = seen[t >> 6];
-      uint64_t bit = uint64_t{1} << (t & 63);
-      if ((word & bit) == 0) {
-        word |= bit;
-        distinct_.push_back(t);
-      }
+      AddTrigram(t);
+    }
+  }
+}
+
+// The block's distinct trigrams: an open-addressing set of t + 1 (0: empty),
+// at most half full, sized to the block (a few thousand trigrams: it stays
+// in cache, where a bitmap of all 2^24 took 2 MiB of memory and a cache miss
+// per probe).
+inline void TrigramCollector::AddTrigram(uint32_t t) {
+  if ((distinct_.size() + 1) * 2 > trigram_slots_.size()) {
+    trigram_slots_.assign(trigram_slots_.size() * 2, 0);
+    --trigram_shift_;
+    for (uint32_t d : distinct_) {
+      size_t h = (d * 0x9e3779b1u) >> trigram_shift_;
+      while (trigram_slots_[h] != 0) h = (h + 1) & (trigram_slots_.size() - 1);
+      trigram_slots_[h] = d + 1;
+    }
+  }
+  const size_t mask = trigram_slots_.size() - 1;
+  for (size_t h = (t * 0x9e3779b1u) >> trigram_shift_;; h = (h + 1) & mask) {
+    if (trigram_slots_[h] == t + 1) return;
+    if (trigram_slots_[h] == 0) {
+      trigram_slots_[h] = t + 1;
+      distinct_.push_back(t);
+      return;
     }
   }
 }
@@ -514,10 +539,15 @@ std::string TrigramCollector::Build() {
     ForEachBit(key, m, [&](uint32_t b) { bits[b >> 3] |= static_cast<uint8_t>(1u << (b & 7)); });
   };
   for (uint32_t t : distinct_) {
-    seen_[t >> 6] = 0;
     if (!IsDigitsTrigram(t)) set(t);
   }
   distinct_.clear();
+  if (trigram_slots_.size() > kMaxKeptTrigramSlots) {
+    trigram_slots_.assign(kMinTrigramSlots, 0);
+    trigram_shift_ = kMinTrigramShift;
+  } else {
+    std::fill(trigram_slots_.begin(), trigram_slots_.end(), 0);
+  }
   for (uint64_t key : digit_keys_) {
     if (!group_full(key)) set(key);
   }

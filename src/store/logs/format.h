@@ -209,7 +209,9 @@ class TrigramCollector {
   size_t Slot(uint64_t key) const;
   bool InsertDigitKey(uint64_t key);  // true when it was new
 
-  std::vector<uint64_t> seen_;  // 2^24-bit set of trigrams (2 MiB)
+  void AddTrigram(uint32_t t);
+  std::vector<uint32_t> trigram_slots_;  // the set of distinct_, see AddTrigram
+  int trigram_shift_;                    // 32 - log2(trigram_slots_.size())
   std::vector<uint32_t> distinct_;
   // The block's distinct skeletons: their bytes one after the other, their
   // digit runs in runs_, and an open-addressing set of the entries, by

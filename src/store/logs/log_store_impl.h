@@ -168,8 +168,8 @@ class LogStoreImpl final : public LogStore {
   Env* const env_;
   const std::string wal_dir_;
   std::unique_ptr<Catalog> catalog_;  // used under maintain_mu_ (and in Recover)
-  // Encodes every block and its token filter (one zstd context, a 2 MiB
-  // trigram bitmap), under maintain_mu_.
+  // Encodes every block and its token filter (one zstd context, buffers
+  // and tables of about 2 MiB in all), under maintain_mu_.
   std::unique_ptr<BlockEncoder> encoder_;
 
   std::mutex maintain_mu_;

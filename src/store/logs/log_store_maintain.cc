@@ -91,7 +91,7 @@ void LogStoreImpl::EncodeJob(CutJob* job) {
 Status LogStoreImpl::WriteBlocks(std::vector<CutJob>* jobs,
                                  std::vector<std::pair<uint64_t, uint64_t>>* floors) {
   // One thread: compression and the filter cost the same CPU either way, and
-  // each encoding thread would hold its own buffers and 2 MiB filter bitmap.
+  // each encoding thread would hold its own buffers and filter tables.
   for (CutJob& job : *jobs) EncodeJob(&job);
   std::map<int64_t, std::vector<CutJob*>> by_day;
   for (CutJob& job : *jobs) by_day[DayOf(job.block.header.max_time)].push_back(&job);
