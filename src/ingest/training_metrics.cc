@@ -123,8 +123,9 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
       if (rec.offset < from) continue;  // stored before: read then
       if (state == nullptr) state = StateFor(key);
       const int64_t line_ms = rec.time_ns / 1'000'000;
-      const uint64_t shape = TemplateHash(rec.line);
-      if (options_.skip_saturated_templates) {
+      const bool memo_on = options_.skip_saturated_templates;
+      const uint64_t shape = memo_on ? TemplateHash(rec.line) : 0;
+      if (memo_on) {
         auto memo = state->templates.find(shape);
         if (memo != state->templates.end() && !memo->second.empty() &&
             AllOutOfTokens(memo->second, line_ms)) {
@@ -209,7 +210,7 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
         }
         ++stats_.samples;
       }
-      if (every_value_checked) {
+      if (memo_on && every_value_checked) {
         if (state->templates.size() >= kMaxTemplates) state->templates.clear();
         state->templates[shape] = checked;
       }
