@@ -10,7 +10,7 @@ Result<std::unique_ptr<WalWriter>> OpenWalWriter(Env* env, std::string wal_dir, 
 
 Result<WalReplayStats> ReplayWal(Env* env, const std::string& wal_dir,
                                  const std::function<Status(uint64_t, std::string_view)>& fn) {
-  store::WalReplayOptions o;
+  ::vigil::WalReplayOptions o;
   o.max_body_bytes = kMaxWalFrameBytes;
   o.max_segment_bytes = size_t{8} << 30;
   // A frame whose checksum holds but whose body does not parse is treated
@@ -19,7 +19,7 @@ Result<WalReplayStats> ReplayWal(Env* env, const std::string& wal_dir,
     WalRecord probe;
     return DecodeWalRecord(body, &probe).ok();
   };
-  return store::ReplayWal(env, wal_dir, o, fn);
+  return ::vigil::ReplayWal(env, wal_dir, o, fn);
 }
 
 }  // namespace vigil::logstore

@@ -13,18 +13,18 @@
 
 #include "core/env.h"
 #include "core/status.h"
-#include "store/common/wal.h"
+#include "core/wal_segments.h"
 
 namespace vigil::logstore {
 
 // Frames larger than this are taken as corruption, not allocated.
 inline constexpr uint32_t kMaxWalFrameBytes = 512u << 20;
 
-using store::AppendWalFrame;
-using store::ListWalSegments;
-using store::WalReplayStats;
-using store::WalSegmentPath;
-using store::WalWriter;
+using ::vigil::AppendWalFrame;
+using ::vigil::ListWalSegments;
+using ::vigil::WalReplayStats;
+using ::vigil::WalSegmentPath;
+using ::vigil::WalWriter;
 
 // A writer for the log WAL (frames up to kMaxWalFrameBytes).
 Result<std::unique_ptr<WalWriter>> OpenWalWriter(Env* env, std::string wal_dir, uint64_t segment);

@@ -89,14 +89,14 @@ Result<std::unique_ptr<WalWriter>> OpenWalWriter(Env* env, std::string wal_dir, 
 
 Result<WalReplayStats> ReplayWal(Env* env, const std::string& wal_dir,
                                  const std::function<Status(uint64_t, std::string_view)>& fn) {
-  store::WalReplayOptions o;
+  ::vigil::WalReplayOptions o;
   o.max_body_bytes = kMaxWalRecordBytes;
   o.max_segment_bytes = kMaxSegmentRead;
   o.body_ok = [](std::string_view body) {
     WalRecord probe;
     return DecodeWalRecord(body, &probe).ok();
   };
-  return store::ReplayWal(env, wal_dir, o, fn);
+  return ::vigil::ReplayWal(env, wal_dir, o, fn);
 }
 
 }  // namespace vigil::tsdb

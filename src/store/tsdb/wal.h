@@ -16,7 +16,7 @@
 
 #include "core/env.h"
 #include "core/status.h"
-#include "store/common/wal.h"
+#include "core/wal_segments.h"
 #include "wire/metric_batch.h"
 
 namespace vigil::tsdb {
@@ -46,10 +46,10 @@ Status DecodeWalRecord(std::string_view body, WalRecord* out);
 // Frames larger than this are taken as corruption, not allocated.
 inline constexpr uint32_t kMaxWalRecordBytes = 256u << 20;
 
-using store::ListWalSegments;
-using store::WalReplayStats;
-using store::WalSegmentPath;
-using store::WalWriter;
+using ::vigil::ListWalSegments;
+using ::vigil::WalReplayStats;
+using ::vigil::WalSegmentPath;
+using ::vigil::WalWriter;
 
 // A writer for the metrics WAL (records up to kMaxWalRecordBytes).
 Result<std::unique_ptr<WalWriter>> OpenWalWriter(Env* env, std::string wal_dir, uint64_t segment);

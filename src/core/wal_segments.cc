@@ -1,4 +1,4 @@
-#include "store/common/wal.h"
+#include "core/wal_segments.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include "core/coding.h"
 #include "core/strings.h"
 
-namespace vigil::store {
+namespace vigil {
 namespace {
 
 constexpr std::string_view kSegmentSuffix = ".wal";
@@ -129,4 +129,4 @@ Result<WalReplayStats> ReplayWal(Env* env, const std::string& wal_dir,
   return stats;
 }
 
-}  // namespace vigil::store
+}  // namespace vigil

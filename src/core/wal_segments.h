@@ -1,4 +1,5 @@
-// Write-ahead log segments, shared by the metrics and log stores: numbered
+// Write-ahead log segments, shared by the metrics and log stores and the
+// agent's outbox (ship/outbox.h): numbered
 // files <dir>/NNNNNNNN.wal, each a sequence of frames
 //
 //   fixed32 length of body | fixed32 crc32c of body | body
@@ -22,7 +23,7 @@
 #include "core/env.h"
 #include "core/status.h"
 
-namespace vigil::store {
+namespace vigil {
 
 // Appends one framed body to `dst`.
 void AppendWalFrame(std::string* dst, std::string_view body);
@@ -85,4 +86,4 @@ Result<WalReplayStats> ReplayWal(Env* env, const std::string& wal_dir,
                                  const WalReplayOptions& options,
                                  const std::function<Status(uint64_t, std::string_view)>& fn);
 
-}  // namespace vigil::store
+}  // namespace vigil
