@@ -11,7 +11,7 @@
 //   logstore_bench recompress DIR [RAW_BYTES]    (archive pass; knobs below)
 //
 // ingest: batches of BATCH_LINES lines of one source (labels job, source;
-// byte offsets as the agent sends them; level from collect/logs DetectLevel;
+// byte offsets as the agent sends them; level from parse/logs DetectLevel;
 // times 37 ms apart, ending now, as genlog's own timestamps are) go through
 // LogStore::Append with the production Options (background maintenance on,
 // WAL fsync per Append), then Close() cuts the remaining heads. Timed: the
@@ -51,7 +51,7 @@
 #include <string>
 #include <vector>
 
-#include "collect/logs/level.h"
+#include "parse/logs/level.h"
 #include "query/logql.h"
 #include "store/logs/format.h"
 #include "store/logs/log_store.h"
@@ -167,7 +167,7 @@ int Ingest(const char* file, const char* dir, uint64_t max_lines) {
       wire::LogRecord& r = s.records.emplace_back();
       r.time_ns = t0 + static_cast<int64_t>(lines) * step_ns;
       r.offset = offset;
-      r.level = collect::logs::DetectLevel(line);
+      r.level = parse::logs::DetectLevel(line);
       offset += line.size() + 1;
       raw_bytes += line.size() + 1;
       r.line = std::move(line);

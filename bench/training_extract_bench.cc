@@ -1,4 +1,4 @@
-// Training metric extraction (src/collect/training/log_metrics.h) over a log
+// Training metric extraction (src/parse/training/log_metrics.h) over a log
 // file: time per line and samples found, for bench/RESULTS.md "Training
 // metrics from logs". It runs on every stored log line, so its cost is part
 // of the log path's (bench/log_pipeline_compare.py's logpipe vs logonly rows).
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "collect/training/log_metrics.h"
+#include "parse/training/log_metrics.h"
 
 namespace {
 
@@ -44,8 +44,8 @@ int main(int argc, char** argv) {
   std::vector<double> cpu, wall;
   size_t samples = 0;
   for (int round = 0; round < 5; ++round) {
-    vigil::collect::training::LogMetricExtractor x;
-    std::vector<vigil::collect::training::MetricSample> out;
+    vigil::parse::training::LogMetricExtractor x;
+    std::vector<vigil::parse::training::MetricSample> out;
     samples = 0;
     double c0 = ThreadCpuSeconds();
     auto w0 = std::chrono::steady_clock::now();

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "collect/logs/encoding.h"
+#include "parse/logs/encoding.h"
 
-namespace logs = vigil::collect::logs;
+namespace logs = vigil::parse::logs;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);

@@ -9,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include "collect/logs/envelope.h"
-#include "collect/logs/level.h"
-#include "collect/logs/multiline.h"
+#include "parse/logs/envelope.h"
+#include "parse/logs/level.h"
+#include "parse/logs/multiline.h"
 
-namespace logs = vigil::collect::logs;
+namespace logs = vigil::parse::logs;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);

@@ -3,18 +3,18 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "api/exposition.h"
+#include "ingest/exposition.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
-  std::vector<vigil::api::ParsedFamily> families;
-  auto samples = vigil::api::ParseExposition(in, &families);
+  std::vector<vigil::ingest::ParsedFamily> families;
+  auto samples = vigil::ingest::ParseExposition(in, &families);
   if (!samples.ok()) return 0;
   // Render what was parsed and parse it again: the renderer's output must
   // always be valid exposition text.
-  std::vector<vigil::api::ExpositionPoint> points;
+  std::vector<vigil::ingest::ExpositionPoint> points;
   for (auto& s : *samples) points.push_back({s.labels, {0, s.value}});
-  std::string text = vigil::api::RenderExposition({}, points);
-  if (!vigil::api::ParseExposition(text).ok()) std::abort();
+  std::string text = vigil::ingest::RenderExposition({}, points);
+  if (!vigil::ingest::ParseExposition(text).ok()) std::abort();
   return 0;
 }

@@ -4,12 +4,12 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "api/otlp.h"
+#include "ingest/otlp.h"
 
 namespace {
 
 // What a decode hands to the store must always be storable.
-void Check(const vigil::api::otlp::DecodeResult& r) {
+void Check(const vigil::ingest::otlp::DecodeResult& r) {
   uint64_t samples = 0;
   for (const auto& s : r.batch.series) {
     samples += s.samples.size();
@@ -31,7 +31,7 @@ void Check(const vigil::api::otlp::DecodeResult& r) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace otlp = vigil::api::otlp;
+  namespace otlp = vigil::ingest::otlp;
   std::string_view in(reinterpret_cast<const char*>(data), size);
   otlp::DecodeOptions options;
   options.node = "fuzz";

@@ -6,11 +6,11 @@
 #include <string_view>
 #include <vector>
 
-#include "collect/training/inspector.h"
-#include "collect/training/tfevents.h"
-#include "collect/training/xid.h"
+#include "parse/training/inspector.h"
+#include "parse/training/tfevents.h"
+#include "parse/training/xid.h"
 
-namespace training = vigil::collect::training;
+namespace training = vigil::parse::training;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);

@@ -9,7 +9,7 @@
 
 #include "api/gpu_evidence.h"
 #include "api/params.h"
-#include "collect/training/xid.h"
+#include "parse/training/xid.h"
 #include "core/json_writer.h"
 #include "core/strings.h"
 
@@ -19,7 +19,7 @@ namespace {
 using collect::jobs::JobEvidence;
 using collect::jobs::TimedEvent;
 using collect::jobs::TrackedJob;
-namespace training = collect::training;
+namespace training = parse::training;
 
 constexpr int64_t kNsPerMs = 1'000'000;
 // Lines a job's processes print after it was last seen alive (the launcher's
@@ -388,15 +388,15 @@ std::vector<NodeView> ReadNodes(const JobRouteDeps& deps, int64_t now,
   return nodes;
 }
 
-HttpResponse JsonOk(std::string body) {
-  HttpResponse res;
+net::HttpResponse JsonOk(std::string body) {
+  net::HttpResponse res;
   res.content_type = "application/json";
   res.body = std::move(body);
   return res;
 }
 
 // GET /api/v1/jobs[?node=]: running jobs first, then the newest, across nodes.
-HttpResponse Jobs(const JobRouteDeps& deps, const HttpRequest& req, EndedEventsCache* cache) {
+net::HttpResponse Jobs(const JobRouteDeps& deps, const net::HttpRequest& req, EndedEventsCache* cache) {
   auto params = GetParams(req);
   if (!params.ok()) return FromStatus(params.status());
   const int64_t now = deps.env->NowMillis();
@@ -435,7 +435,7 @@ struct NodeEvent {
 
 // GET /api/v1/events?start_ms=&end_ms=[&node=]: the nodes' kernel events (OOM
 // kills, Xid errors) and the Xids NVML reported that the kernel did not log.
-HttpResponse NodeEvents(const JobRouteDeps& deps, const HttpRequest& req) {
+net::HttpResponse NodeEvents(const JobRouteDeps& deps, const net::HttpRequest& req) {
   auto params = GetParams(req);
   if (!params.ok()) return FromStatus(params.status());
   const int64_t now = deps.env->NowMillis();
@@ -484,12 +484,12 @@ HttpResponse NodeEvents(const JobRouteDeps& deps, const HttpRequest& req) {
 
 }  // namespace
 
-void AddJobRoutes(Router* router, JobRouteDeps deps) {
+void AddJobRoutes(net::Router* router, JobRouteDeps deps) {
   auto cache = std::make_shared<EndedEventsCache>();
   router->Handle("GET", "/api/v1/jobs",
-                 [deps, cache](const HttpRequest& req) { return Jobs(deps, req, cache.get()); });
+                 [deps, cache](const net::HttpRequest& req) { return Jobs(deps, req, cache.get()); });
   router->Handle("GET", "/api/v1/events",
-                 [deps](const HttpRequest& req) { return NodeEvents(deps, req); });
+                 [deps](const net::HttpRequest& req) { return NodeEvents(deps, req); });
 }
 
 }  // namespace vigil::api

@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "api/http_server.h"
+#include "net/http_server.h"
 #include "collect/jobs/job_tracker.h"
 #include "core/env.h"
 #include "ingest/remote_jobs.h"
@@ -41,6 +41,6 @@ struct JobRouteDeps {
   int64_t node_silent_ms = 60'000;
 };
 
-void AddJobRoutes(Router* router, JobRouteDeps deps);
+void AddJobRoutes(net::Router* router, JobRouteDeps deps);
 
 }  // namespace vigil::api

@@ -93,7 +93,7 @@ class JobRoutesTest : public ::testing::Test {
 
   json Get(collect::jobs::JobTracker* tracker, const std::string& path = "/api/v1/jobs",
            std::vector<std::pair<std::string, std::string>> query = {}, int status = 200) {
-    Router router;
+    net::Router router;
     JobRouteDeps deps;
     deps.tracker = tracker;
     deps.logs = logs_.get();
@@ -104,9 +104,9 @@ class JobRoutesTest : public ::testing::Test {
     auto m = router.Find("GET", path);
     EXPECT_NE(m.route, nullptr);
     if (m.route == nullptr) return json();
-    HttpRequest req;
+    net::HttpRequest req;
     req.query = std::move(query);
-    HttpResponse res = m.route->handler(req);
+    net::HttpResponse res = m.route->handler(req);
     EXPECT_EQ(res.status, status) << res.body;
     EXPECT_EQ(res.content_type, "application/json");
     return json::parse(res.body, nullptr, false);
@@ -187,12 +187,12 @@ TEST_F(JobRoutesTest, WithoutStoresTheTrackerAloneAnswers) {
   o.detect_override = [&] { return Result<std::vector<discover::DetectedJob>>(running); };
   collect::jobs::JobTracker tracker(o);
   ASSERT_TRUE(tracker.Poll().ok());
-  Router router;
+  net::Router router;
   JobRouteDeps deps;
   deps.tracker = &tracker;
   deps.env = &env_;
   AddJobRoutes(&router, deps);
-  HttpResponse res = router.Find("GET", "/api/v1/jobs").route->handler(HttpRequest{});
+  net::HttpResponse res = router.Find("GET", "/api/v1/jobs").route->handler(net::HttpRequest{});
   json j = json::parse(res.body);
   ASSERT_EQ(j["data"]["jobs"].size(), 1u);
   EXPECT_EQ(j["data"]["jobs"][0]["state"], "running");
@@ -226,7 +226,7 @@ TEST_F(JobRoutesTest, OtherNodesJobsFromTheirAgents) {
   ASSERT_TRUE(remote.Receive(snapshot("gpu-1", "9-9", "stale-self")).ok());  // ours: the tracker's
   Log("remote", kNow - 2000, {"Traceback (most recent call last):\nValueError: caught"});
 
-  Router router;
+  net::Router router;
   JobRouteDeps deps;
   deps.tracker = &tracker;
   deps.remote = &remote;
@@ -237,7 +237,7 @@ TEST_F(JobRoutesTest, OtherNodesJobsFromTheirAgents) {
   deps.node_silent_ms = 60'000;
   AddJobRoutes(&router, deps);
   auto get = [&](std::vector<std::pair<std::string, std::string>> query) {
-    HttpRequest req;
+    net::HttpRequest req;
     req.query = std::move(query);
     return json::parse(router.Find("GET", "/api/v1/jobs").route->handler(req).body);
   };
@@ -260,9 +260,9 @@ TEST_F(JobRoutesTest, OtherNodesJobsFromTheirAgents) {
   // Two minutes without a report from gpu-2.
   ManualClockEnv later{kNow + 120'000};
   deps.env = &later;
-  Router later_router;
+  net::Router later_router;
   AddJobRoutes(&later_router, deps);
-  HttpRequest req;
+  net::HttpRequest req;
   req.query = {{"node", "gpu-2"}};
   json quiet = json::parse(later_router.Find("GET", "/api/v1/jobs").route->handler(req).body);
   ASSERT_EQ(quiet["data"]["jobs"].size(), 1u);

@@ -136,17 +136,17 @@ class LogApi {
     return q;
   }
 
-  HttpResponse Query(const HttpRequest& req) const {
+  net::HttpResponse Query(const net::HttpRequest& req) const {
     auto p = GetParams(req);
     if (!p.ok()) return FromStatus(p.status());
     auto q = QueryFrom(*p, /*require_query=*/true);
     if (!q.ok()) return FromStatus(q.status());
     auto r = store_->Query(*q);
     if (!r.ok()) return FromStatus(r.status());
-    return HttpResponse::Json(200, EntriesJson(r->entries, &*r));
+    return net::HttpResponse::Json(200, EntriesJson(r->entries, &*r));
   }
 
-  HttpResponse Context(const HttpRequest& req) const {
+  net::HttpResponse Context(const net::HttpRequest& req) const {
     auto p = GetParams(req);
     if (!p.ok()) return FromStatus(p.status());
     auto stream = UintParam(*p, "stream", UINT64_MAX);
@@ -162,13 +162,13 @@ class LogApi {
     auto r = store_->Context({*stream, *line}, std::min<uint64_t>(*before, opts_.max_context),
                              std::min<uint64_t>(*after, opts_.max_context));
     if (!r.ok()) return FromStatus(r.status());
-    return HttpResponse::Json(200, EntriesJson(*r, nullptr));
+    return net::HttpResponse::Json(200, EntriesJson(*r, nullptr));
   }
 
   // Server-sent events: what is new after the cursor, then the response ends
   // and EventSource comes back after `retry` ms with Last-Event-ID. Without a
   // cursor the answer only establishes one (the newest sequence number).
-  HttpResponse Tail(const HttpRequest& req) const {
+  net::HttpResponse Tail(const net::HttpRequest& req) const {
     auto p = GetParams(req);
     if (!p.ok()) return FromStatus(p.status());
     auto q = QueryFrom(*p, /*require_query=*/false);
@@ -200,14 +200,14 @@ class LogApi {
         body += "id: " + std::to_string(e.seq) + "\nevent: entry\ndata: " + w.str() + "\n\n";
       }
     }
-    HttpResponse resp;
+    net::HttpResponse resp;
     resp.content_type = "text/event-stream; charset=utf-8";
     resp.headers.Set("Cache-Control", "no-store");
     resp.body = std::move(body);
     return resp;
   }
 
-  HttpResponse Histogram(const HttpRequest& req) const {
+  net::HttpResponse Histogram(const net::HttpRequest& req) const {
     auto p = GetParams(req);
     if (!p.ok()) return FromStatus(p.status());
     auto q = QueryFrom(*p, /*require_query=*/false);
@@ -240,18 +240,18 @@ class LogApi {
       w.EndArray();
     }
     w.EndArray().EndObject().EndObject();
-    return HttpResponse::Json(200, w.Release());
+    return net::HttpResponse::Json(200, w.Release());
   }
 
-  HttpResponse Strings(const std::vector<std::string>& values) const {
+  net::HttpResponse Strings(const std::vector<std::string>& values) const {
     JsonWriter w;
     w.BeginObject().Key("status").String("success").Key("data").BeginArray();
     for (const auto& v : values) w.String(v);
     w.EndArray().EndObject();
-    return HttpResponse::Json(200, w.Release());
+    return net::HttpResponse::Json(200, w.Release());
   }
 
-  HttpResponse Labels(const HttpRequest& req) const {
+  net::HttpResponse Labels(const net::HttpRequest& req) const {
     auto p = GetParams(req);
     if (!p.ok()) return FromStatus(p.status());
     auto q = QueryFrom(*p, false);
@@ -259,7 +259,7 @@ class LogApi {
     return Strings(store_->LabelNames(q->start_ns, q->end_ns));
   }
 
-  HttpResponse LabelValues(const HttpRequest& req) const {
+  net::HttpResponse LabelValues(const net::HttpRequest& req) const {
     constexpr std::string_view kPrefix = "/api/v1/logs/label/";
     constexpr std::string_view kSuffix = "/values";
     std::string_view path = req.path;
@@ -274,7 +274,7 @@ class LogApi {
     return Strings(store_->LabelValues(name, q->start_ns, q->end_ns));
   }
 
-  HttpResponse Sources() const {
+  net::HttpResponse Sources() const {
     JsonWriter w;
     w.BeginObject().Key("status").String("success").Key("data").BeginArray();
     for (const auto& s : store_->Sources()) {
@@ -287,7 +287,7 @@ class LogApi {
       w.EndObject();
     }
     w.EndArray().EndObject();
-    return HttpResponse::Json(200, w.Release());
+    return net::HttpResponse::Json(200, w.Release());
   }
 
  private:
@@ -297,22 +297,22 @@ class LogApi {
 
 }  // namespace
 
-void AddLogRoutes(Router* router, logstore::LogStore* store, LogRouteOptions options) {
+void AddLogRoutes(net::Router* router, logstore::LogStore* store, LogRouteOptions options) {
   auto api = std::make_shared<const LogApi>(store, options);
-  auto query = [api](const HttpRequest& r) { return api->Query(r); };
+  auto query = [api](const net::HttpRequest& r) { return api->Query(r); };
   router->Handle("GET", "/api/v1/logs/query", query);
   router->Handle("POST", "/api/v1/logs/query", query);
   router->Handle("GET", "/api/v1/logs/context",
-                 [api](const HttpRequest& r) { return api->Context(r); });
-  router->Handle("GET", "/api/v1/logs/tail", [api](const HttpRequest& r) { return api->Tail(r); });
+                 [api](const net::HttpRequest& r) { return api->Context(r); });
+  router->Handle("GET", "/api/v1/logs/tail", [api](const net::HttpRequest& r) { return api->Tail(r); });
   router->Handle("GET", "/api/v1/logs/histogram",
-                 [api](const HttpRequest& r) { return api->Histogram(r); });
+                 [api](const net::HttpRequest& r) { return api->Histogram(r); });
   router->Handle("GET", "/api/v1/logs/labels",
-                 [api](const HttpRequest& r) { return api->Labels(r); });
+                 [api](const net::HttpRequest& r) { return api->Labels(r); });
   router->HandlePrefix("GET", "/api/v1/logs/label/",
-                       [api](const HttpRequest& r) { return api->LabelValues(r); });
+                       [api](const net::HttpRequest& r) { return api->LabelValues(r); });
   router->Handle("GET", "/api/v1/logs/sources",
-                 [api](const HttpRequest&) { return api->Sources(); });
+                 [api](const net::HttpRequest&) { return api->Sources(); });
 }
 
 }  // namespace vigil::api

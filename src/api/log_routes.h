@@ -10,7 +10,7 @@
 // client's job (the web UI renders it as text, never as HTML).
 #pragma once
 
-#include "api/http_server.h"
+#include "net/http_server.h"
 #include "core/env.h"
 #include "store/logs/log_store.h"
 
@@ -26,6 +26,6 @@ struct LogRouteOptions {
   int64_t tail_retry_ms = 500;
 };
 
-void AddLogRoutes(Router* router, logstore::LogStore* store, LogRouteOptions options = {});
+void AddLogRoutes(net::Router* router, logstore::LogStore* store, LogRouteOptions options = {});
 
 }  // namespace vigil::api

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/http_client.h"
+#include "net/http_client.h"
 #include "core/temp_dir.h"
 
 namespace vigil::api {
@@ -24,11 +24,11 @@ class LogRoutesTest : public ::testing::Test {
     auto store = logstore::LogStore::Open(o);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
-    Router router;
+    net::Router router;
     AddLogRoutes(&router, store_.get());
-    HttpServer::Options ho;
+    net::HttpServer::Options ho;
     ho.listen = "127.0.0.1:0";
-    server_ = std::make_unique<HttpServer>(ho, std::move(router));
+    server_ = std::make_unique<net::HttpServer>(ho, std::move(router));
     ASSERT_TRUE(server_->Start().ok());
     base_ = "http://127.0.0.1:" + std::to_string(server_->bound_port());
   }
@@ -62,7 +62,7 @@ class LogRoutesTest : public ::testing::Test {
   }
 
   json Get(const std::string& path_and_query, int want_status = 200) {
-    auto r = HttpGet(base_ + path_and_query, std::chrono::seconds(10));
+    auto r = net::HttpGet(base_ + path_and_query, std::chrono::seconds(10));
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (!r.ok()) return json();
     EXPECT_EQ(r->status, want_status) << r->body;
@@ -71,7 +71,7 @@ class LogRoutesTest : public ::testing::Test {
 
   TempDir tmp_;
   std::unique_ptr<logstore::LogStore> store_;
-  std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<net::HttpServer> server_;
   std::string base_;
   int64_t t0_ = 1'700'000'000 * kSec;
 };
@@ -137,7 +137,7 @@ TEST_F(LogRoutesTest, ContextAroundALine) {
 
 TEST_F(LogRoutesTest, TailIsServerSentEventsAfterACursor) {
   Append("train", 3, t0_);
-  auto first = HttpGet(base_ + "/api/v1/logs/tail?query=%7B%7D", std::chrono::seconds(5));
+  auto first = net::HttpGet(base_ + "/api/v1/logs/tail?query=%7B%7D", std::chrono::seconds(5));
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->content_type.substr(0, 17), "text/event-stream");
   size_t id = first->body.find("id: ");
@@ -147,10 +147,10 @@ TEST_F(LogRoutesTest, TailIsServerSentEventsAfterACursor) {
   EXPECT_EQ(first->body.find("event: entry"), std::string::npos);
 
   Append("train", 5, t0_ + 10 * kSec, 1000, "new ");
-  HttpClientRequest req;
+  net::HttpClientRequest req;
   req.url = base_ + "/api/v1/logs/tail?query=%7B%7D%20%7C%3D%20%22new%22";
   req.headers.Add("Last-Event-ID", cursor);
-  auto next = HttpFetch(req);
+  auto next = net::HttpFetch(req);
   ASSERT_TRUE(next.ok());
   size_t events = 0, pos = 0;
   while ((pos = next->body.find("event: entry", pos)) != std::string::npos) ++events, ++pos;
@@ -191,7 +191,7 @@ TEST_F(LogRoutesTest, HistogramLabelsAndSources) {
 
 TEST_F(LogRoutesTest, HostileTextStaysInertJson) {
   Append("web", 1, t0_, 0, "<script>alert(1)</script>\"");
-  auto r = HttpGet(base_ + "/api/v1/logs/query?query=%7B%7D" + Range(t0_, t0_ + kSec),
+  auto r = net::HttpGet(base_ + "/api/v1/logs/query?query=%7B%7D" + Range(t0_, t0_ + kSec),
                    std::chrono::seconds(5));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->body.find("<script>"), std::string::npos) << r->body;

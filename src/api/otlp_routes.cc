@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "api/otlp.h"
+#include "ingest/otlp.h"
 
 namespace vigil::api {
 namespace {
@@ -30,36 +30,36 @@ std::string_view Trim(std::string_view s) {
 }
 
 // The media type without parameters ("application/json; charset=utf-8").
-std::optional<otlp::Encoding> EncodingOf(std::string_view content_type) {
+std::optional<ingest::otlp::Encoding> EncodingOf(std::string_view content_type) {
   std::string type = Lower(Trim(content_type.substr(0, content_type.find(';'))));
   if (type == "application/x-protobuf" || type == "application/protobuf") {
-    return otlp::Encoding::kProtobuf;
+    return ingest::otlp::Encoding::kProtobuf;
   }
-  if (type == "application/json") return otlp::Encoding::kJson;
+  if (type == "application/json") return ingest::otlp::Encoding::kJson;
   return std::nullopt;
 }
 
-const char* MediaType(otlp::Encoding e) {
-  return e == otlp::Encoding::kJson ? "application/json" : "application/x-protobuf";
+const char* MediaType(ingest::otlp::Encoding e) {
+  return e == ingest::otlp::Encoding::kJson ? "application/json" : "application/x-protobuf";
 }
 
-HttpResponse Reply(otlp::Encoding e, int http_status, std::string body) {
-  HttpResponse r;
+net::HttpResponse Reply(ingest::otlp::Encoding e, int http_status, std::string body) {
+  net::HttpResponse r;
   r.status = http_status;
   r.content_type = MediaType(e);
   r.body = std::move(body);
   return r;
 }
 
-HttpResponse Failure(otlp::Encoding e, int http_status, int grpc_code, std::string_view msg) {
-  return Reply(e, http_status, otlp::EncodeStatus(e, grpc_code, msg));
+net::HttpResponse Failure(ingest::otlp::Encoding e, int http_status, int grpc_code, std::string_view msg) {
+  return Reply(e, http_status, ingest::otlp::EncodeStatus(e, grpc_code, msg));
 }
 
-HttpResponse Export(const OtlpRouteDeps& deps, const HttpRequest& req) {
+net::HttpResponse Export(const OtlpRouteDeps& deps, const net::HttpRequest& req) {
   std::string_view content_type = req.Header("Content-Type").value_or("");
-  std::optional<otlp::Encoding> enc = EncodingOf(content_type);
+  std::optional<ingest::otlp::Encoding> enc = EncodingOf(content_type);
   if (!enc) {
-    return Failure(otlp::Encoding::kJson, 415, kUnimplemented,
+    return Failure(ingest::otlp::Encoding::kJson, 415, kUnimplemented,
                    "unsupported Content-Type '" + std::string(content_type) +
                        "': send application/x-protobuf or application/json");
   }
@@ -67,7 +67,7 @@ HttpResponse Export(const OtlpRouteDeps& deps, const HttpRequest& req) {
   std::string inflated;
   std::string coding = Lower(Trim(req.Header("Content-Encoding").value_or("")));
   if (coding == "gzip") {
-    auto r = otlp::Gunzip(body, otlp::kMaxBodyBytes);
+    auto r = ingest::otlp::Gunzip(body, ingest::otlp::kMaxBodyBytes);
     if (!r.ok()) {
       bool big = r.status().code() == StatusCode::kResourceExhausted;
       return Failure(*enc, big ? 413 : 400, big ? kResourceExhausted : kInvalidArgument,
@@ -79,13 +79,13 @@ HttpResponse Export(const OtlpRouteDeps& deps, const HttpRequest& req) {
     return Failure(*enc, 415, kUnimplemented,
                    "unsupported Content-Encoding '" + coding + "': send gzip or no encoding");
   }
-  otlp::DecodeOptions options;
+  ingest::otlp::DecodeOptions options;
   options.node = deps.node;
   options.now_ms = deps.env->NowMillis();
-  auto decoded = otlp::DecodeMetrics(body, *enc, options);
+  auto decoded = ingest::otlp::DecodeMetrics(body, *enc, options);
   if (!decoded.ok()) return Failure(*enc, 400, kInvalidArgument, decoded.status().message());
   if (!decoded->batch.series.empty()) {
-    Status st = deps.db->Append(decoded->batch);
+    Status st = deps.ingester->AppendMetrics(&decoded->batch);
     if (!st.ok()) {
       bool bad = st.code() == StatusCode::kInvalidArgument;
       return Failure(*enc, bad ? 400 : 503, bad ? kInvalidArgument : kUnavailable,
@@ -93,16 +93,16 @@ HttpResponse Export(const OtlpRouteDeps& deps, const HttpRequest& req) {
     }
   }
   return Reply(*enc, 200,
-               otlp::EncodeResponse(*enc, decoded->rejected_points, decoded->rejected_reason));
+               ingest::otlp::EncodeResponse(*enc, decoded->rejected_points, decoded->rejected_reason));
 }
 
 }  // namespace
 
-void AddOtlpRoutes(Router* router, OtlpRouteDeps deps) {
-  RouteOptions options;
-  options.max_body_bytes = otlp::kMaxBodyBytes;
+void AddOtlpRoutes(net::Router* router, OtlpRouteDeps deps) {
+  net::RouteOptions options;
+  options.max_body_bytes = ingest::otlp::kMaxBodyBytes;
   router->Handle(
-      "POST", "/v1/metrics", [deps](const HttpRequest& req) { return Export(deps, req); }, options);
+      "POST", "/v1/metrics", [deps](const net::HttpRequest& req) { return Export(deps, req); }, options);
 }
 
 }  // namespace vigil::api

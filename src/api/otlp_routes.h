@@ -10,18 +10,18 @@
 
 #include <string>
 
-#include "api/http_server.h"
+#include "net/http_server.h"
 #include "core/env.h"
-#include "store/tsdb/db.h"
+#include "ingest/ingester.h"
 
 namespace vigil::api {
 
 struct OtlpRouteDeps {
-  tsdb::Db* db = nullptr;  // required
+  ingest::Ingester* ingester = nullptr;  // required: stores what is received
   std::string node;        // the `node` label of every stored series
   Env* env = Env::Default();
 };
 
-void AddOtlpRoutes(Router* router, OtlpRouteDeps deps);
+void AddOtlpRoutes(net::Router* router, OtlpRouteDeps deps);
 
 }  // namespace vigil::api

@@ -10,12 +10,12 @@
 
 namespace vigil::api {
 
-Result<Params> GetParams(const HttpRequest& req) {
+Result<Params> GetParams(const net::HttpRequest& req) {
   Params p = req.query;
   if (req.method == "POST") {
     auto ct = req.Header("Content-Type");
     if (ct.has_value() && ct->find("application/x-www-form-urlencoded") != std::string_view::npos) {
-      Status st = ParseQueryString(req.body, &p);
+      Status st = net::ParseQueryString(req.body, &p);
       if (!st.ok()) return InvalidArgument("cannot parse form body: " + st.message());
     }
   }
@@ -37,16 +37,16 @@ std::vector<std::string> ParamAll(const Params& p, std::string_view key) {
   return out;
 }
 
-HttpResponse Error(int status, std::string_view type, std::string_view msg) {
+net::HttpResponse Error(int status, std::string_view type, std::string_view msg) {
   std::string body = "{\"status\":\"error\",\"errorType\":";
   AppendJsonString(&body, type);
   body += ",\"error\":";
   AppendJsonString(&body, msg);
   body += "}";
-  return HttpResponse::Json(status, std::move(body));
+  return net::HttpResponse::Json(status, std::move(body));
 }
 
-HttpResponse FromStatus(const Status& st) {
+net::HttpResponse FromStatus(const Status& st) {
   switch (st.code()) {
     case StatusCode::kInvalidArgument:
     case StatusCode::kUnimplemented:

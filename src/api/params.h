@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/http_server.h"
+#include "net/http_server.h"
 #include "core/status.h"
 
 namespace vigil::api {
@@ -21,14 +21,14 @@ inline constexpr int64_t kMaxTimeMs = 9'000'000'000'000'000LL;
 // Query-string parameters plus, for POST, form-encoded body parameters.
 using Params = std::vector<std::pair<std::string, std::string>>;
 
-Result<Params> GetParams(const HttpRequest& req);
+Result<Params> GetParams(const net::HttpRequest& req);
 std::optional<std::string> Param(const Params& p, std::string_view key);
 std::vector<std::string> ParamAll(const Params& p, std::string_view key);
 
 // {"status":"error","errorType":type,"error":msg}
-HttpResponse Error(int status, std::string_view type, std::string_view msg);
+net::HttpResponse Error(int status, std::string_view type, std::string_view msg);
 // 400 bad_data for bad input, 503 timeout, 422 execution, 500 otherwise.
-HttpResponse FromStatus(const Status& st);
+net::HttpResponse FromStatus(const Status& st);
 
 // Unix seconds ("1435781451.781") or RFC3339 ("2015-07-01T20:10:51.781Z"), in ms.
 Result<int64_t> ParseTime(std::string_view s);

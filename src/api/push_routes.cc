@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "api/exposition.h"
+#include "ingest/exposition.h"
 #include "api/params.h"
 #include "core/strings.h"
 
@@ -41,7 +41,7 @@ Result<std::string> DecodeBase64Url(std::string_view in) {
 
 // The grouping labels of "/metrics/job/<job>{/<label>/<value>}", from the raw
 // target so that an encoded '/' stays inside its value.
-Result<wire::Labels> GroupingLabels(const HttpRequest& req) {
+Result<wire::Labels> GroupingLabels(const net::HttpRequest& req) {
   std::string_view path = req.target;
   path = path.substr(0, path.find('?'));
   if (!StartsWith(path, kPrefix)) return InvalidArgument("not a push path");
@@ -53,13 +53,13 @@ Result<wire::Labels> GroupingLabels(const HttpRequest& req) {
   }
   wire::Labels labels;
   for (size_t i = 0; i < parts.size(); i += 2) {
-    VIGIL_ASSIGN_OR_RETURN(std::string name, PercentDecode(parts[i], false));
-    VIGIL_ASSIGN_OR_RETURN(std::string value, PercentDecode(parts[i + 1], false));
+    VIGIL_ASSIGN_OR_RETURN(std::string name, net::PercentDecode(parts[i], false));
+    VIGIL_ASSIGN_OR_RETURN(std::string value, net::PercentDecode(parts[i + 1], false));
     if (EndsWith(name, "@base64")) {
       name.resize(name.size() - 7);
       VIGIL_ASSIGN_OR_RETURN(value, DecodeBase64Url(value));
     }
-    if (!IsValidLabelName(name) || name == wire::kMetricNameLabel) {
+    if (!ingest::IsValidLabelName(name) || name == wire::kMetricNameLabel) {
       return InvalidArgument("invalid grouping label name \"" + name + "\"");
     }
     if (value.size() > wire::kMaxLabelBytes) {
@@ -89,12 +89,12 @@ void Override(wire::Labels* labels, const wire::Label& label) {
   }
 }
 
-HttpResponse Push(const PushRouteDeps& deps, const HttpRequest& req) {
+net::HttpResponse Push(const PushRouteDeps& deps, const net::HttpRequest& req) {
   auto grouping = GroupingLabels(req);
   if (!grouping.ok()) return Error(400, "bad_data", grouping.status().message());
   if (req.method == "DELETE") {
     // The Pushgateway forgets the group; a time-series store keeps history.
-    return HttpResponse::Text(202, "");
+    return net::HttpResponse::Text(202, "");
   }
   if (auto ct = req.Header("Content-Type");
       ct && ct->find("application/vnd.google.protobuf") != std::string_view::npos) {
@@ -102,38 +102,37 @@ HttpResponse Push(const PushRouteDeps& deps, const HttpRequest& req) {
                  "the protobuf push format is not supported: push the text format "
                  "(text/plain; version=0.0.4), as the Python client does");
   }
-  ExpositionLimits limits;
+  ingest::ExpositionLimits limits;
   limits.max_bytes = deps.max_body_bytes;
   limits.max_samples = deps.max_samples;
-  std::vector<ParsedFamily> families;
-  auto samples = ParseExposition(req.body, &families, limits);
+  std::vector<ingest::ParsedFamily> families;
+  auto samples = ingest::ParseExposition(req.body, &families, limits);
   if (!samples.ok()) return Error(400, "bad_data", samples.status().message());
 
   const int64_t now = deps.env->NowMillis();
   wire::MetricBatch batch;
   batch.source = deps.node;
-  for (const ParsedFamily& f : families) {
+  for (const ingest::ParsedFamily& f : families) {
     batch.families.push_back({f.name, TypeOf(f.type), f.help});
   }
-  for (ParsedSample& s : *samples) {
+  for (ingest::ParsedSample& s : *samples) {
     wire::Series series;
     series.labels = std::move(s.labels);
     for (const wire::Label& l : *grouping) Override(&series.labels, l);
-    if (!deps.node.empty()) Override(&series.labels, {"node", deps.node});
     series.samples.push_back({s.timestamp_ms.value_or(now), s.value});
     batch.series.push_back(std::move(series));
   }
-  Status st = deps.db->Append(batch);
+  Status st = deps.ingester->AppendMetrics(&batch);
   if (!st.ok()) return FromStatus(st);
-  return HttpResponse::Text(200, "");
+  return net::HttpResponse::Text(200, "");
 }
 
 }  // namespace
 
-void AddPushRoutes(Router* router, PushRouteDeps deps) {
-  RouteOptions options;
+void AddPushRoutes(net::Router* router, PushRouteDeps deps) {
+  net::RouteOptions options;
   options.max_body_bytes = deps.max_body_bytes;
-  auto handler = [deps](const HttpRequest& req) { return Push(deps, req); };
+  auto handler = [deps](const net::HttpRequest& req) { return Push(deps, req); };
   for (const char* method : {"PUT", "POST", "DELETE"}) {
     router->HandlePrefix(method, std::string(kPrefix) + "/", handler, options);
   }

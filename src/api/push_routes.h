@@ -11,20 +11,20 @@
 
 #include <string>
 
-#include "api/http_server.h"
+#include "net/http_server.h"
 #include "core/env.h"
-#include "store/tsdb/db.h"
+#include "ingest/ingester.h"
 
 namespace vigil::api {
 
 struct PushRouteDeps {
-  tsdb::Db* db = nullptr;  // required
-  std::string node;
+  ingest::Ingester* ingester = nullptr;  // required: stores what is pushed
+  std::string node;                      // the `node` label of every stored series
   Env* env = Env::Default();
   size_t max_body_bytes = 16u << 20;
   size_t max_samples = 100'000;  // per push
 };
 
-void AddPushRoutes(Router* router, PushRouteDeps deps);
+void AddPushRoutes(net::Router* router, PushRouteDeps deps);
 
 }  // namespace vigil::api

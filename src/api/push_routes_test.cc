@@ -20,16 +20,17 @@ class PushRoutesTest : public ::testing::Test {
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     db_ = std::move(*db);
     PushRouteDeps deps;
-    deps.db = db_.get();
+    ingester_ = std::make_unique<ingest::Ingester>(db_.get());
+    deps.ingester = ingester_.get();
     deps.node = "gpu-1";
     deps.env = &env_;
     AddPushRoutes(&router_, deps);
   }
   void TearDown() override { ASSERT_TRUE(db_->Close().ok()); }
 
-  HttpResponse Send(const std::string& method, const std::string& target, std::string body,
+  net::HttpResponse Send(const std::string& method, const std::string& target, std::string body,
                     const std::string& content_type = "text/plain; version=0.0.4") {
-    HttpRequest req;
+    net::HttpRequest req;
     req.method = method;
     req.target = target;
     req.path = target.substr(0, target.find('?'));
@@ -37,7 +38,7 @@ class PushRoutesTest : public ::testing::Test {
     req.headers.Add("Content-Type", content_type);
     auto m = router_.Find(method, req.path);
     EXPECT_NE(m.route, nullptr) << method << " " << target;
-    if (m.route == nullptr) return HttpResponse::Text(404, "");
+    if (m.route == nullptr) return net::HttpResponse::Text(404, "");
     return m.route->handler(req);
   }
 
@@ -50,11 +51,12 @@ class PushRoutesTest : public ::testing::Test {
   TempDir tmp_;
   ManualClockEnv env_{kNow};
   std::unique_ptr<tsdb::Db> db_;
-  Router router_;
+  std::unique_ptr<ingest::Ingester> ingester_;
+  net::Router router_;
 };
 
 TEST_F(PushRoutesTest, StoresPushedSamplesWithGroupingAndNodeLabels) {
-  HttpResponse r = Send("PUT", "/metrics/job/train/rank/0",
+  net::HttpResponse r = Send("PUT", "/metrics/job/train/rank/0",
                         "# HELP train_loss Loss.\n# TYPE train_loss gauge\n"
                         "train_loss{phase=\"train\"} 0.25\n"
                         "# TYPE tokens_total counter\ntokens_total 1024 1764460700000\n");
@@ -78,7 +80,7 @@ TEST_F(PushRoutesTest, StoresPushedSamplesWithGroupingAndNodeLabels) {
 
 TEST_F(PushRoutesTest, GroupingLabelsWinAndBase64ValuesAreDecoded) {
   // "/data/run 1" in base64url.
-  HttpResponse r = Send("POST", "/metrics/job/eval/dir@base64/L2RhdGEvcnVuIDE",
+  net::HttpResponse r = Send("POST", "/metrics/job/eval/dir@base64/L2RhdGEvcnVuIDE",
                         "acc{job=\"other\",dir=\"x\"} 0.9\n");
   ASSERT_EQ(r.status, 200) << r.body;
   auto acc = Select("acc");
@@ -96,7 +98,7 @@ TEST_F(PushRoutesTest, BadPushesAreRefusedWithAReason) {
   EXPECT_EQ(Send("PUT", "/metrics/job/train/rank", "x 1\n").status, 400);
   EXPECT_EQ(Send("PUT", "/metrics/job/train/bad-name/1", "x 1\n").status, 400);
   EXPECT_EQ(Send("PUT", "/metrics/job/t/v@base64/!!", "x 1\n").status, 400);
-  HttpResponse r = Send("PUT", "/metrics/job/train", "not a metric line {\n");
+  net::HttpResponse r = Send("PUT", "/metrics/job/train", "not a metric line {\n");
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("line 1"), std::string::npos) << r.body;
   EXPECT_EQ(Send("PUT", "/metrics/job/train", "x 1\n", "application/vnd.google.protobuf").status,

@@ -72,7 +72,7 @@ class QueryApi {
  public:
   QueryApi(tsdb::Db* db, query::EngineOptions opts) : db_(db), opts_(opts) {}
 
-  HttpResponse Query(const HttpRequest& req) const {
+  net::HttpResponse Query(const net::HttpRequest& req) const {
     auto p = GetParams(req);
     if (!p.ok()) return FromStatus(p.status());
     auto q = Param(*p, "query");
@@ -84,10 +84,10 @@ class QueryApi {
     if (!engine.ok()) return FromStatus(engine.status());
     auto r = (*engine)->Instant(*q, *t);
     if (!r.ok()) return FromStatus(r.status());
-    return HttpResponse::Json(200, ResultJson(*r));
+    return net::HttpResponse::Json(200, ResultJson(*r));
   }
 
-  HttpResponse QueryRange(const HttpRequest& req) const {
+  net::HttpResponse QueryRange(const net::HttpRequest& req) const {
     auto p = GetParams(req);
     if (!p.ok()) return FromStatus(p.status());
     auto q = Param(*p, "query");
@@ -109,7 +109,7 @@ class QueryApi {
     if (!engine.ok()) return FromStatus(engine.status());
     auto r = (*engine)->Range(*q, *start, *end, *step);
     if (!r.ok()) return FromStatus(r.status());
-    return HttpResponse::Json(200, ResultJson(*r));
+    return net::HttpResponse::Json(200, ResultJson(*r));
   }
 
   // Series matching any match[] selector (all series when none is given and
@@ -139,7 +139,7 @@ class QueryApi {
     return out;
   }
 
-  HttpResponse Series(const HttpRequest& req) const {
+  net::HttpResponse Series(const net::HttpRequest& req) const {
     auto p = GetParams(req);
     if (!p.ok()) return FromStatus(p.status());
     auto series = MatchSeries(*p, /*require_match=*/true);
@@ -149,16 +149,16 @@ class QueryApi {
       if (i) out += ",";
       AppendLabels(&out, (*series)[i].labels);
     }
-    return HttpResponse::Json(200, out + "]}");
+    return net::HttpResponse::Json(200, out + "]}");
   }
 
-  HttpResponse Labels(const HttpRequest& req) const {
+  net::HttpResponse Labels(const net::HttpRequest& req) const {
     return Strings(req, [](const wire::Labels& ls, std::set<std::string>* out) {
       for (const auto& l : ls) out->insert(l.name);
     });
   }
 
-  HttpResponse LabelValues(const HttpRequest& req) const {
+  net::HttpResponse LabelValues(const net::HttpRequest& req) const {
     constexpr std::string_view kPrefix = "/api/v1/label/";
     std::string_view rest = std::string_view(req.path).substr(kPrefix.size());
     if (rest.size() <= 7 || rest.substr(rest.size() - 7) != "/values") {
@@ -174,7 +174,7 @@ class QueryApi {
 
  private:
   template <typename F>
-  HttpResponse Strings(const HttpRequest& req, F collect) const {
+  net::HttpResponse Strings(const net::HttpRequest& req, F collect) const {
     auto p = GetParams(req);
     if (!p.ok()) return FromStatus(p.status());
     auto series = MatchSeries(*p, /*require_match=*/false);
@@ -188,7 +188,7 @@ class QueryApi {
       first = false;
       AppendJsonString(&out, n);
     }
-    return HttpResponse::Json(200, out + "]}");
+    return net::HttpResponse::Json(200, out + "]}");
   }
 
   // The engine, or one with a shorter timeout when the request asks for it.
@@ -208,23 +208,23 @@ class QueryApi {
 
 }  // namespace
 
-void AddQueryRoutes(Router* router, tsdb::Db* db, const query::EngineOptions& options) {
+void AddQueryRoutes(net::Router* router, tsdb::Db* db, const query::EngineOptions& options) {
   // shared_ptr: every route's handler (a copyable std::function) owns the API.
   auto api = std::make_shared<QueryApi>(db, options);
   for (const char* method : {"GET", "POST"}) {
-    router->Handle(method, "/api/v1/query", [api](const HttpRequest& r) { return api->Query(r); });
+    router->Handle(method, "/api/v1/query", [api](const net::HttpRequest& r) { return api->Query(r); });
     router->Handle(method, "/api/v1/query_range",
-                   [api](const HttpRequest& r) { return api->QueryRange(r); });
+                   [api](const net::HttpRequest& r) { return api->QueryRange(r); });
     router->Handle(method, "/api/v1/series",
-                   [api](const HttpRequest& r) { return api->Series(r); });
+                   [api](const net::HttpRequest& r) { return api->Series(r); });
     router->Handle(method, "/api/v1/labels",
-                   [api](const HttpRequest& r) { return api->Labels(r); });
+                   [api](const net::HttpRequest& r) { return api->Labels(r); });
     router->HandlePrefix(method, "/api/v1/label/",
-                         [api](const HttpRequest& r) { return api->LabelValues(r); });
+                         [api](const net::HttpRequest& r) { return api->LabelValues(r); });
   }
 }
 
-void AddQueryRoutes(Router* router, tsdb::Db* db, Env* env) {
+void AddQueryRoutes(net::Router* router, tsdb::Db* db, Env* env) {
   query::EngineOptions o;
   o.env = env;
   AddQueryRoutes(router, db, o);

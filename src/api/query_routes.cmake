@@ -1,8 +1,8 @@
 # The Prometheus query API (included by CMakeLists.txt in this folder).
-if(TARGET vigil_http AND TARGET vigil_query)
+if(TARGET vigil_net AND TARGET vigil_query)
   vigil_library(vigil_query_routes
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/query_routes.cc ${CMAKE_CURRENT_LIST_DIR}/params.cc
-    DEPS vigil_http vigil_query vigil_tsdb)
+    DEPS vigil_net vigil_query vigil_tsdb)
   vigil_test(query_routes_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/query_routes_test.cc
     DEPS vigil_query_routes)
   # promtool query instant|range|series|labels against a live server.

@@ -11,15 +11,15 @@
 // POST takes the same parameters form-encoded in the body.
 #pragma once
 
-#include "api/http_server.h"
+#include "net/http_server.h"
 #include "core/env.h"
 #include "query/engine.h"
 #include "store/tsdb/db.h"
 
 namespace vigil::api {
 
-void AddQueryRoutes(Router* router, tsdb::Db* db, Env* env = Env::Default());
+void AddQueryRoutes(net::Router* router, tsdb::Db* db, Env* env = Env::Default());
 // The same with engine limits set by the caller (tests, tuning).
-void AddQueryRoutes(Router* router, tsdb::Db* db, const query::EngineOptions& options);
+void AddQueryRoutes(net::Router* router, tsdb::Db* db, const query::EngineOptions& options);
 
 }  // namespace vigil::api

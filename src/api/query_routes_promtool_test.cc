@@ -1,5 +1,5 @@
 // Prometheus' own client against Vigil: `promtool query instant|range|series|
-// labels` talks to an HttpServer serving AddQueryRoutes over a Db with known
+// labels` talks to an net::HttpServer serving AddQueryRoutes over a Db with known
 // data. Skipped when promtool (Debian `prometheus`) is missing.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -44,11 +44,11 @@ class PromtoolQueryTest : public ::testing::Test {
       b.series.push_back(s);
     }
     ASSERT_TRUE(db_->Append(b).ok());
-    Router router;
+    net::Router router;
     AddQueryRoutes(&router, db_.get());
-    HttpServer::Options so;
+    net::HttpServer::Options so;
     so.listen = "127.0.0.1:0";
-    server_ = std::make_unique<HttpServer>(so, std::move(router));
+    server_ = std::make_unique<net::HttpServer>(so, std::move(router));
     ASSERT_TRUE(server_->Start().ok());
     url_ = "http://127.0.0.1:" + std::to_string(server_->bound_port());
   }
@@ -61,7 +61,7 @@ class PromtoolQueryTest : public ::testing::Test {
   std::string dir_ = tmp_.path();
   std::string promtool_, url_;
   std::unique_ptr<tsdb::Db> db_;
-  std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<net::HttpServer> server_;
 };
 
 TEST_F(PromtoolQueryTest, Instant) {

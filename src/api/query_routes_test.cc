@@ -1,5 +1,5 @@
 // The query API's handlers: JSON shapes, parameters and errors, called
-// through the Router (no sockets).
+// through the net::Router (no sockets).
 #include "api/query_routes.h"
 
 #include <gtest/gtest.h>
@@ -35,9 +35,9 @@ class QueryRoutesTest : public ::testing::Test {
   }
   void TearDown() override { (void)db_->Close(); }
 
-  HttpResponse Get(const std::string& path, std::vector<std::pair<std::string, std::string>> q,
+  net::HttpResponse Get(const std::string& path, std::vector<std::pair<std::string, std::string>> q,
                    const std::string& method = "GET") {
-    HttpRequest r;
+    net::HttpRequest r;
     r.method = method;
     r.path = path;
     r.query = std::move(q);
@@ -49,13 +49,13 @@ class QueryRoutesTest : public ::testing::Test {
   TempDir tmp_;  // outlives db_ (declared first)
   std::string dir_ = tmp_.path();
   std::unique_ptr<tsdb::Db> db_;
-  Router router_;
+  net::Router router_;
 };
 
 std::string Secs(int64_t ms) { return query::FormatTimestamp(ms); }
 
 TEST_F(QueryRoutesTest, InstantVectorShape) {
-  HttpResponse r = Get("/api/v1/query", {{"query", "gpu_util"}, {"time", Secs(kT0 + 150'000)}});
+  net::HttpResponse r = Get("/api/v1/query", {{"query", "gpu_util"}, {"time", Secs(kT0 + 150'000)}});
   ASSERT_EQ(r.status, 200) << r.body;
   json j = json::parse(r.body);
   EXPECT_EQ(j["status"], "success");
@@ -68,7 +68,7 @@ TEST_F(QueryRoutesTest, InstantVectorShape) {
 }
 
 TEST_F(QueryRoutesTest, ScalarAndSpecialValues) {
-  HttpResponse r = Get("/api/v1/query", {{"query", "1/0"}, {"time", "1700000000.5"}});
+  net::HttpResponse r = Get("/api/v1/query", {{"query", "1/0"}, {"time", "1700000000.5"}});
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(
       r.body,
@@ -84,7 +84,7 @@ TEST_F(QueryRoutesTest, ScalarAndSpecialValues) {
 
 TEST_F(QueryRoutesTest, RangeMatrixShapeWithRfc3339AndDurationStep) {
   // kT0 is 2023-11-14T22:13:20Z.
-  HttpResponse r = Get("/api/v1/query_range", {{"query", "max(gpu_util)"},
+  net::HttpResponse r = Get("/api/v1/query_range", {{"query", "max(gpu_util)"},
                                                {"start", "2023-11-14T22:13:20Z"},
                                                {"end", "2023-11-14T22:15:20.000Z"},
                                                {"step", "1m"}});
@@ -98,18 +98,18 @@ TEST_F(QueryRoutesTest, RangeMatrixShapeWithRfc3339AndDurationStep) {
 }
 
 TEST_F(QueryRoutesTest, PostForm) {
-  HttpRequest r;
+  net::HttpRequest r;
   r.method = "POST";
   r.path = "/api/v1/query";
   r.headers.Add("Content-Type", "application/x-www-form-urlencoded");
   r.body = "query=sum%28gpu_util%29&time=" + Secs(kT0 + 150'000);
-  HttpResponse resp = router_.Find("POST", r.path).route->handler(r);
+  net::HttpResponse resp = router_.Find("POST", r.path).route->handler(r);
   ASSERT_EQ(resp.status, 200) << resp.body;
   EXPECT_EQ(json::parse(resp.body)["data"]["result"][0]["value"][1], "30");
 }
 
 TEST_F(QueryRoutesTest, Errors) {
-  HttpResponse r = Get("/api/v1/query", {{"query", "sum(gpu_util"}});
+  net::HttpResponse r = Get("/api/v1/query", {{"query", "sum(gpu_util"}});
   EXPECT_EQ(r.status, 400);
   json j = json::parse(r.body);
   EXPECT_EQ(j["status"], "error");
@@ -142,7 +142,7 @@ TEST_F(QueryRoutesTest, Errors) {
 }
 
 TEST_F(QueryRoutesTest, SeriesLabelsAndValues) {
-  HttpResponse r = Get("/api/v1/series", {{"match[]", "gpu_util{gpu=\"1\"}"}});
+  net::HttpResponse r = Get("/api/v1/series", {{"match[]", "gpu_util{gpu=\"1\"}"}});
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.body, R"({"status":"success","data":[{"__name__":"gpu_util","gpu":"1"}]})");
   r = Get("/api/v1/labels", {});

@@ -5,7 +5,7 @@
 #include <ctime>
 #include <map>
 
-#include "api/exposition.h"
+#include "ingest/exposition.h"
 #include "core/json_writer.h"
 #include "wire/frame.h"
 
@@ -26,7 +26,7 @@ std::string Iso8601(int64_t ms) {
 }
 
 // One unlabelled server-side value and its family.
-void AddPoint(std::vector<wire::MetricFamily>* families, std::vector<ExpositionPoint>* points,
+void AddPoint(std::vector<wire::MetricFamily>* families, std::vector<ingest::ExpositionPoint>* points,
               int64_t now, const char* name, MetricType type, const char* help, double v) {
   families->push_back({name, type, help});
   points->push_back({{{std::string(wire::kMetricNameLabel), name}}, {now, v}});
@@ -35,7 +35,7 @@ void AddPoint(std::vector<wire::MetricFamily>* families, std::vector<ExpositionP
 // The log store's totals, and per source what volume control sampled away or
 // filtered and what was cut: never silent (docs/log-api.md).
 void AddLogStorePoints(const logstore::LogStore& logs, std::vector<wire::MetricFamily>* families,
-                       std::vector<ExpositionPoint>* points, int64_t now) {
+                       std::vector<ingest::ExpositionPoint>* points, int64_t now) {
   logstore::LogStoreStats st = logs.Stats();
   auto add = [&](const char* name, MetricType type, const char* help, double v) {
     AddPoint(families, points, now, name, type, help, v);
@@ -84,7 +84,7 @@ void AddLogStorePoints(const logstore::LogStore& logs, std::vector<wire::MetricF
 
 // Server-side counters, which no collector sees, appended to /metrics.
 void AddServerPoints(const CoreRouteDeps& deps, std::vector<wire::MetricFamily>* families,
-                     std::vector<ExpositionPoint>* points, int64_t now) {
+                     std::vector<ingest::ExpositionPoint>* points, int64_t now) {
   auto add = [&](const char* name, MetricType type, const char* help, double v) {
     AddPoint(families, points, now, name, type, help, v);
   };
@@ -122,17 +122,17 @@ void AddServerPoints(const CoreRouteDeps& deps, std::vector<wire::MetricFamily>*
   if (deps.logs != nullptr) AddLogStorePoints(*deps.logs, families, points, now);
 }
 
-HttpResponse Metrics(const CoreRouteDeps& deps) {
+net::HttpResponse Metrics(const CoreRouteDeps& deps) {
   int64_t now = deps.env->NowMillis();
   std::vector<wire::MetricFamily> families = deps.db->Families();
-  std::vector<ExpositionPoint> points;
+  std::vector<ingest::ExpositionPoint> points;
   for (auto& p : deps.db->Latest(now - deps.staleness_ms)) {
     points.push_back({std::move(p.labels), p.sample});
   }
   AddServerPoints(deps, &families, &points, now);
-  HttpResponse r;
-  r.content_type = std::string(kExpositionContentType);
-  r.body = RenderExposition(families, points);
+  net::HttpResponse r;
+  r.content_type = std::string(ingest::kExpositionContentType);
+  r.body = ingest::RenderExposition(families, points);
   return r;
 }
 
@@ -178,7 +178,7 @@ void WriteCollectors(const std::vector<tsdb::LatestPoint>& latest, JsonWriter* w
   w->EndArray();
 }
 
-HttpResponse StatusJson(const CoreRouteDeps& deps) {
+net::HttpResponse StatusJson(const CoreRouteDeps& deps) {
   int64_t now = deps.env->NowMillis();
   const ServerInfo& info = deps.info;
   std::vector<tsdb::LatestPoint> latest = deps.db->Latest(now - deps.staleness_ms);
@@ -226,31 +226,31 @@ HttpResponse StatusJson(const CoreRouteDeps& deps) {
   WriteGpuStatus(latest, &w);
   WriteCollectors(latest, &w);
   w.EndObject();
-  return HttpResponse::Json(200, w.Release());
+  return net::HttpResponse::Json(200, w.Release());
 }
 
-HttpResponse Ingest(const CoreRouteDeps& deps, const HttpRequest& req) {
+net::HttpResponse Ingest(const CoreRouteDeps& deps, const net::HttpRequest& req) {
   Status st = deps.ingester->Receive(req.body);
-  if (st.ok()) return HttpResponse::Text(204, "");
+  if (st.ok()) return net::HttpResponse::Text(204, "");
   int code = st.code() == StatusCode::kInvalidArgument || st.code() == StatusCode::kCorruption ||
                      st.code() == StatusCode::kFailedPrecondition
                  ? 400
              : st.code() == StatusCode::kResourceExhausted ? 413
                                                            : 503;
-  return HttpResponse::Text(code, st.ToString() + "\n");
+  return net::HttpResponse::Text(code, st.ToString() + "\n");
 }
 
 }  // namespace
 
-void AddCoreRoutes(Router* router, const CoreRouteDeps& deps) {
+void AddCoreRoutes(net::Router* router, const CoreRouteDeps& deps) {
   router->Handle("GET", "/healthz",
-                 [](const HttpRequest&) { return HttpResponse::Text(200, "ok\n"); });
-  router->Handle("GET", "/metrics", [deps](const HttpRequest&) { return Metrics(deps); });
-  router->Handle("GET", "/api/v1/status", [deps](const HttpRequest&) { return StatusJson(deps); });
-  RouteOptions ingest_options;
+                 [](const net::HttpRequest&) { return net::HttpResponse::Text(200, "ok\n"); });
+  router->Handle("GET", "/metrics", [deps](const net::HttpRequest&) { return Metrics(deps); });
+  router->Handle("GET", "/api/v1/status", [deps](const net::HttpRequest&) { return StatusJson(deps); });
+  net::RouteOptions ingest_options;
   ingest_options.max_body_bytes = wire::kMaxPayloadBytes + 64;
   router->Handle(
-      "POST", "/api/v1/ingest", [deps](const HttpRequest& req) { return Ingest(deps, req); },
+      "POST", "/api/v1/ingest", [deps](const net::HttpRequest& req) { return Ingest(deps, req); },
       ingest_options);
 }
 

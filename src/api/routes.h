@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "api/http_server.h"
+#include "net/http_server.h"
 #include "ingest/ingester.h"
 #include "store/logs/log_store.h"
 #include "store/tsdb/db.h"
@@ -33,6 +33,6 @@ struct CoreRouteDeps {
   int64_t staleness_ms = 15'000;
 };
 
-void AddCoreRoutes(Router* router, const CoreRouteDeps& deps);
+void AddCoreRoutes(net::Router* router, const CoreRouteDeps& deps);
 
 }  // namespace vigil::api

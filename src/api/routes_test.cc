@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/exposition.h"
-#include "api/http_client.h"
+#include "ingest/exposition.h"
+#include "net/http_client.h"
 #include "core/temp_dir.h"
 #include "wire/frame.h"
 
@@ -27,11 +27,11 @@ class RoutesTest : public ::testing::Test {
     deps.info = {"9.9.9", Env::Default()->NowMillis() - 5000, dir_, "127.0.0.1:0", "node-a", dir_};
     deps.db = db_.get();
     deps.ingester = ingester_.get();
-    Router router;
+    net::Router router;
     AddCoreRoutes(&router, deps);
-    HttpServer::Options so;
+    net::HttpServer::Options so;
     so.listen = "127.0.0.1:0";
-    server_ = std::make_unique<HttpServer>(so, std::move(router));
+    server_ = std::make_unique<net::HttpServer>(so, std::move(router));
     ASSERT_TRUE(server_->Start().ok());
     base_ = "http://127.0.0.1:" + std::to_string(server_->bound_port());
   }
@@ -58,20 +58,20 @@ class RoutesTest : public ::testing::Test {
   std::string dir_ = tmp_.path(), base_;
   std::unique_ptr<tsdb::Db> db_;
   std::unique_ptr<ingest::Ingester> ingester_;
-  std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<net::HttpServer> server_;
 };
 
 TEST_F(RoutesTest, IngestedFramesAppearOnMetricsAndStatus) {
-  auto r = HttpPost(base_ + "/api/v1/ingest", Frame(1, Env::Default()->NowMillis()),
+  auto r = net::HttpPost(base_ + "/api/v1/ingest", Frame(1, Env::Default()->NowMillis()),
                     "application/x-vigil-wire", seconds(5));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 204) << r->body;
 
-  auto m = HttpGet(base_ + "/metrics", seconds(5));
+  auto m = net::HttpGet(base_ + "/metrics", seconds(5));
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->status, 200);
-  std::vector<ParsedFamily> fams;
-  auto samples = ParseExposition(m->body, &fams);
+  std::vector<ingest::ParsedFamily> fams;
+  auto samples = ingest::ParseExposition(m->body, &fams);
   ASSERT_TRUE(samples.ok()) << samples.status().ToString();
   bool found = false;
   for (const auto& s : *samples) {
@@ -85,7 +85,7 @@ TEST_F(RoutesTest, IngestedFramesAppearOnMetricsAndStatus) {
   EXPECT_TRUE(found) << m->body;
   EXPECT_NE(m->body.find("# TYPE vigil_tsdb_series gauge"), std::string::npos);
 
-  auto st = HttpGet(base_ + "/api/v1/status", seconds(5));
+  auto st = net::HttpGet(base_ + "/api/v1/status", seconds(5));
   ASSERT_TRUE(st.ok());
   auto j = nlohmann::json::parse(st->body);
   EXPECT_EQ(j["version"], "9.9.9");
@@ -102,14 +102,14 @@ TEST_F(RoutesTest, IngestedFramesAppearOnMetricsAndStatus) {
 
 TEST_F(RoutesTest, BadIngestIsA400AndHealthzAnswers) {
   auto r =
-      HttpPost(base_ + "/api/v1/ingest", "not a frame", "application/octet-stream", seconds(5));
+      net::HttpPost(base_ + "/api/v1/ingest", "not a frame", "application/octet-stream", seconds(5));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("magic"), std::string::npos);
-  auto h = HttpGet(base_ + "/healthz", seconds(5));
+  auto h = net::HttpGet(base_ + "/healthz", seconds(5));
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->body, "ok\n");
-  auto nf = HttpGet(base_ + "/nope", seconds(5));
+  auto nf = net::HttpGet(base_ + "/nope", seconds(5));
   ASSERT_TRUE(nf.ok());
   EXPECT_EQ(nf->status, 404);
 }

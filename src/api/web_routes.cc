@@ -67,7 +67,7 @@ bool HasContentHash(std::string_view path) {
 
 // True when If-None-Match lists our tag (or "*"). Weak tags ("W/...") match
 // too: RFC 9110 compares them weakly for GET.
-bool NotModified(const HttpRequest& req, std::string_view etag) {
+bool NotModified(const net::HttpRequest& req, std::string_view etag) {
   auto inm = req.Header("If-None-Match");
   if (!inm) return false;
   std::string_view v = *inm;
@@ -82,8 +82,8 @@ constexpr std::string_view kNotBuiltPage =
     "<p>The API works without it: <a href=\"/api/v1/status\">/api/v1/status</a>, "
     "<a href=\"/metrics\">/metrics</a>.</p></body></html>\n";
 
-HttpResponse Serve(const Served& s, const HttpRequest& req) {
-  HttpResponse res;
+net::HttpResponse Serve(const Served& s, const net::HttpRequest& req) {
+  net::HttpResponse res;
   res.headers.Set("Content-Security-Policy", std::string(kWebContentSecurityPolicy));
   res.headers.Set("ETag", s.etag);
   res.headers.Set("Cache-Control",
@@ -97,15 +97,15 @@ HttpResponse Serve(const Served& s, const HttpRequest& req) {
   return res;
 }
 
-HttpResponse NotFound(const HttpRequest& req) {
-  HttpResponse res = HttpResponse::Text(404, "404 not found: no UI asset " + req.path + "\n");
+net::HttpResponse NotFound(const net::HttpRequest& req) {
+  net::HttpResponse res = net::HttpResponse::Text(404, "404 not found: no UI asset " + req.path + "\n");
   res.headers.Set("Content-Security-Policy", std::string(kWebContentSecurityPolicy));
   return res;
 }
 
 }  // namespace
 
-void AddWebRoutes(Router* router, std::span<const WebAsset> assets) {
+void AddWebRoutes(net::Router* router, std::span<const WebAsset> assets) {
   auto table = std::make_shared<Table>();
   for (const WebAsset& a : assets) {
     Served s{ContentTypeFor(a.path), a.body, EtagFor(a.body), HasContentHash(a.path)};
@@ -116,12 +116,12 @@ void AddWebRoutes(Router* router, std::span<const WebAsset> assets) {
                    Served{ContentTypeFor(".html"), kNotBuiltPage, EtagFor(kNotBuiltPage), false});
   }
   std::shared_ptr<const Table> shared = std::move(table);
-  auto index = [shared](const HttpRequest& req) {
+  auto index = [shared](const net::HttpRequest& req) {
     return Serve(shared->find("/index.html")->second, req);
   };
   router->Handle("GET", "/", index);
   router->Handle("GET", "/index.html", index);
-  router->HandlePrefix("GET", "/assets/", [shared](const HttpRequest& req) {
+  router->HandlePrefix("GET", "/assets/", [shared](const net::HttpRequest& req) {
     auto it = shared->find(req.path);
     return it == shared->end() ? NotFound(req) : Serve(it->second, req);
   });

@@ -3,7 +3,7 @@
 # turns it into web_assets.cc on every build, so a rebuilt bundle is picked up
 # without reconfiguring. Without web/dist the binary serves a page saying how
 # to build the UI. docs/web-ui.md has the details.
-if(TARGET vigil_http)
+if(TARGET vigil_net)
   set(VIGIL_WEB_DIST "${PROJECT_SOURCE_DIR}/web/dist" CACHE PATH "Built web UI to embed")
   set(_web_gen ${CMAKE_CURRENT_BINARY_DIR}/web_assets.cc)
   add_custom_target(vigil_web_assets
@@ -14,7 +14,7 @@ if(TARGET vigil_http)
     VERBATIM)
   vigil_library(vigil_web_routes
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/web_routes.cc ${_web_gen}
-    DEPS vigil_http vigil_core)
+    DEPS vigil_net vigil_core)
   add_dependencies(vigil_web_routes vigil_web_assets)
   vigil_test(web_routes_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/web_routes_test.cc
     DEPS vigil_web_routes)

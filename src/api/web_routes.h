@@ -11,7 +11,7 @@
 #include <span>
 #include <string_view>
 
-#include "api/http_server.h"
+#include "net/http_server.h"
 
 namespace vigil::api {
 
@@ -33,7 +33,7 @@ inline constexpr std::string_view kWebContentSecurityPolicy =
 
 // Registers GET "/", "/index.html" and the "/assets/" prefix. The assets must
 // outlive the router (embedded ones are static).
-void AddWebRoutes(Router* router, std::span<const WebAsset> assets);
-inline void AddWebRoutes(Router* router) { AddWebRoutes(router, EmbeddedWebAssets()); }
+void AddWebRoutes(net::Router* router, std::span<const WebAsset> assets);
+inline void AddWebRoutes(net::Router* router) { AddWebRoutes(router, EmbeddedWebAssets()); }
 
 }  // namespace vigil::api

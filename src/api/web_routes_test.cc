@@ -15,26 +15,26 @@ constexpr WebAsset kAssets[] = {
     {"/assets/logo.svg", "<svg/>"},
 };
 
-HttpResponse Get(const Router& router, std::string path, std::string if_none_match = "") {
-  HttpRequest req;
+net::HttpResponse Get(const net::Router& router, std::string path, std::string if_none_match = "") {
+  net::HttpRequest req;
   req.method = "GET";
   req.target = path;
   req.path = std::move(path);
   if (!if_none_match.empty()) req.headers.Add("If-None-Match", if_none_match);
-  Router::Match m = router.Find(req.method, req.path);
-  if (m.route == nullptr) return HttpResponse::Text(m.allow.empty() ? 404 : 405, "");
+  net::Router::Match m = router.Find(req.method, req.path);
+  if (m.route == nullptr) return net::HttpResponse::Text(m.allow.empty() ? 404 : 405, "");
   return m.route->handler(req);
 }
 
-std::string Header(const HttpResponse& r, std::string_view name) {
+std::string Header(const net::HttpResponse& r, std::string_view name) {
   return std::string(r.headers.Get(name).value_or(""));
 }
 
 TEST(WebRoutes, IndexAtRootWithStrictPolicyAndRevalidation) {
-  Router router;
+  net::Router router;
   AddWebRoutes(&router, kAssets);
   for (std::string path : {"/", "/index.html"}) {
-    HttpResponse r = Get(router, path);
+    net::HttpResponse r = Get(router, path);
     EXPECT_EQ(r.status, 200) << path;
     EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
     EXPECT_EQ(r.body, kAssets[0].body);
@@ -47,26 +47,26 @@ TEST(WebRoutes, IndexAtRootWithStrictPolicyAndRevalidation) {
 }
 
 TEST(WebRoutes, AssetsHaveTypesAndHashedOnesAreImmutable) {
-  Router router;
+  net::Router router;
   AddWebRoutes(&router, kAssets);
-  HttpResponse js = Get(router, "/assets/app-ABC123.js");
+  net::HttpResponse js = Get(router, "/assets/app-ABC123.js");
   EXPECT_EQ(js.status, 200);
   EXPECT_EQ(js.content_type, "text/javascript; charset=utf-8");
   EXPECT_EQ(js.body, "console.log(1)");
   EXPECT_EQ(Header(js, "Cache-Control"), "public, max-age=31536000, immutable");
-  HttpResponse css = Get(router, "/assets/app-DEF456.css");
+  net::HttpResponse css = Get(router, "/assets/app-DEF456.css");
   EXPECT_EQ(css.content_type, "text/css; charset=utf-8");
-  HttpResponse svg = Get(router, "/assets/logo.svg");
+  net::HttpResponse svg = Get(router, "/assets/logo.svg");
   EXPECT_EQ(svg.content_type, "image/svg+xml");
   EXPECT_EQ(Header(svg, "Cache-Control"), "no-cache");  // no hash in the name
 }
 
 TEST(WebRoutes, MatchingEtagGives304WithoutBody) {
-  Router router;
+  net::Router router;
   AddWebRoutes(&router, kAssets);
   std::string etag = Header(Get(router, "/"), "ETag");
   ASSERT_FALSE(etag.empty());
-  HttpResponse r = Get(router, "/", etag);
+  net::HttpResponse r = Get(router, "/", etag);
   EXPECT_EQ(r.status, 304);
   EXPECT_TRUE(r.body.empty());
   EXPECT_EQ(Header(r, "ETag"), etag);
@@ -77,9 +77,9 @@ TEST(WebRoutes, MatchingEtagGives304WithoutBody) {
 }
 
 TEST(WebRoutes, UnknownAssetIs404AndOtherPathsAreLeftAlone) {
-  Router router;
+  net::Router router;
   AddWebRoutes(&router, kAssets);
-  HttpResponse r = Get(router, "/assets/nope.js");
+  net::HttpResponse r = Get(router, "/assets/nope.js");
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(Header(r, "Content-Security-Policy"), kWebContentSecurityPolicy);
   EXPECT_EQ(Get(router, "/assets/../index.html").status, 404);
@@ -87,9 +87,9 @@ TEST(WebRoutes, UnknownAssetIs404AndOtherPathsAreLeftAlone) {
 }
 
 TEST(WebRoutes, WithoutABuiltUiRootSaysHowToBuildIt) {
-  Router router;
+  net::Router router;
   AddWebRoutes(&router, {});
-  HttpResponse r = Get(router, "/");
+  net::HttpResponse r = Get(router, "/");
   EXPECT_EQ(r.status, 200);
   EXPECT_NE(r.body.find("scripts/web.sh"), std::string::npos);
   EXPECT_EQ(Header(r, "Content-Security-Policy"), kWebContentSecurityPolicy);
@@ -99,16 +99,16 @@ TEST(WebRoutes, WithoutABuiltUiRootSaysHowToBuildIt) {
 TEST(WebRoutes, EmbeddedIndexReferencesEmbeddedAssets) {
   auto assets = EmbeddedWebAssets();
   if (assets.empty()) GTEST_SKIP() << "web UI not built (scripts/web.sh)";
-  Router router;
+  net::Router router;
   AddWebRoutes(&router, assets);
-  HttpResponse index = Get(router, "/");
+  net::HttpResponse index = Get(router, "/");
   ASSERT_EQ(index.status, 200);
   std::regex ref(R"re((?:src|href)="(/assets/[^"]+)")re");
   int refs = 0;
   for (auto it = std::sregex_iterator(index.body.begin(), index.body.end(), ref);
        it != std::sregex_iterator(); ++it) {
     std::string path = (*it)[1];
-    HttpResponse r = Get(router, path);
+    net::HttpResponse r = Get(router, path);
     EXPECT_EQ(r.status, 200) << path;
     EXPECT_FALSE(r.body.empty()) << path;
     ++refs;

@@ -1,13 +1,13 @@
 #include "cli/api_client.h"
 
-#include "api/http_client.h"
+#include "net/http_client.h"
 
 namespace vigil::cli {
 
 using nlohmann::json;
 
 Result<json> GetJson(const std::string& url, std::chrono::milliseconds timeout) {
-  auto r = api::HttpGet(url, timeout);
+  auto r = net::HttpGet(url, timeout);
   if (!r.ok()) return r.status();
   json j = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
   if (r->status != 200) {

@@ -18,8 +18,8 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "collect/training/inspector.h"
-#include "collect/training/tfevents.h"
+#include "parse/training/inspector.h"
+#include "parse/training/tfevents.h"
 
 namespace vigil::cli {
 namespace {
@@ -49,15 +49,15 @@ void PrintLine(std::string_view json) {
 
 // A TensorBoard event file: its scalars, one object per value, by record.
 Status InspectTfEvents(int fd, const std::string& name, std::string first) {
-  collect::training::TfEventsReader reader;
-  std::vector<collect::training::TfScalar> scalars;
+  parse::training::TfEventsReader reader;
+  std::vector<parse::training::TfScalar> scalars;
   return ReadAll(fd, name, std::move(first), [&](std::string_view bytes) {
     scalars.clear();
     Status st = reader.Feed(bytes, &scalars);
     for (const auto& s : scalars) {
-      collect::training::MetricSample sample{s.tag, s.value, s.step};
+      parse::training::MetricSample sample{s.tag, s.value, s.step};
       PrintLine(
-          collect::training::MetricSampleJson(static_cast<int64_t>(s.record), sample, "record"));
+          parse::training::MetricSampleJson(static_cast<int64_t>(s.record), sample, "record"));
     }
     return st;
   });
@@ -90,10 +90,10 @@ int RunInspectLog(const InspectLogFlags& flags) {
   const std::string name = stdin_input ? "standard input" : flags.path;
   std::string head = ReadHead(fd);
   Status st;
-  if (collect::training::LooksLikeTfRecord(head)) {
+  if (parse::training::LooksLikeTfRecord(head)) {
     st = InspectTfEvents(fd, name, std::move(head));
   } else {
-    collect::training::Inspector inspector(PrintLine);
+    parse::training::Inspector inspector(PrintLine);
     st = ReadAll(fd, name, std::move(head), [&](std::string_view bytes) {
       inspector.Feed(bytes);
       return Status::Ok();

@@ -15,8 +15,8 @@
 #include <string>
 #include <thread>
 
-#include "api/http_client.h"
-#include "api/http_server.h"
+#include "net/http_client.h"
+#include "net/http_server.h"
 #include "cli/api_client.h"
 #include "cli/commands.h"
 #include "cli/home.h"
@@ -155,7 +155,7 @@ int RunLogs(const LogsFlags& flags) {
 
   // Follow: what is new after the newest line printed, twice a second.
   if (cursor == 0) {
-    auto t = api::HttpGet(*base + "/api/v1/logs/tail?query=" + UrlEncode(query),
+    auto t = net::HttpGet(*base + "/api/v1/logs/tail?query=" + UrlEncode(query),
                           std::chrono::seconds(10));
     if (t.ok()) {
       size_t id = t->body.find("id: ");
@@ -163,7 +163,7 @@ int RunLogs(const LogsFlags& flags) {
     }
   }
   while (true) {
-    auto t = api::HttpGet(
+    auto t = net::HttpGet(
         *base + "/api/v1/logs/tail?query=" + UrlEncode(query) + "&after=" + std::to_string(cursor),
         std::chrono::seconds(10));
     if (t.ok() && t->status == 200) {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "api/http_client.h"
+#include "net/http_client.h"
 #include "cli/api_client.h"
 #include "cli/commands.h"
 #include "cli/home.h"
@@ -83,7 +83,7 @@ int RunStatus(const StatusFlags& flags) {
     return 3;  // LSB "program is not running"
   }
   const std::string& base = *url;
-  auto resp = api::HttpGet(base + "/api/v1/status", std::chrono::seconds(5));
+  auto resp = net::HttpGet(base + "/api/v1/status", std::chrono::seconds(5));
   if (!resp.ok()) {
     std::fprintf(stderr, "cannot reach Vigil at %s: %s\n", base.c_str(),
                  resp.status().ToString().c_str());

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "api/http_client.h"
+#include "net/http_client.h"
 #include "cli/collectors.h"
 #include "cli/commands.h"
 #include "cli/config.h"
@@ -150,7 +150,7 @@ int StartBackground(const UpFlags& flags, const HomePaths& paths) {
       return 1;
     }
     if (auto running = FindRunningInstance(paths)) {
-      auto health = api::HttpGet(running->url + "/healthz", std::chrono::seconds(2));
+      auto health = net::HttpGet(running->url + "/healthz", std::chrono::seconds(2));
       if (health.ok() && health->status == 200) {
         PrintRunning(*running, paths);
         return 0;

@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "api/http_server.h"
+#include "net/http_server.h"
 #include "api/job_routes.h"
 #include "api/log_routes.h"
 #include "api/otlp_routes.h"
@@ -50,7 +50,7 @@ struct Instance::Impl {
   // Before http and loop, which refer to it (the jobs route, the tfevents
   // collector) and are destroyed first.
   std::unique_ptr<collect::jobs::JobTracker> jobs;
-  std::unique_ptr<api::HttpServer> http;
+  std::unique_ptr<net::HttpServer> http;
   // One transport per sender, so a slow log batch never holds up metrics.
   std::unique_ptr<ship::Transport> transport;
   std::unique_ptr<ship::Transport> log_transport;
@@ -65,7 +65,7 @@ struct Instance::Impl {
 // loopback, and an IPv6 literal needs brackets.
 std::string LocalUrl(const std::string& listen, uint16_t port) {
   std::string host = "127.0.0.1";
-  auto addr = api::ParseListenAddress(listen);
+  auto addr = net::ParseListenAddress(listen);
   if (addr.ok() && !addr->host.empty() && addr->host != "0.0.0.0" && addr->host != "::") {
     host = addr->host.find(':') != std::string::npos ? "[" + addr->host + "]" : addr->host;
   }
@@ -81,7 +81,7 @@ std::string DefaultNodeName() {
 namespace {
 
 Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, ServerSide* impl,
-                      api::Router* router) {
+                      net::Router* router) {
   const HomePaths& paths = options.paths;
   tsdb::Options db_options;
   db_options.dir = paths.tsdb_dir();
@@ -114,11 +114,11 @@ Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, Server
   api::AddQueryRoutes(router, impl->db.get());
   api::AddLogRoutes(router, impl->logs.get());
   api::PushRouteDeps push;
-  push.db = impl->db.get();
+  push.ingester = impl->ingester.get();
   push.node = options.node_name;
   api::AddPushRoutes(router, push);
   api::OtlpRouteDeps otlp;
-  otlp.db = impl->db.get();
+  otlp.ingester = impl->ingester.get();
   otlp.node = options.node_name;
   api::AddOtlpRoutes(router, otlp);
   api::AddWebRoutes(router);
@@ -160,12 +160,12 @@ Result<std::unique_ptr<Instance>> Instance::Start(
   int64_t started_ms = env->NowMillis();
   bool server_side = options.role != Role::kAgent;
   bool agent_side = options.role != Role::kServer;
-  api::Router router;
+  net::Router router;
   if (server_side) {
     VIGIL_RETURN_IF_ERROR(OpenServerSide(options, started_ms, &impl->server, &router));
   } else {
     router.Handle("GET", "/healthz",
-                  [](const api::HttpRequest&) { return api::HttpResponse::Text(200, "ok\n"); });
+                  [](const net::HttpRequest&) { return net::HttpResponse::Text(200, "ok\n"); });
   }
   if (agent_side) {
     // Jobs are found where they run; their verdict uses the stores when this
@@ -195,10 +195,10 @@ Result<std::unique_ptr<Instance>> Instance::Start(
   job_deps.db = impl->server.db.get();
   job_deps.node = options.node_name;
   api::AddJobRoutes(&router, job_deps);
-  api::HttpServer::Options http_options;
+  net::HttpServer::Options http_options;
   http_options.listen = options.listen;
   http_options.error_log = [](std::string_view msg) { Log(LogLevel::kWarn, msg); };
-  impl->http = std::make_unique<api::HttpServer>(http_options, std::move(router));
+  impl->http = std::make_unique<net::HttpServer>(http_options, std::move(router));
   VIGIL_RETURN_IF_ERROR(impl->http->Start());
 
   impl->url = LocalUrl(options.listen, impl->http->bound_port());

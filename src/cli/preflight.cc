@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "api/http_server.h"
+#include "net/http_server.h"
 #include "core/env.h"
 #include "core/strings.h"
 
@@ -32,7 +32,7 @@ CheckResult CheckHome(const HomePaths& paths) {
 }
 
 CheckResult CheckPort(const std::string& listen) {
-  auto addr = api::ParseListenAddress(listen);
+  auto addr = net::ParseListenAddress(listen);
   if (!addr.ok()) {
     return {Level::kFail, addr.status().message(), "use --listen HOST:PORT, e.g. 127.0.0.1:9300"};
   }

@@ -147,14 +147,30 @@ Status Ingester::ReceiveMetrics(std::string_view payload) {
       return Status::Ok();  // already stored: acknowledge again, store nothing
     }
   }
-  AddNodeLabel(&*batch);
-  VIGIL_RETURN_IF_ERROR(db_->Append(*batch));
-
+  VIGIL_RETURN_IF_ERROR(StoreMetrics(&*batch, /*from_agent=*/true));
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t& last = last_sequence_[batch->source];
   last = std::max(last, batch->sequence);
+  return Status::Ok();
+}
+
+Status Ingester::AppendMetrics(wire::MetricBatch* batch) {
+  Status valid = Validate(*batch);
+  if (!valid.ok()) return Reject(valid);
+  return StoreMetrics(batch, /*from_agent=*/false);
+}
+
+Status Ingester::StoreMetrics(wire::MetricBatch* batch, bool from_agent) {
+  AddNodeLabel(batch);
+  VIGIL_RETURN_IF_ERROR(db_->Append(*batch));
+  const uint64_t samples = batch->SampleCount();
+  std::lock_guard<std::mutex> lock(mu_);
   ++stats_.batches;
-  stats_.samples += batch->SampleCount();
+  stats_.samples += samples;
+  if (!from_agent) {
+    ++stats_.protocol_batches;
+    stats_.protocol_samples += samples;
+  }
   return Status::Ok();
 }
 

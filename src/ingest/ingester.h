@@ -1,8 +1,12 @@
-// Ingester: the server's entry for agent data. Decodes a wire frame,
-// validates it, drops a batch it has already stored (retries), tags every
-// series and log stream with the node it came from, and appends it to the
-// metrics store (frame kind 1) or the log store (kind 2); a node's jobs
-// snapshot (kind 4) goes to RemoteJobs.
+// Ingester: the server's one entry for data, whoever sends it. Decodes an
+// agent's wire frame, validates it, drops a batch it has already stored
+// (retries), tags every series and log stream with the node it came from, and
+// appends it to the metrics store (frame kind 1) or the log store (kind 2); a
+// node's jobs snapshot (kind 4) goes to the jobs store (remote_jobs.h). The
+// standard protocols' receivers (Pushgateway, OTLP: api/push_routes.h,
+// api/otlp_routes.h) decode with ingest's decoders and store through
+// AppendMetrics, so every write passes the same checks and counters, and a
+// second storage backend later sees every write here.
 //
 // Thread safety: Receive() may be called concurrently; the mutex guards the
 // per-source sequence map and the counters.
@@ -36,6 +40,10 @@ struct IngestStats {
   TrainingMetricsStats training;        // read from log lines (training_metrics.h)
   uint64_t training_append_errors = 0;  // batches of them the metrics store refused
   uint64_t job_snapshots = 0;           // nodes' jobs snapshots kept (remote_jobs.h)
+  // Of `batches`/`samples`: from the standard protocols' receivers
+  // (AppendMetrics), not from agents.
+  uint64_t protocol_batches = 0;
+  uint64_t protocol_samples = 0;
 };
 
 struct IngesterOptions {
@@ -59,12 +67,19 @@ class Ingester {
   // frame. Normalises the streams' labels in place (drops empty values, sets
   // node); calling it again with the same batch is a retry like any other.
   Status ReceiveLogBatch(wire::LogBatch* batch);
+  // A batch decoded by a standard protocol's receiver on this server
+  // (Pushgateway, OTLP): no sequence to deduplicate by. Validated, tagged
+  // with node="<batch->source>" and stored; InvalidArgument for names outside
+  // the Prometheus data model, other errors when the store cannot take it now.
+  Status AppendMetrics(wire::MetricBatch* batch);
   IngestStats Stats() const;
 
  private:
   Status ReceiveMetrics(std::string_view payload);
   Status ReceiveLogs(std::string_view payload);
   Status ReceiveJobs(std::string_view payload);
+  // Validates, tags and stores a batch (both metrics paths).
+  Status StoreMetrics(wire::MetricBatch* batch, bool from_agent);
   Status Reject(Status st);
 
   tsdb::Db* db_;

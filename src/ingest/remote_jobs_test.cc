@@ -24,7 +24,7 @@ std::string Snapshot(const std::string& node, std::vector<std::string> job_ids,
   }
   collect::jobs::NodeKernelEvent k;
   k.kernel.time_ms = 5;
-  k.kernel.event.kind = collect::training::EventKind::kXid;
+  k.kernel.event.kind = parse::training::EventKind::kXid;
   k.kernel.event.AddNumber("xid", 79);
   s.node_events.push_back(k);
   return collect::jobs::EncodeSnapshot(s);
@@ -57,7 +57,7 @@ TEST(RemoteJobsTest, TheNewestSnapshotOfEachNodeIsKeptAndSurvivesARestart) {
     EXPECT_EQ(nodes[1].received_ms, env.now);
     ASSERT_EQ(nodes[1].snapshot.node_events.size(), 1u);
     EXPECT_EQ(nodes[1].snapshot.node_events[0].kernel.event.kind,
-              collect::training::EventKind::kXid);
+              parse::training::EventKind::kXid);
   }
   // Files are named by the node's hex, inside the directory.
   auto files = Env::Default()->ListDir(o.dir);

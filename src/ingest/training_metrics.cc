@@ -4,7 +4,7 @@
 #include <cstring>
 #include <map>
 
-#include "collect/training/log_metrics.h"
+#include "parse/training/log_metrics.h"
 
 namespace vigil::ingest {
 namespace {
@@ -68,7 +68,7 @@ struct TrainingMetricsFromLogs::SeriesState {
 };
 
 struct TrainingMetricsFromLogs::SourceState {
-  collect::training::LogMetricExtractor extractor;
+  parse::training::LogMetricExtractor extractor;
   std::unordered_map<std::string, SeriesState> series;  // by series name
   // By TemplateHash of a record: the series its last record's values went
   // to, one entry per value that reached the rate check (only records
@@ -106,7 +106,7 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
                                       const std::vector<uint64_t>& committed,
                                       wire::MetricBatch* out) {
   std::lock_guard lock(mu_);
-  std::vector<collect::training::MetricSample> found;
+  std::vector<parse::training::MetricSample> found;
   std::map<std::string, size_t> family_index;  // names already in out->families
   for (size_t f = 0; f < out->families.size(); ++f) family_index[out->families[f].name] = f;
 

@@ -37,14 +37,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "collect/training/log_metrics.h"
+#include "parse/training/log_metrics.h"
 #include "wire/log_batch.h"
 #include "wire/metric_batch.h"
 
 namespace vigil::ingest {
 
-using collect::training::kTrainingMetricPrefix;
-using collect::training::TrainingSeriesName;
+using parse::training::kTrainingMetricPrefix;
+using parse::training::TrainingSeriesName;
 
 struct TrainingMetricsStats {
   uint64_t samples = 0;        // stored

@@ -9,13 +9,13 @@ HttpTransport::HttpTransport(std::string server_url, std::chrono::milliseconds t
 }
 
 Status HttpTransport::Send(std::string_view frame) {
-  api::HttpClientRequest request;
+  net::HttpClientRequest request;
   request.method = "POST";
   request.url = ingest_url_;
   request.body = std::string(frame);
   request.timeout = timeout_;
   request.headers.Add("Content-Type", "application/x-vigil-wire");
-  Result<api::HttpResponse> r = [&] {
+  Result<net::HttpResponse> r = [&] {
     std::lock_guard lock(mu_);
     return connection_.Fetch(request);
   }();

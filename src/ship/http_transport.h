@@ -2,7 +2,7 @@
 // (`vigil agent --server URL`). OK means the server answered 2xx, which it
 // does only after storing the frame durably.
 //
-// Frames go over one keep-alive HTTP/1.1 connection (api::HttpConnection),
+// Frames go over one keep-alive HTTP/1.1 connection (net::HttpConnection),
 // opened on the first Send and reopened when the server closed it. A frame
 // whose connection failed before any answer may reach the server twice (once
 // on the dead connection, once on the new one); that is safe because the
@@ -21,7 +21,7 @@
 #include <mutex>
 #include <string>
 
-#include "api/http_client.h"
+#include "net/http_client.h"
 #include "ship/transport.h"
 
 namespace vigil::ship {
@@ -38,7 +38,7 @@ class HttpTransport final : public Transport {
   std::string ingest_url_;
   std::chrono::milliseconds timeout_;
   std::mutex mu_;
-  api::HttpConnection connection_;  // guarded by mu_
+  net::HttpConnection connection_;  // guarded by mu_
 };
 
 }  // namespace vigil::ship

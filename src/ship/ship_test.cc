@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/http_server.h"
+#include "net/http_server.h"
 #include "ship/backoff.h"
 #include "ship/http_transport.h"
 
@@ -37,16 +37,16 @@ class HttpTransportTest : public ::testing::Test {
  protected:
   void Start(int status, uint16_t port = 0) {
     status_ = status;
-    api::Router router;
-    router.Handle("POST", "/api/v1/ingest", [this](const api::HttpRequest& req) {
+    net::Router router;
+    router.Handle("POST", "/api/v1/ingest", [this](const net::HttpRequest& req) {
       std::lock_guard lock(mu_);
       received_ = req.body;
       ++frames_;
-      return api::HttpResponse::Text(status_.load(), "because\n");
+      return net::HttpResponse::Text(status_.load(), "because\n");
     });
-    api::HttpServer::Options o;
+    net::HttpServer::Options o;
     o.listen = "127.0.0.1:" + std::to_string(port);
-    server_ = std::make_unique<api::HttpServer>(o, std::move(router));
+    server_ = std::make_unique<net::HttpServer>(o, std::move(router));
     ASSERT_TRUE(server_->Start().ok());
     url_ = "http://127.0.0.1:" + std::to_string(server_->bound_port()) + "/";
   }
@@ -60,7 +60,7 @@ class HttpTransportTest : public ::testing::Test {
     return frames_;
   }
 
-  std::unique_ptr<api::HttpServer> server_;
+  std::unique_ptr<net::HttpServer> server_;
   std::string url_;
   std::atomic<int> status_{204};
   std::mutex mu_;

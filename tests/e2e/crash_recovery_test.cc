@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/http_client.h"
+#include "net/http_client.h"
 #include "cli/home.h"
 #include "core/temp_dir.h"
 #include "store/tsdb/db.h"
@@ -49,7 +49,7 @@ class CrashRecoveryTest : public ::testing::Test {
   }
 
   uint64_t Batches() {
-    auto r = api::HttpGet(url_ + "/api/v1/status", seconds(5));
+    auto r = net::HttpGet(url_ + "/api/v1/status", seconds(5));
     if (!r.ok() || r->status != 200) return 0;
     return nlohmann::json::parse(r->body)["ingest"]["batches"].get<uint64_t>();
   }

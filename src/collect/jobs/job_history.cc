@@ -20,11 +20,11 @@ E FromName(std::string_view name, E last, NameFn name_of, E fallback) {
 
 void WriteKernelEvent(const KernelEvent& k, JsonWriter* w);
 
-void WriteEvent(const training::Event& e, JsonWriter* w) {
-  w->Key("event").String(training::EventKindName(e.kind));
+void WriteEvent(const parse::training::Event& e, JsonWriter* w) {
+  w->Key("event").String(parse::training::EventKindName(e.kind));
   w->Key("line").Int(e.line);
   w->Key("details").BeginArray();
-  for (const training::EventDetail& d : e.details) {
+  for (const parse::training::EventDetail& d : e.details) {
     w->BeginObject().Key("key").String(d.key).Key("value").String(d.value);
     w->Key("number").Bool(d.number).EndObject();
   }
@@ -93,10 +93,10 @@ int64_t Int(const json& o, const char* key, int64_t fallback = 0) {
   return it != o.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
 }
 
-std::optional<training::Event> ReadEvent(const json& o) {
-  auto kind = training::EventKindFromName(Str(o, "event"));
+std::optional<parse::training::Event> ReadEvent(const json& o) {
+  auto kind = parse::training::EventKindFromName(Str(o, "event"));
   if (!kind) return std::nullopt;
-  training::Event e;
+  parse::training::Event e;
   e.kind = *kind;
   e.line = Int(o, "line");
   auto details = o.find("details");

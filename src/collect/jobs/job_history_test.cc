@@ -43,7 +43,7 @@ TrackedJob FullJob() {
   KernelEvent k;
   k.time_ms = 1'764'464'399'000;
   k.pid = 4243;
-  k.event.kind = training::EventKind::kOomKilled;
+  k.event.kind = parse::training::EventKind::kOomKilled;
   k.event.line = 1;
   k.event.AddNumber("pid", 4243);
   k.event.AddString("process", "python");
@@ -69,7 +69,7 @@ TEST(JobHistoryTest, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(b.run_exit->signal, 9);
   EXPECT_EQ(b.run_exit->signal_name, "KILL");
   ASSERT_EQ(b.kernel_events.size(), 1u);
-  EXPECT_EQ(b.kernel_events[0].event.kind, training::EventKind::kOomKilled);
+  EXPECT_EQ(b.kernel_events[0].event.kind, parse::training::EventKind::kOomKilled);
   EXPECT_EQ(b.kernel_events[0].pid, 4243);
   ASSERT_EQ(b.kernel_events[0].event.details.size(), 2u);
   EXPECT_TRUE(b.kernel_events[0].event.details[0].number);
@@ -89,7 +89,7 @@ TEST(JobHistoryTest, DamagedEntriesCostOnlyThemselves) {
   ASSERT_EQ((*jobs)[0].job.processes.size(), 1u);
   EXPECT_EQ((*jobs)[0].job.processes[0].role, discover::JobProcessRole::kRank);
   ASSERT_EQ((*jobs)[0].kernel_events.size(), 1u);
-  EXPECT_EQ((*jobs)[0].kernel_events[0].event.kind, training::EventKind::kXid);
+  EXPECT_EQ((*jobs)[0].kernel_events[0].event.kind, parse::training::EventKind::kXid);
 
   EXPECT_FALSE(DecodeJobs("[1,2]").ok());
   EXPECT_FALSE(DecodeJobs("{\"version\":2,\"jobs\":[]}").ok());

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "collect/training/log_events.h"
+#include "parse/training/log_events.h"
 #include "core/env.h"
 #include "core/status.h"
 
@@ -28,7 +28,7 @@ namespace vigil::collect::jobs {
 struct KernelEvent {
   int64_t time_ms = 0;  // wall clock, from the record's time since boot
   int pid = 0;          // the process it concerns, 0 when the text names none
-  training::Event event;
+  parse::training::Event event;
 };
 
 // Parses one /dev/kmsg record's header and text; false for anything else.
@@ -52,7 +52,7 @@ class KernelLog {
   Env* env_;
   int fd_ = -1;
   std::string partial_;  // a regular file (tests) may split records
-  training::LogEventDetector detector_;
+  parse::training::LogEventDetector detector_;
 };
 
 }  // namespace vigil::collect::jobs

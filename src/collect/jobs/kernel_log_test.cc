@@ -49,9 +49,9 @@ TEST(KernelLogTest, OomKillsAndXidErrorsBecomeEventsWithTheirPid) {
   std::vector<KernelEvent> events;
   ASSERT_TRUE(log.Poll(&events).ok());
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[0].event.kind, training::EventKind::kOomKilled);
+  EXPECT_EQ(events[0].event.kind, parse::training::EventKind::kOomKilled);
   EXPECT_EQ(events[0].pid, 51234);
-  EXPECT_EQ(events[1].event.kind, training::EventKind::kXid);
+  EXPECT_EQ(events[1].event.kind, parse::training::EventKind::kXid);
   EXPECT_EQ(events[1].pid, 6001);
   int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch())

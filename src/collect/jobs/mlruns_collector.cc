@@ -8,7 +8,7 @@
 #include <charconv>
 #include <vector>
 
-#include "collect/training/log_metrics.h"
+#include "parse/training/log_metrics.h"
 #include "core/strings.h"
 
 namespace vigil::collect::jobs {
@@ -139,11 +139,11 @@ Status MlrunsCollector::Collect(wire::MetricBatchBuilder* out) {
         f.offset += static_cast<uint64_t>(n);
         f.partial.append(buf.data(), static_cast<size_t>(n));
         size_t start = 0;
-        const std::string name = training::TrainingSeriesName(f.key);
+        const std::string name = parse::training::TrainingSeriesName(f.key);
         for (size_t nl; (nl = f.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
           int64_t t_ms, step;
           double value;
-          if (name.size() > training::kTrainingMetricPrefix.size() &&
+          if (name.size() > parse::training::kTrainingMetricPrefix.size() &&
               ParseMlflowMetricLine(std::string_view(f.partial).substr(start, nl - start), &t_ms,
                                     &value, &step)) {
             out->AddAt(name, {{"job", f.job}, {"mlflow_run", f.run}}, value, t_ms);

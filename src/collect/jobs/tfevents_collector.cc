@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "collect/training/log_metrics.h"
+#include "parse/training/log_metrics.h"
 #include "core/log.h"
 
 namespace vigil::collect::jobs {
@@ -17,7 +17,7 @@ struct TfEventsCollector::File {
   uint64_t offset = 0;
   bool alive = true;  // its job still runs
   bool failed = false;
-  training::TfEventsReader reader;
+  parse::training::TfEventsReader reader;
   ~File() {
     if (fd >= 0) ::close(fd);
   }
@@ -78,7 +78,7 @@ Status TfEventsCollector::Collect(wire::MetricBatchBuilder* out) {
   }
 
   std::string buf;
-  std::vector<training::TfScalar> scalars;
+  std::vector<parse::training::TfScalar> scalars;
   for (auto it = files_.begin(); it != files_.end();) {
     File& f = *it->second;
     bool at_end = false;
@@ -90,9 +90,9 @@ Status TfEventsCollector::Collect(wire::MetricBatchBuilder* out) {
         f.offset += static_cast<uint64_t>(n);
         scalars.clear();
         Status st = f.reader.Feed(std::string_view(buf.data(), static_cast<size_t>(n)), &scalars);
-        for (const training::TfScalar& s : scalars) {
-          std::string name = training::TrainingSeriesName(s.tag);
-          if (name.size() == training::kTrainingMetricPrefix.size()) continue;
+        for (const parse::training::TfScalar& s : scalars) {
+          std::string name = parse::training::TrainingSeriesName(s.tag);
+          if (name.size() == parse::training::kTrainingMetricPrefix.size()) continue;
           out->AddAt(name, {{"job", f.job}, {"source", it->first}}, s.value,
                      static_cast<int64_t>(s.wall_time * 1000));
         }

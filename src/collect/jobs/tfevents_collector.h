@@ -23,7 +23,7 @@
 
 #include "collect/jobs/job_tracker.h"
 #include "collect/metrics/collector.h"
-#include "collect/training/tfevents.h"
+#include "parse/training/tfevents.h"
 
 namespace vigil::collect::jobs {
 

@@ -6,13 +6,13 @@
 
 #include <fstream>
 
-#include "collect/training/tfevents_test_util.h"
+#include "parse/training/tfevents_test_util.h"
 #include "core/temp_dir.h"
 
 namespace vigil::collect::jobs {
 namespace {
 
-namespace tb = training::testing;
+namespace tb = parse::training::testing;
 
 discover::DetectedJob Job(const std::string& name, int pid) {
   discover::DetectedJob j;

@@ -6,7 +6,7 @@
 namespace vigil::collect::jobs {
 namespace {
 
-using training::EventKind;
+using parse::training::EventKind;
 
 std::string DurationText(int64_t ms) {
   int64_t s = std::max<int64_t>(0, ms / 1000);
@@ -17,7 +17,7 @@ std::string DurationText(int64_t ms) {
 
 // What a person should read about an event: its message, else the
 // exception, with the Xid's meaning in front.
-std::string EventText(const training::Event& e) {
+std::string EventText(const parse::training::Event& e) {
   std::string text;
   if (const auto* m = e.Find("message")) text = m->value;
   if (text.empty()) {
@@ -33,11 +33,11 @@ std::string EventText(const training::Event& e) {
     if (const auto* m = e.Find("meaning")) head += ": " + m->value;
     text = head;
   }
-  return text.empty() ? std::string(training::EventKindName(e.kind)) : text;
+  return text.empty() ? std::string(parse::training::EventKindName(e.kind)) : text;
 }
 
 JobVerdict FromEvent(JobState state, const TimedEvent& e) {
-  return {state, training::EventKindName(e.event.kind), EventText(e.event)};
+  return {state, parse::training::EventKindName(e.event.kind), EventText(e.event)};
 }
 
 // Signals a scheduler, a user or a supervisor sends to stop a job: a cancel

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collect/training/log_events.h"
+#include "parse/training/log_events.h"
 
 namespace vigil::collect::jobs {
 
@@ -31,7 +31,7 @@ struct RunExit {
 // An event read from the job's logs, with the time of its line.
 struct TimedEvent {
   int64_t time_ms = 0;
-  training::Event event;
+  parse::training::Event event;
 };
 
 struct JobEvidence {
@@ -68,6 +68,6 @@ JobVerdict Judge(const JobEvidence& evidence);
 // Whether an event of this kind ends a run when it happens (a traceback, an
 // OOM) rather than being a warning a run survives (nan loss, fp16 overflow,
 // completion).
-bool IsFailure(training::EventKind kind);
+bool IsFailure(parse::training::EventKind kind);
 
 }  // namespace vigil::collect::jobs

@@ -5,8 +5,8 @@
 namespace vigil::collect::jobs {
 namespace {
 
-using training::Event;
-using training::EventKind;
+using parse::training::Event;
+using parse::training::EventKind;
 
 constexpr int64_t kEnd = 1'000'000'000;
 

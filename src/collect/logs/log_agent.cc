@@ -6,7 +6,7 @@
 #include <map>
 #include <string_view>
 
-#include "collect/logs/encoding.h"
+#include "parse/logs/encoding.h"
 #include "collect/logs/file_watcher.h"
 #include "core/log.h"
 #include "wire/frame.h"
@@ -21,10 +21,10 @@ namespace vigil::collect::logs {
 struct LogAgent::Source {
   discover::LogSource spec;
   std::unique_ptr<FileTailer> tailer;
-  std::unique_ptr<EncodingNormalizer> encoding;
-  std::unique_ptr<EnvelopeParser> envelope;
+  std::unique_ptr<parse::logs::EncodingNormalizer> encoding;
+  std::unique_ptr<parse::logs::EnvelopeParser> envelope;
   // By stream name ("" for plain); std::less<> finds a string_view without a copy.
-  std::map<std::string, MultilineJoiner, std::less<>> joiners;
+  std::map<std::string, parse::logs::MultilineJoiner, std::less<>> joiners;
   std::unique_ptr<VolumeController> volume;
 
   // The source (file generation) the pipeline state belongs to.
@@ -44,12 +44,12 @@ struct LogAgent::Source {
   int64_t last_data_ms = 0;
 
   void ResetPipeline(const LogAgentOptions& o) {
-    encoding = std::make_unique<EncodingNormalizer>();
-    EnvelopeOptions eo = o.envelope;
-    eo.format = spec.format == discover::LogFormat::kDockerJson ? EnvelopeFormat::kDocker
-                : spec.format == discover::LogFormat::kCri      ? EnvelopeFormat::kCri
-                                                                : EnvelopeFormat::kPlain;
-    envelope = std::make_unique<EnvelopeParser>(eo);
+    encoding = std::make_unique<parse::logs::EncodingNormalizer>();
+    parse::logs::EnvelopeOptions eo = o.envelope;
+    eo.format = spec.format == discover::LogFormat::kDockerJson ? parse::logs::EnvelopeFormat::kDocker
+                : spec.format == discover::LogFormat::kCri      ? parse::logs::EnvelopeFormat::kCri
+                                                                : parse::logs::EnvelopeFormat::kPlain;
+    envelope = std::make_unique<parse::logs::EnvelopeParser>(eo);
     joiners.clear();
     acked_end.clear();
     checkpointed = 0;
@@ -59,9 +59,9 @@ struct LogAgent::Source {
     return stream.empty() ? sid : sid + "#" + std::string(stream);
   }
 
-  MultilineJoiner& Joiner(std::string_view stream, const MultilineOptions& o) {
+  parse::logs::MultilineJoiner& Joiner(std::string_view stream, const parse::logs::MultilineOptions& o) {
     auto it = joiners.find(stream);
-    if (it == joiners.end()) it = joiners.emplace(std::string(stream), MultilineJoiner(o)).first;
+    if (it == joiners.end()) it = joiners.emplace(std::string(stream), parse::logs::MultilineJoiner(o)).first;
     return it->second;
   }
 
@@ -383,11 +383,11 @@ void LogAgent::ProcessChunk(Source& src, TailChunk chunk, Batch* batch) {
   // The joiner of the previous line's stream: nearly every line of a chunk
   // goes to the same one, so the map is searched only when the stream
   // changes (joiners stay put in the map: it is not reset in this loop).
-  MultilineJoiner* joiner = nullptr;
+  parse::logs::MultilineJoiner* joiner = nullptr;
   std::string_view joiner_stream;
   for (RawLine& raw : chunk.lines) {
     bytes += raw.bytes.size() + 1;
-    const EnvelopeRecord* er = src.envelope->Push(raw.bytes, raw.offset);
+    const parse::logs::EnvelopeRecord* er = src.envelope->Push(raw.bytes, raw.offset);
     if (er == nullptr) continue;
     uint8_t flags = er->flags | raw.flags;
     std::string_view text = src.encoding->Normalize(er->text, &flags);
@@ -421,7 +421,7 @@ void LogAgent::FlushIdle(Batch* batch, bool all) {
     if (src->sid.empty()) continue;
     bool flush_envelope = all || now_ms - src->last_data_ms >= options_.tailer.partial_flush_ms;
     if (flush_envelope) {
-      while (const EnvelopeRecord* er = src->envelope->Flush()) {
+      while (const parse::logs::EnvelopeRecord* er = src->envelope->Flush()) {
         uint8_t flags = er->flags;
         std::string_view text = src->encoding->Normalize(er->text, &flags);
         src->Joiner(er->stream, options_.multiline)

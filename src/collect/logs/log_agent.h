@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "collect/logs/checkpoint.h"
-#include "collect/logs/envelope.h"
-#include "collect/logs/multiline.h"
+#include "parse/logs/envelope.h"
+#include "parse/logs/multiline.h"
 #include "collect/logs/tailer.h"
 #include "collect/logs/volume.h"
 #include "core/env.h"
@@ -54,8 +54,8 @@ struct LogAgentOptions {
   size_t read_chunk_bytes = 256u << 10;  // per ReadSome call
 
   TailerOptions tailer;
-  EnvelopeOptions envelope;
-  MultilineOptions multiline;
+  parse::logs::EnvelopeOptions envelope;
+  parse::logs::MultilineOptions multiline;
   VolumeOptions volume;
   ship::BackoffOptions backoff;
   Env* env = nullptr;  // nullptr: Env::Default()

@@ -1,0 +1,756 @@
+#include "parse/training/log_events.h"
+
+#include <utility>
+
+#include "parse/logs/level.h"
+#include "parse/training/xid.h"
+#include "core/json_writer.h"
+#include "core/strings.h"
+
+namespace vigil::parse::training {
+namespace {
+
+// How far back (in lines) a repeated fact of one failure is recognised.
+constexpr int64_t kRepeatWindowLines = 200;
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool Has(std::string_view s, std::string_view needle) {
+  return s.find(needle) != std::string_view::npos;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Case-insensitive find of a lower-case needle.
+size_t FindNoCase(std::string_view s, std::string_view lower_needle) {
+  if (lower_needle.empty() || s.size() < lower_needle.size()) return std::string_view::npos;
+  for (size_t i = 0; i + lower_needle.size() <= s.size(); ++i) {
+    size_t k = 0;
+    while (k < lower_needle.size() && Lower(s[i + k]) == lower_needle[k]) ++k;
+    if (k == lower_needle.size()) return i;
+  }
+  return std::string_view::npos;
+}
+
+// The decimal number right after `key` in `s` ("SeqNum=" -> 1234), if any.
+std::optional<int64_t> NumberAfter(std::string_view s, std::string_view key) {
+  size_t at = s.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  s.remove_prefix(at + key.size());
+  bool neg = !s.empty() && s[0] == '-';
+  if (neg) s.remove_prefix(1);
+  size_t n = 0;
+  int64_t v = 0;
+  while (n < s.size() && n < 18 && IsDigit(s[n])) v = v * 10 + (s[n++] - '0');
+  if (n == 0) return std::nullopt;
+  return neg ? -v : v;
+}
+
+// The text after `key` up to the first of `stops` (or the end).
+std::string_view TextAfter(std::string_view s, std::string_view key, std::string_view stops) {
+  size_t at = s.find(key);
+  if (at == std::string_view::npos) return {};
+  s.remove_prefix(at + key.size());
+  size_t end = s.find_first_of(stops);
+  return end == std::string_view::npos ? s : s.substr(0, end);
+}
+
+// A decimal number with an optional fraction at the front of `s`
+// ("32768.0, ..." -> "32768.0"), or "".
+std::string_view LeadingNumber(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && IsDigit(s[n])) ++n;
+  if (n == 0) return {};
+  if (n + 1 < s.size() && s[n] == '.' && IsDigit(s[n + 1])) {
+    ++n;
+    while (n < s.size() && IsDigit(s[n])) ++n;
+  }
+  return s.substr(0, n);
+}
+
+// "RuntimeError: msg" -> name "RuntimeError", message "msg". `strict`: only
+// names a reader takes for an exception (…Error, …Exception,
+// KeyboardInterrupt, …Warning, SystemExit), so "loss: 0.5" is not; after a
+// traceback's frames any class name is (StopIteration, torch._dynamo.exc.Unsupported).
+bool SplitException(std::string_view line, std::string_view* name, std::string_view* message,
+                    bool strict = true) {
+  size_t i = 0;
+  while (i < line.size() &&
+         (IsAlpha(line[i]) || IsDigit(line[i]) || line[i] == '_' || line[i] == '.')) {
+    ++i;
+  }
+  if (i == 0 || !(IsAlpha(line[0]) || line[0] == '_')) return false;
+  if (i < line.size() && line[i] != ':') return false;
+  std::string_view n = line.substr(0, i);
+  if (strict && !(n.ends_with("Error") || n.ends_with("Exception") || n.ends_with("Interrupt") ||
+                  n.ends_with("Warning") || n.ends_with("Exit"))) {
+    return false;
+  }
+  *name = n;
+  *message = i < line.size() ? Trim(line.substr(i + 1)) : std::string_view{};
+  return true;
+}
+
+// One physical line of a record, its worker prefix ("[rank0]: ") removed.
+struct Line {
+  int64_t number;
+  std::string_view body;
+  bool searched;  // false for traceback frames and C++ backtraces
+};
+
+std::vector<Line> SplitRecord(std::string_view record, int64_t first_line) {
+  const bool traceback = Has(record, "Traceback (most recent call last)");
+  std::vector<Line> lines;
+  int64_t number = first_line;
+  while (true) {
+    size_t nl = record.find('\n');
+    std::string_view line = record.substr(0, nl);
+    line.remove_prefix(parse::logs::WorkerPrefixLen(line));
+    while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // Inside a traceback the indented lines are source code, which may well
+    // say "out of memory"; only the exception lines speak for the failure.
+    bool searched = !(traceback && !line.empty() && (line[0] == ' ' || line[0] == '\t')) &&
+                    !line.starts_with("frame #") && !line.starts_with("Exception raised from ");
+    lines.push_back({number, line, searched});
+    if (nl == std::string_view::npos) break;
+    record.remove_prefix(nl + 1);
+    ++number;
+  }
+  return lines;
+}
+
+// The first searched line holding any of `needles`, or nullptr.
+const Line* FindLine(const std::vector<Line>& lines,
+                     std::initializer_list<std::string_view> needles) {
+  for (const Line& l : lines) {
+    if (!l.searched) continue;
+    for (std::string_view n : needles) {
+      if (Has(l.body, n)) return &l;
+    }
+  }
+  return nullptr;
+}
+
+Event MakeEvent(EventKind kind, const Line& line) {
+  Event ev;
+  ev.kind = kind;
+  ev.line = line.number;
+  return ev;
+}
+
+// "exception" and "message" from an exception line, else "message" = the
+// line itself.
+void AddMessage(Event* ev, std::string_view body) {
+  std::string_view name, message;
+  std::string_view text = Trim(body);
+  // "  what():  CUDA error: ..." (std::terminate's report) says the message.
+  if (text.starts_with("what():")) text = Trim(text.substr(7));
+  // A Python warning: "/path/file.py:138: UserWarning: message".
+  if (size_t py = text.find(".py:"); py != std::string_view::npos) {
+    std::string_view rest = text.substr(py + 4);
+    size_t d = 0;
+    while (d < rest.size() && IsDigit(rest[d])) ++d;
+    if (d > 0 && rest.substr(d).starts_with(": ")) text = rest.substr(d + 2);
+  }
+  if (SplitException(text, &name, &message)) {
+    ev->AddString("exception", name);
+    if (!message.empty()) ev->AddString("message", message);
+    return;
+  }
+  ev->AddString("message", text);
+}
+
+// The pid a line names: "(pid: 123)", "received by PID 123", "(pid 123)".
+std::optional<int64_t> PidIn(std::string_view s) {
+  for (std::string_view key : {"(pid: ", "received by PID ", "(pid ", "(pid(s) ", "pid="}) {
+    if (auto v = NumberAfter(s, key)) return v;
+  }
+  return std::nullopt;
+}
+
+// torchrun's failure summary: "exitcode  : -9 (pid: 1234)".
+std::optional<int64_t> TorchrunExitCode(std::string_view s) {
+  size_t at = s.find("exitcode");
+  if (at == std::string_view::npos) return std::nullopt;
+  s = Trim(s.substr(at + 8));
+  if (!s.starts_with(":")) return std::nullopt;
+  return NumberAfter(Trim(s.substr(1)), "");
+}
+
+// Phrases that every rule below needs one of; a record with none of them is
+// rejected without being split into lines.
+// clang-format off
+constexpr std::string_view kAnchors[] = {
+    "NVRM: Xid", "oom-kill:", "Killed", "SIGKILL", "Watchdog caught", "Assertion `",
+    "device-side assert", "no kernel image", "not compatible with", "too old", "is insufficient",
+    "out of memory", "OutOfMemoryError", "OOM when", "RESOURCE_EXHAUSTED", "ExhaustedError",
+    "DataLoader worker", "shared memory (shm)", "NCCL", "nccl", "CUDA error", "CUDA_ERROR_",
+    "CUBLAS_STATUS_", "CUDNN_STATUS_", "cuDNN error", "illegal memory access",
+    "unspecified launch failure", "oss is ", "infinite or NaN", "verflow", "OVERFLOW",
+    "Segmentation fault", "SIGSEGV", "exitcode", "omplete", "inished", "raining done", "stopped:",
+    "Traceback (most recent call last)",
+};
+// clang-format on
+
+bool MayHaveEvent(std::string_view record) {
+  for (std::string_view a : kAnchors) {
+    if (Has(record, a)) return true;
+  }
+  return false;
+}
+
+// ---- one rule per kind, most specific first ----
+
+std::optional<Event> XidRule(const std::vector<Line>& lines) {
+  for (const Line& l : lines) {
+    auto x = ParseXidLine(l.body);
+    if (!x) continue;
+    Event ev = MakeEvent(EventKind::kXid, l);
+    const XidInfo& info = DescribeXid(x->code);
+    ev.AddNumber("xid", x->code);
+    if (!x->pci.empty()) ev.AddString("pci", x->pci);
+    if (x->pid) ev.AddNumber("pid", *x->pid);
+    if (!x->process.empty()) ev.AddString("process", x->process);
+    if (!x->message.empty()) ev.AddString("message", x->message);
+    ev.AddString("meaning", info.meaning_en);
+    ev.AddString("action", info.action_en);
+    return ev;
+  }
+  return std::nullopt;
+}
+
+// The kernel's OOM killer: "oom-kill:...,task=python,pid=1234,uid=0" and
+// "Out of memory: Killed process 1234 (python) total-vm:...".
+std::optional<Event> KernelOomRule(const std::vector<Line>& lines) {
+  for (const Line& l : lines) {
+    if (size_t at = l.body.find("oom-kill:"); at != std::string_view::npos) {
+      std::string_view s = l.body.substr(at);
+      Event ev = MakeEvent(EventKind::kOomKilled, l);
+      if (auto pid = NumberAfter(s, ",pid=")) ev.AddNumber("pid", *pid);
+      std::string_view task = TextAfter(s, ",task=", ",");
+      if (!task.empty()) ev.AddString("process", task);
+      return ev;
+    }
+    if (size_t at = l.body.find("Killed process ");
+        at != std::string_view::npos && FindNoCase(l.body, "out of memory") < at) {
+      std::string_view s = l.body.substr(at);
+      Event ev = MakeEvent(EventKind::kOomKilled, l);
+      if (auto pid = NumberAfter(s, "Killed process ")) ev.AddNumber("pid", *pid);
+      std::string_view name = TextAfter(s, " (", ")");
+      if (!name.empty()) ev.AddString("process", name);
+      return ev;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Event> NcclTimeoutRule(const std::vector<Line>& lines) {
+  const Line* l = FindLine(lines, {"Watchdog caught collective operation timeout"});
+  if (!l) return std::nullopt;
+  std::string_view s = l->body;
+  Event ev = MakeEvent(EventKind::kNcclTimeout, *l);
+  // The rank is the last "Rank N]" before the watchdog's words.
+  std::string_view head = s.substr(0, s.find("Watchdog caught"));
+  if (size_t r = head.rfind("Rank "); r != std::string_view::npos) {
+    if (auto rank = NumberAfter(head.substr(r), "Rank ")) ev.AddNumber("rank", *rank);
+  }
+  std::string_view op = TextAfter(s, "OpType=", ",)");
+  if (!op.empty()) ev.AddString("op", op);
+  if (auto seq = NumberAfter(s, "SeqNum=")) ev.AddNumber("seq", *seq);
+  if (auto t = NumberAfter(s, "Timeout(ms)=")) ev.AddNumber("timeout_ms", *t);
+  if (auto ran = NumberAfter(s, "ran for ")) ev.AddNumber("ran_ms", *ran);
+  return ev;
+}
+
+std::optional<Event> DeviceAssertRule(const std::vector<Line>& lines) {
+  for (const Line& l : lines) {
+    if (!l.searched) continue;
+    std::string_view s = l.body;
+    size_t a = s.find("Assertion `");
+    if (a != std::string_view::npos && Has(s, "block: [")) {
+      size_t end = s.find("` failed", a + 11);
+      if (end == std::string_view::npos) continue;
+      Event ev = MakeEvent(EventKind::kDeviceAssert, l);
+      ev.AddString("assertion", s.substr(a + 11, end - a - 11));
+      // "/path/Loss.cu:240: nll_loss_forward_reduce_cuda_kernel_2d: block: ..."
+      std::string_view head = s.substr(0, s.find(": block: ["));
+      if (size_t k = head.rfind(": "); k != std::string_view::npos) {
+        ev.AddString("kernel", head.substr(k + 2));
+        ev.AddString("location", Trim(head.substr(0, k)));
+      }
+      return ev;
+    }
+    if (Has(s, "device-side assert triggered")) {
+      Event ev = MakeEvent(EventKind::kDeviceAssert, l);
+      AddMessage(&ev, s);
+      return ev;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Event> NoKernelImageRule(const std::vector<Line>& lines) {
+  for (const Line& l : lines) {
+    if (!l.searched) continue;
+    if (Has(l.body, "no kernel image is available for execution")) {
+      Event ev = MakeEvent(EventKind::kNoKernelImage, l);
+      AddMessage(&ev, l.body);
+      return ev;
+    }
+    // "NVIDIA H100 80GB HBM3 with CUDA capability sm_90 is not compatible
+    // with the current PyTorch installation."
+    if (Has(l.body, "is not compatible with the current PyTorch installation")) {
+      Event ev = MakeEvent(EventKind::kNoKernelImage, l);
+      std::string_view cap = TextAfter(l.body, "CUDA capability ", " ");
+      if (!cap.empty()) ev.AddString("capability", cap);
+      ev.AddString("message", Trim(l.body));
+      return ev;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Event> DriverTooOldRule(const std::vector<Line>& lines) {
+  const Line* l = FindLine(lines, {"The NVIDIA driver on your system is too old",
+                                   "CUDA driver version is insufficient for CUDA runtime version"});
+  if (!l) return std::nullopt;
+  Event ev = MakeEvent(EventKind::kDriverTooOld, *l);
+  AddMessage(&ev, l->body);
+  if (auto v = NumberAfter(l->body, "(found version ")) ev.AddNumber("found_version", *v);
+  return ev;
+}
+
+// "Tried to allocate 2.00 GiB", "trying to allocate 17179869184 bytes".
+std::string_view RequestedBytes(std::string_view s) {
+  size_t at = s.find("to allocate ");
+  if (at == std::string_view::npos) return {};
+  std::string_view rest = s.substr(at + 12);
+  std::string_view num = LeadingNumber(rest);
+  if (num.empty() || num.size() + 1 >= rest.size() || rest[num.size()] != ' ') return {};
+  size_t u = num.size() + 1;
+  size_t e = u;
+  while (e < rest.size() && IsAlpha(rest[e])) ++e;
+  if (e == u) return {};
+  return rest.substr(0, e);
+}
+
+std::optional<Event> CudaOomRule(const std::vector<Line>& lines) {
+  const Line* l =
+      FindLine(lines, {"CUDA out of memory", "OutOfMemoryError", "CUDA error: out of memory",
+                       "OOM when allocating", "ResourceExhaustedError"});
+  if (!l) {
+    for (const Line& c : lines) {
+      if (c.searched && Has(c.body, "RESOURCE_EXHAUSTED") &&
+          (Has(c.body, "memory") || Has(c.body, "OOM"))) {
+        l = &c;
+        break;
+      }
+    }
+  }
+  if (!l) return std::nullopt;
+  Event ev = MakeEvent(EventKind::kCudaOom, *l);
+  AddMessage(&ev, l->body);
+  std::string_view req = RequestedBytes(l->body);
+  if (!req.empty()) ev.AddString("requested", req);
+  return ev;
+}
+
+std::optional<Event> DataloaderRule(const std::vector<Line>& lines) {
+  const Line* l = FindLine(lines, {"DataLoader worker (pid"});
+  if (!l) l = FindLine(lines, {"insufficient shared memory (shm)"});
+  if (!l) return std::nullopt;
+  Event ev = MakeEvent(EventKind::kDataloaderKilled, *l);
+  AddMessage(&ev, l->body);
+  if (Has(l->body, "DataLoader worker (pid")) {
+    if (auto pid = PidIn(l->body)) ev.AddNumber("pid", *pid);
+    std::string_view sig = TextAfter(l->body, "killed by signal: ", ".");
+    if (!sig.empty()) ev.AddString("signal", sig);
+  }
+  return ev;
+}
+
+std::optional<Event> NcclErrorRule(const std::vector<Line>& lines) {
+  const Line* l = FindLine(
+      lines, {"NCCL error", "ncclInternalError", "ncclSystemError", "ncclUnhandledCudaError",
+              "ncclInvalidUsage", "ncclRemoteError", "NCCL communicator was aborted"});
+  if (!l) {
+    for (const Line& c : lines) {
+      if (c.searched && Has(c.body, "unhandled system error") && Has(c.body, "NCCL")) {
+        l = &c;
+        break;
+      }
+    }
+  }
+  if (l) {
+    Event ev = MakeEvent(EventKind::kNcclError, *l);
+    AddMessage(&ev, l->body);
+    std::string_view version = TextAfter(l->body, "NCCL version ", " ,\r");
+    if (!version.empty()) ev.AddString("nccl_version", version);
+    return ev;
+  }
+  // "node1:1234:5678 [0] NCCL WARN NET/Socket : ..." (collect/logs keeps
+  // the WARN line first in its block).
+  l = FindLine(lines, {" NCCL WARN "});
+  if (!l) return std::nullopt;
+  Event ev = MakeEvent(EventKind::kNcclError, *l);
+  std::string_view s = l->body;
+  ev.AddString("message", Trim(s.substr(s.find(" NCCL WARN ") + 11)));
+  return ev;
+}
+
+// The phrase of a CUDA runtime error, from its marker to the line's end.
+std::optional<Event> CudaErrorRule(const std::vector<Line>& lines, std::string* key) {
+  static constexpr std::string_view kMarkers[] = {"CUDA error",
+                                                  "CUDA_ERROR_",
+                                                  "CUBLAS_STATUS_",
+                                                  "CUDNN_STATUS_",
+                                                  "cuDNN error",
+                                                  "illegal memory access was encountered",
+                                                  "unspecified launch failure"};
+  for (const Line& l : lines) {
+    if (!l.searched) continue;
+    for (std::string_view m : kMarkers) {
+      size_t at = l.body.find(m);
+      if (at == std::string_view::npos) continue;
+      Event ev = MakeEvent(EventKind::kCudaError, l);
+      AddMessage(&ev, l.body);
+      key->assign(CutUtf8(Trim(l.body.substr(at)), 120));
+      return ev;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Event> NanLossTextRule(const std::vector<Line>& lines) {
+  for (const Line& l : lines) {
+    if (!l.searched) continue;
+    if (FindNoCase(l.body, "loss is nan") != std::string_view::npos ||
+        FindNoCase(l.body, "loss is inf") != std::string_view::npos ||
+        Has(l.body, "Loss became infinite or NaN")) {
+      Event ev = MakeEvent(EventKind::kNanLoss, l);
+      AddMessage(&ev, l.body);
+      return ev;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Event> LossOverflowRule(const std::vector<Line>& lines) {
+  for (const Line& l : lines) {
+    if (!l.searched) continue;
+    std::string_view s = l.body;
+    // apex/fp16: "Gradient overflow.  Skipping step, loss scaler 0 reducing
+    // loss scale to 32768.0"
+    if (Has(s, "Gradient overflow") && Has(s, "Skipping step")) {
+      Event ev = MakeEvent(EventKind::kLossOverflow, l);
+      size_t at = s.find("reducing loss scale to ");
+      std::string_view scale =
+          at == std::string_view::npos ? std::string_view{} : LeadingNumber(s.substr(at + 23));
+      if (!scale.empty()) ev.AddNumberText("loss_scale", scale);
+      return ev;
+    }
+    // DeepSpeed: "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss
+    // scale: 65536, reducing to 32768"
+    if (Has(s, "OVERFLOW! Rank") || (Has(s, "OVERFLOW!") && Has(s, "Skipping step"))) {
+      Event ev = MakeEvent(EventKind::kLossOverflow, l);
+      if (auto rank = NumberAfter(s, "OVERFLOW! Rank ")) ev.AddNumber("rank", *rank);
+      size_t at = s.find("Attempted loss scale: ");
+      if (at != std::string_view::npos) {
+        std::string_view a = LeadingNumber(s.substr(at + 22));
+        if (!a.empty()) ev.AddNumberText("attempted_loss_scale", a);
+      }
+      at = s.find("reducing to ");
+      if (at != std::string_view::npos) {
+        std::string_view r = LeadingNumber(s.substr(at + 12));
+        if (!r.empty()) ev.AddNumberText("loss_scale", r);
+      }
+      return ev;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Event> SegfaultRule(const std::vector<Line>& lines) {
+  for (const Line& l : lines) {
+    if (!l.searched) continue;
+    std::string_view s = l.body;
+    if (Has(s, "Segmentation fault") || Has(s, "SIGSEGV") || TorchrunExitCode(s) == -11) {
+      Event ev = MakeEvent(EventKind::kSegfault, l);
+      if (auto pid = PidIn(s)) ev.AddNumber("pid", *pid);
+      ev.AddString("message", Trim(s));
+      return ev;
+    }
+  }
+  return std::nullopt;
+}
+
+// A shell's report of a job killed by SIGKILL ("Killed", or "bash: line 1:
+// 1234 Killed   python train.py") and torchrun's (exit code -9): most
+// often the OOM killer.
+std::optional<Event> KilledRule(const std::vector<Line>& lines) {
+  for (const Line& l : lines) {
+    if (!l.searched) continue;
+    std::string_view s = Trim(l.body);
+    if (s == "Killed") {
+      Event ev = MakeEvent(EventKind::kOomKilled, l);
+      ev.AddString("message", s);
+      return ev;
+    }
+    if (size_t k = s.find(" Killed ");
+        k != std::string_view::npos && Has(s.substr(0, k), ": line ")) {
+      // "...: line 5: 12345 Killed                  python train.py"
+      std::string_view before = s.substr(0, k);
+      size_t sp = before.rfind(' ');
+      std::string_view pid_text = before.substr(sp + 1);
+      std::string_view pid_rest = pid_text;
+      auto pid = NumberAfter(pid_rest, "");
+      if (!pid || LeadingNumber(pid_text).size() != pid_text.size()) continue;
+      Event ev = MakeEvent(EventKind::kOomKilled, l);
+      ev.AddNumber("pid", *pid);
+      std::string_view cmd = Trim(s.substr(k + 8));
+      std::string_view prog = cmd.substr(0, cmd.find(' '));
+      if (size_t slash = prog.rfind('/'); slash != std::string_view::npos) {
+        prog.remove_prefix(slash + 1);
+      }
+      if (!prog.empty()) ev.AddString("process", prog);
+      return ev;
+    }
+    if (TorchrunExitCode(s) == -9 || Has(s, "Signal 9 (SIGKILL)")) {
+      Event ev = MakeEvent(EventKind::kOomKilled, l);
+      if (auto pid = PidIn(s)) ev.AddNumber("pid", *pid);
+      ev.AddString("message", s);
+      return ev;
+    }
+  }
+  return std::nullopt;
+}
+
+// Whether s[at] begins the message of a line: the line's start, or right
+// after a logger's prefix ("INFO:__main__:", "... - INFO - ", "[12:00:01] ").
+bool AtMessageStart(std::string_view s, size_t at) {
+  if (at == 0) return true;
+  auto separator = [](char c) { return c == ':' || c == ']' || c == '-' || c == '|'; };
+  if (separator(s[at - 1])) return true;
+  return s[at - 1] == ' ' && at >= 2 && separator(s[at - 2]);
+}
+
+// Normal ends a trainer prints. Conservative: a generic phrase counts only
+// at the start of the message and never on a line about an epoch.
+std::optional<Event> CompletedRule(const std::vector<Line>& lines) {
+  for (const Line& l : lines) {
+    if (!l.searched) continue;
+    std::string_view s = Trim(l.body);
+    bool done = Has(s, "Training completed. Do not forget to share your model") ||
+                (Has(s, "`Trainer.fit` stopped: `max_") && Has(s, "` reached")) ||
+                Has(s, " epochs completed in ");
+    if (!done && FindNoCase(s, "epoch") == std::string_view::npos) {
+      for (std::string_view phrase : {"training completed", "training complete",
+                                      "training finished", "finished training", "training done"}) {
+        size_t at = FindNoCase(s, phrase);
+        if (at == std::string_view::npos) continue;
+        size_t end = at + phrase.size();
+        if (AtMessageStart(s, at) && (end == s.size() || !IsAlpha(s[end]))) {
+          done = true;
+          break;
+        }
+      }
+    }
+    if (!done) continue;
+    Event ev = MakeEvent(EventKind::kCompleted, l);
+    ev.AddString("message", s);
+    return ev;
+  }
+  return std::nullopt;
+}
+
+// Any other Python traceback: its last exception line.
+std::optional<Event> TracebackRule(const std::vector<Line>& lines) {
+  const Line* found = nullptr;
+  bool in_traceback = false;
+  std::string_view name, message;
+  for (const Line& l : lines) {
+    if (l.body.starts_with("Traceback (most recent call last)")) {
+      in_traceback = true;
+      continue;
+    }
+    if (!in_traceback || !l.searched) continue;
+    std::string_view n, m;
+    if (SplitException(l.body, &n, &m, /*strict=*/false)) {
+      found = &l;
+      name = n;
+      message = m;
+      in_traceback = false;
+    }
+  }
+  // torchrun's own summary of a failed worker: the worker's output (and the
+  // exit code lines that follow) tell the cause.
+  if (!found || name.ends_with("ChildFailedError")) return std::nullopt;
+  Event ev = MakeEvent(EventKind::kTraceback, *found);
+  ev.AddString("exception", name);
+  if (!message.empty()) ev.AddString("message", message);
+  return ev;
+}
+
+}  // namespace
+
+const char* EventKindName(EventKind kind) {
+  switch (kind) {
+    case EventKind::kCudaOom:
+      return "cuda_oom";
+    case EventKind::kNcclError:
+      return "nccl_error";
+    case EventKind::kNcclTimeout:
+      return "nccl_timeout";
+    case EventKind::kDeviceAssert:
+      return "device_assert";
+    case EventKind::kCudaError:
+      return "cuda_error";
+    case EventKind::kNoKernelImage:
+      return "no_kernel_image";
+    case EventKind::kDriverTooOld:
+      return "driver_too_old";
+    case EventKind::kTraceback:
+      return "traceback";
+    case EventKind::kNanLoss:
+      return "nan_loss";
+    case EventKind::kLossOverflow:
+      return "loss_overflow";
+    case EventKind::kDataloaderKilled:
+      return "dataloader_killed";
+    case EventKind::kSegfault:
+      return "segfault";
+    case EventKind::kOomKilled:
+      return "oom_killed";
+    case EventKind::kXid:
+      return "xid";
+    case EventKind::kCompleted:
+      return "completed";
+  }
+  return "unknown";
+}
+
+std::optional<EventKind> EventKindFromName(std::string_view name) {
+  for (int k = 0; k <= static_cast<int>(EventKind::kCompleted); ++k) {
+    if (name == EventKindName(static_cast<EventKind>(k))) return static_cast<EventKind>(k);
+  }
+  return std::nullopt;
+}
+
+void Event::AddString(std::string_view key, std::string_view value) {
+  details.push_back({std::string(key), std::string(CutUtf8(value, kMaxDetailBytes)), false});
+}
+
+void Event::AddNumber(std::string_view key, int64_t value) {
+  details.push_back({std::string(key), std::to_string(value), true});
+}
+
+void Event::AddNumberText(std::string_view key, std::string_view text) {
+  details.push_back({std::string(key), std::string(text), true});
+}
+
+const EventDetail* Event::Find(std::string_view key) const {
+  for (const auto& d : details) {
+    if (d.key == key) return &d;
+  }
+  return nullptr;
+}
+
+std::string EventJson(const Event& event) {
+  std::string out = "{\"line\": ";
+  out += std::to_string(event.line);
+  out += ", \"event\": ";
+  AppendJsonString(&out, EventKindName(event.kind));
+  for (const EventDetail& d : event.details) {
+    out += ", ";
+    AppendJsonString(&out, d.key);
+    out += ": ";
+    if (d.number) {
+      out += d.value;
+    } else {
+      AppendJsonString(&out, d.value);
+    }
+  }
+  out += '}';
+  return out;
+}
+
+bool LogEventDetector::Repeats(const Event& ev, std::string_view key) {
+  while (!recent_.empty() && ev.line - recent_.front().line > kRepeatWindowLines) {
+    recent_.pop_front();
+  }
+  for (Recent& r : recent_) {
+    if (r.kind == ev.kind && (r.key == key || r.key.empty() || key.empty())) {
+      r.line = ev.line;  // a long burst of repeats stays one event
+      return true;
+    }
+  }
+  if (recent_.size() >= 16) recent_.pop_front();
+  recent_.push_back({ev.kind, std::string(key), ev.line});
+  return false;
+}
+
+std::optional<Event> LogEventDetector::Detect(std::string_view record, int64_t first_line) {
+  if (!MayHaveEvent(record)) return std::nullopt;
+  const std::vector<Line> lines = SplitRecord(record, first_line);
+
+  auto pid_key = [](const Event& ev) {
+    const EventDetail* pid = ev.Find("pid");
+    return pid ? pid->value : std::string();
+  };
+  // A repeated fact of one failure is reported once.
+  auto once = [this](std::optional<Event> ev, std::string_view key) -> std::optional<Event> {
+    if (ev && Repeats(*ev, key)) return std::nullopt;
+    return ev;
+  };
+  // The first rule that matches decides, even when its event is a repeat:
+  // a less specific rule must not speak for the same text.
+  if (auto ev = XidRule(lines)) return ev;
+  if (auto ev = KernelOomRule(lines)) {
+    std::string key = pid_key(*ev);
+    return once(std::move(ev), key);
+  }
+  if (auto ev = NcclTimeoutRule(lines)) {
+    std::string key;
+    for (const char* k : {"rank", "op", "seq"}) {
+      if (const EventDetail* d = ev->Find(k)) key += d->value + "/";
+    }
+    return once(std::move(ev), key);
+  }
+  if (auto ev = DeviceAssertRule(lines)) return once(std::move(ev), "");
+  if (auto ev = NoKernelImageRule(lines)) return once(std::move(ev), "");
+  if (auto ev = DriverTooOldRule(lines)) return once(std::move(ev), "");
+  if (auto ev = CudaOomRule(lines)) return once(std::move(ev), "");
+  if (auto ev = DataloaderRule(lines)) {
+    std::string key = pid_key(*ev);
+    return once(std::move(ev), key);
+  }
+  if (auto ev = NcclErrorRule(lines)) {
+    // An NCCL WARN block and the Python error it causes are two views of
+    // one failure, and each rank prints both.
+    std::string key = ev->Find("exception") ? "error" : "warn";
+    return once(std::move(ev), key);
+  }
+  std::string cuda_key;
+  if (auto ev = CudaErrorRule(lines, &cuda_key)) return once(std::move(ev), cuda_key);
+  if (auto ev = NanLossTextRule(lines)) return ev;
+  if (auto ev = LossOverflowRule(lines)) return ev;
+  if (auto ev = SegfaultRule(lines)) {
+    std::string key = pid_key(*ev);
+    return once(std::move(ev), key);
+  }
+  if (auto ev = KilledRule(lines)) {
+    std::string key = pid_key(*ev);
+    return once(std::move(ev), key);
+  }
+  if (auto ev = CompletedRule(lines)) return once(std::move(ev), "");
+  return TracebackRule(lines);
+}
+
+}  // namespace vigil::parse::training

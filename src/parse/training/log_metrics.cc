@@ -1,0 +1,417 @@
+// The extractor's entry points (log_metrics.h). LogMetricExtractor::Extract
+// is the dispatcher: it rejects most lines in one vectorised pass, strips
+// ANSI escapes, splits '\r'-separated progress updates and takes out what
+// an update repeats of the one before; SegmentParser::Parse runs the scans
+// of each family of forms over an update and Finish decides what of their
+// candidates is a metric and attaches the step. The families live in
+// log_metrics_{pairs,progress,frameworks}.cc and share
+// log_metrics_internal.h; see there for the layout.
+#include "parse/training/log_metrics.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "parse/training/log_metrics_internal.h"
+#include "core/json_writer.h"
+
+namespace vigil::parse::training {
+namespace internal {
+
+// The scans, one family of forms each, then the gate. A tqdm bar is looked
+// for first: one found turns off the other layouts, and no pair is read
+// inside it.
+void SegmentParser::Parse(std::vector<MetricSample>* out) {
+  if (line_.bracket) ScanTqdm();  // it starts at the '[' of the times
+  if (tqdm_begin_ == std::string_view::npos) {
+    bool training_row = false;
+    if ((!train_columns_->empty() || !val_columns_->empty() || TableHeader(s_)) &&
+        ScanYolo(s_, 0, &training_row)) {
+      structured_ = true;
+    }
+    ScanKeras();
+  }
+  if (line_.paren) ScanMMEngine();  // all its forms hold a '('
+  ScanHeads();
+  ScanPairs();
+  if (head_colon_ != std::string_view::npos && tqdm_begin_ == std::string_view::npos) {
+    ScanCells(s_.substr(head_colon_ + 1), head_colon_ + 1, ',');
+  }
+  if (tqdm_begin_ == std::string_view::npos && line_.pipes &&
+      (whole_ || std::count(s_.begin(), s_.end(), '|') >= 2)) {
+    ScanCells(s_, 0, '|');
+  }
+  Finish(out);
+}
+
+// Decides what of the candidates is a metric: the gate for lines in no
+// known format, the step, the order, and attaches the step to the rest.
+void SegmentParser::Finish(std::vector<MetricSample>* out) {
+  if (count_ == 0) return;
+  auto is_pair = [](const Candidate& c) {
+    return c.source == Source::kPair || c.source == Source::kCell;
+  };
+  size_t pairs = 0;
+  bool metric_looking = false;
+  bool strong_head = false;
+  bool in_order = true;  // found in order of appearance: no sort needed
+  for (size_t i = 0; i < count_; ++i) {
+    const Candidate& c = found_[i];
+    if (i > 0 && found_[i - 1].pos > c.pos) in_order = false;
+    if (is_pair(c)) {
+      ++pairs;
+      metric_looking |= c.metric_looking;
+    }
+    if (c.source == Source::kHead && c.strong) strong_head = true;
+  }
+  std::string_view tail = Trim(s_);
+  bool dump_line = pairs == 1 && !tail.empty() && tail.back() == ',';  // "lr=5e-05," in a config
+  bool gate = structured_ || strong_head || (metric_looking && !dump_line && !config_);
+  // A key written twice ("weight(decay=0.0), bias(decay=0.0)") names no
+  // one value. The pairs and their names are listed once, not per
+  // comparison (left uninitialised: only the first `listed` are read).
+  struct Listed {
+    size_t pos;
+    const char* name;
+    size_t name_len;
+  };
+  Listed listed[kMaxSamplesPerSegment];
+  size_t listed_count = 0;
+  if (gate && pairs > 1) {
+    for (size_t i = 0; i < count_; ++i) {
+      if (!is_pair(found_[i])) continue;
+      std::string_view name = Name(found_[i]);
+      listed[listed_count++] = Listed{found_[i].pos, name.data(), name.size()};
+    }
+  }
+  auto repeated = [&](const Candidate& c) {
+    std::string_view name = Name(c);
+    for (size_t i = 0; i < listed_count; ++i) {
+      const Listed& o = listed[i];
+      if (o.name_len == name.size() && o.pos != c.pos &&
+          std::string_view(o.name, o.name_len) == name) {
+        return true;
+      }
+    }
+    return false;
+  };
+  size_t kept_pairs = 0;
+  for (size_t i = 0; i < count_; ++i) {
+    Candidate& c = found_[i];
+    c.keep =
+        !is_pair(c) || (gate && !(c.multi_word && !c.metric_looking && pairs < 2) && !repeated(c));
+    if (c.keep && is_pair(c)) ++kept_pairs;
+  }
+  // A head in prose ("resuming from epoch 3") counts only next to pairs.
+  for (size_t i = 0; i < count_; ++i) {
+    Candidate& c = found_[i];
+    if (c.source == Source::kHead && !c.strong && kept_pairs == 0 && !structured_) c.keep = false;
+  }
+  // Output in order of appearance: a stable insertion sort of at most
+  // kMaxSamplesPerSegment indexes, mostly in order already.
+  std::array<uint8_t, kMaxSamplesPerSegment> order;
+  for (size_t i = 0; i < count_; ++i) {
+    size_t j = i;
+    if (in_order) {
+      order[i] = static_cast<uint8_t>(i);
+      continue;
+    }
+    while (j > 0 && found_[order[j - 1]].pos > found_[i].pos) {
+      order[j] = order[j - 1];
+      --j;
+    }
+    order[j] = static_cast<uint8_t>(i);
+  }
+  const Candidate* step = nullptr;
+  for (size_t k = 0; k < count_; ++k) {
+    const Candidate& c = found_[order[k]];
+    if (c.keep && c.is_step && (step == nullptr || c.step_rank < step->step_rank)) step = &c;
+  }
+  // The step as a plain integer: an optional<int64_t> copied whole was read
+  // back from the stack before its two stores had landed (a store-forwarding
+  // stall per sample).
+  int64_t step_value = step != nullptr ? static_cast<int64_t>(step->value) : 0;
+  size_t last_pos = std::string_view::npos;
+  for (size_t k = 0; k < count_; ++k) {
+    const Candidate& c = found_[order[k]];
+    if (!c.keep || c.pos == last_pos) continue;  // one value read two ways
+    if (c.is_step && &c != step) continue;
+    last_pos = c.pos;
+    MetricSample& sample = out->emplace_back();
+    std::string_view name = Name(c);
+    sample.name.append(name.data(), name.size());  // into an empty string: cheaper than assign
+    sample.value = c.value;
+    if (step != nullptr) sample.step.emplace(step_value);
+  }
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::AnyByte;
+using internal::BitMask;
+using internal::Bytes16;
+using internal::ClassOf;
+using internal::EqualsLower;
+using internal::HeadBits;
+using internal::IsDigit;
+using internal::kDigitBit;
+using internal::kMaxBlocks;
+using internal::kSepBit;
+using internal::LineBytes;
+using internal::Load16;
+using internal::Lower;
+using internal::PairBits;
+using internal::Trim;
+
+// Fills *b (see LineBytes) from one pass over the line.
+void ScanLineBytes(std::string_view line, LineBytes* b) {
+  // The flags are gathered as vectors (re-reading bytes is harmless to
+  // them), the '|' count as bits.
+  Bytes16 controls{}, cr{}, paren{}, bracket{};
+  uint32_t pipe = 0, pipes = 0;
+  size_t block = 0;
+  for (size_t i = 0; i < line.size(); i += 16, ++block) {
+    // The last block of a line of 16 bytes or more is read as the line's
+    // last 16 bytes and its bits shifted down past those already seen: a
+    // copy of fewer bytes into a zeroed block stalls the load after it.
+    Bytes16 v;
+    size_t at = i;
+    if (i + 16 <= line.size()) {
+      std::memcpy(&v, line.data() + i, 16);
+    } else if (line.size() >= 16) {
+      at = line.size() - 16;
+      std::memcpy(&v, line.data() + at, 16);
+    } else {
+      v = Load16(line, i);
+    }
+    unsigned shift = static_cast<unsigned>(i - at);
+    controls |= reinterpret_cast<Bytes16>((v == '\x1b') | (v == '\b'));
+    cr |= reinterpret_cast<Bytes16>(v == '\r');
+    paren |= reinterpret_cast<Bytes16>(v == '(');
+    bracket |= reinterpret_cast<Bytes16>(v == '[');
+    uint32_t here = BitMask(v == '|') >> shift;
+    if (here != 0) {  // a second '|', in this block or after an earlier one
+      pipes |= pipe | (here & (here - 1));
+      pipe = here;
+    }
+    if (block < kMaxBlocks) {
+      b->pair_bits[block] = PairBits(v, line, at) >> shift;
+      b->head_bits[block] = HeadBits(v, line, at) >> shift;
+    }
+  }
+  b->controls = AnyByte(controls);
+  b->cr = AnyByte(cr);
+  b->paren = AnyByte(paren);
+  b->bracket = AnyByte(bracket);
+  b->pipes = pipes != 0;
+  b->blocks = std::min(block, kMaxBlocks);
+}
+
+bool SameSample(const MetricSample& a, const MetricSample& b) {
+  if (a.name != b.name || a.step != b.step) return false;
+  if (std::isnan(a.value)) return std::isnan(b.value);
+  return a.value == b.value;
+}
+
+// Copies s into *out without ANSI escape sequences (CSI "ESC [ ... final",
+// OSC "ESC ] ... BEL or ESC \", and two-byte escapes) and backspaces.
+void StripControls(std::string_view s, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '\b') continue;
+    if (c != '\x1b') {
+      out->push_back(c);
+      continue;
+    }
+    if (i + 1 >= s.size()) break;
+    char kind = s[++i];
+    if (kind == '[') {
+      ++i;
+      while (i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e)) ++i;
+    } else if (kind == ']') {
+      ++i;
+      while (i < s.size() && s[i] != '\a' &&
+             !(s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '\\')) {
+        ++i;
+      }
+      if (i < s.size() && s[i] == '\x1b') ++i;
+    }
+  }
+}
+
+// Whether the line could hold a metric at all: a separator ('=' ':' '|'
+// '/'), and a digit or a non-finite word. Most log lines stop here.
+bool MayHoldMetric(std::string_view line, bool table_rows) {
+  Bytes16 seps = {}, digits = {};
+  size_t i = 0;
+  for (; i + 16 <= line.size(); i += 16) {
+    Bytes16 v;
+    std::memcpy(&v, line.data() + i, 16);
+    seps |= reinterpret_cast<Bytes16>((v == '=') | (v == ':') | (v == '|') | (v == '/'));
+    digits |= reinterpret_cast<Bytes16>(static_cast<Bytes16>(v - '0') < 10);
+    if (AnyByte(seps) && AnyByte(digits)) return true;
+  }
+  bool sep = AnyByte(seps), digit = AnyByte(digits);
+  for (; i < line.size(); ++i) {
+    uint8_t c = ClassOf(line[i]);
+    sep = sep || (c & kSepBit);
+    digit = digit || (c & kDigitBit);
+  }
+  if (!sep) return table_rows && digit;  // YOLO's "all 128 929 ..."
+  if (digit) return true;
+  for (size_t k = 0; k + 3 <= line.size(); ++k) {
+    char c = Lower(line[k]);
+    if ((c == 'n' || c == 'i') &&
+        (EqualsLower(line.substr(k, 3), "nan") || EqualsLower(line.substr(k, 3), "inf"))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Python repr's rule for where scientific notation starts, without its
+// trailing ".0": 100, 0.0001, 1e-05, 1e+16.
+void AppendShortest(std::string* out, double v) {
+  if (std::isnan(v)) {
+    out->append("\"nan\"");
+    return;
+  }
+  if (std::isinf(v)) {
+    out->append(v > 0 ? "\"inf\"" : "\"-inf\"");
+    return;
+  }
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<size_t>(r.ptr - buf));
+  size_t e = sci.find('e');
+  std::string_view mantissa = sci.substr(0, e);
+  int exp = 0;
+  std::from_chars(sci.data() + e + 1 + (sci[e + 1] == '+'), sci.data() + sci.size(), exp);
+  bool negative = !mantissa.empty() && mantissa[0] == '-';
+  std::string digits;
+  for (char c : mantissa) {
+    if (IsDigit(c)) digits.push_back(c);
+  }
+  if (negative) out->push_back('-');
+  if (exp < -4 || exp >= 16) {
+    out->push_back(digits[0]);
+    if (digits.size() > 1) {
+      out->push_back('.');
+      out->append(digits, 1);
+    }
+    out->push_back('e');
+    out->push_back(exp < 0 ? '-' : '+');
+    int a = exp < 0 ? -exp : exp;
+    if (a < 10) out->push_back('0');
+    out->append(std::to_string(a));
+    return;
+  }
+  if (exp < 0) {
+    out->append("0.");
+    out->append(static_cast<size_t>(-exp - 1), '0');
+    out->append(digits);
+    return;
+  }
+  size_t int_len = static_cast<size_t>(exp) + 1;
+  if (digits.size() <= int_len) {
+    out->append(digits);
+    out->append(int_len - digits.size(), '0');
+    return;
+  }
+  out->append(digits, 0, int_len);
+  out->push_back('.');
+  out->append(digits, int_len);
+}
+
+}  // namespace
+
+std::string CanonicalMetricName(std::string_view key) {
+  char buf[internal::kMaxNameLen];
+  std::string_view lower;
+  if (!internal::LowerKey(key, buf, &lower)) return std::string(key);
+  std::string_view canonical = internal::CanonicalOfLower(lower);
+  return canonical.empty() ? std::string(key) : std::string(canonical);
+}
+
+void LogMetricExtractor::Extract(std::string_view line, std::vector<MetricSample>* out) {
+  if (!MayHoldMetric(line, !val_columns_.empty()) && !internal::TableHeader(line)) return;
+  LineBytes bytes;
+  ScanLineBytes(line, &bytes);
+  std::string_view text = line;
+  if (bytes.controls) {
+    StripControls(line, &clean_);
+    text = clean_;
+  }
+  if (!bytes.cr) {
+    // One update, the common case: the parser appends straight to *out.
+    if (Trim(text).empty()) return;
+    internal::SegmentParser(text, bytes, !bytes.controls, &names_, &key_memo_, &train_columns_,
+                            &val_columns_)
+        .Parse(out);
+    return;
+  }
+  // Several updates: each is parsed into *out, then what repeats a sample of
+  // the previous update that gave any is taken out again.
+  previous_.clear();
+  size_t b = 0;
+  while (b <= text.size()) {
+    size_t e = text.find('\r', b);
+    if (e == std::string_view::npos) e = text.size();
+    std::string_view segment = text.substr(b, e - b);
+    b = e + 1;
+    if (Trim(segment).empty()) continue;
+    size_t first = out->size();
+    internal::SegmentParser(segment, bytes, false, &names_, &key_memo_, &train_columns_,
+                            &val_columns_)
+        .Parse(out);
+    if (out->size() == first) continue;
+    bool last = b > text.size();
+    if (!last) segment_.assign(out->begin() + static_cast<std::ptrdiff_t>(first), out->end());
+    auto repeated = [&](const MetricSample& sample) {
+      return std::any_of(previous_.begin(), previous_.end(),
+                         [&](const MetricSample& p) { return SameSample(p, sample); });
+    };
+    out->erase(
+        std::remove_if(out->begin() + static_cast<std::ptrdiff_t>(first), out->end(), repeated),
+        out->end());
+    if (!last) std::swap(previous_, segment_);
+  }
+}
+
+std::string MetricSampleJson(int64_t line, const MetricSample& sample,
+                             std::string_view position_key) {
+  std::string out = "{";
+  AppendJsonString(&out, position_key);
+  out.append(": ");
+  out.append(std::to_string(line));
+  out.append(", \"metric\": ");
+  AppendJsonString(&out, sample.name);
+  out.append(", \"value\": ");
+  AppendShortest(&out, sample.value);
+  if (sample.step) {
+    out.append(", \"step\": ");
+    out.append(std::to_string(*sample.step));
+  }
+  out.push_back('}');
+  return out;
+}
+
+std::string TrainingSeriesName(std::string_view metric) {
+  std::string out(kTrainingMetricPrefix);
+  for (char c : metric) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == ':';
+    char m = ok ? c : '_';
+    if (m == '_' && out.back() == '_') continue;  // "a / b" -> a_b, not a___b
+    out.push_back(m);
+  }
+  while (out.size() > kTrainingMetricPrefix.size() && out.back() == '_') out.pop_back();
+  return out;
+}
+
+}  // namespace vigil::parse::training

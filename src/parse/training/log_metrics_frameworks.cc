@@ -1,0 +1,287 @@
+// Line formats with a fixed shape that no key=value scan reads whole:
+//  - counter heads, a word and its number ("Epoch 3/10", "iter 100:",
+//    "iteration 100/ 500000 |", "Train Epoch: 1 [...]"), as PyTorch's
+//    examples, nanoGPT, Megatron and hand-written loops print them;
+//  - the cells after a head or between '|' that have no separator
+//    (nanoGPT's "iter 100: loss 2.34, time 12.3ms", fairseq's and llm.c's
+//    "| loss 7.1 | ppl 119.5 |", "| 15424 tok/s");
+//  - Ultralytics YOLO's tables, whose rows are bare values under a header
+//    printed once (kept by the extractor across lines);
+//  - MMEngine's "Epoch(train) [1][50/500]" (MMDetection and the rest).
+// Separate because each is read by its layout and needs its own state or
+// position rules; the key: value pairs on the same lines are read by
+// log_metrics_pairs.cc.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <string>
+
+#include "parse/training/log_metrics_internal.h"
+
+namespace vigil::parse::training::internal {
+
+// YOLO's training table header "      Epoch    GPU_mem   box_loss ..." has
+// neither digits nor separators; its first word is enough to look closer.
+bool TableHeader(std::string_view line) {
+  size_t i = 0;
+  while (i < line.size() && i < 64 && IsSpace(line[i])) ++i;
+  return line.substr(i, 6) == "Epoch " && line.find("GPU_mem") != std::string_view::npos;
+}
+
+// "Epoch 3/10", "Epoch [1/5], Step [100/600]", "iter 100:", "step    1/74 |",
+// "iteration      100/  500000 |": a counter word, then its number.
+void SegmentParser::ScanHeads() {
+  std::string_view s = s_;
+  size_t first_text = 0;
+  while (first_text < s.size() && IsSpace(s[first_text])) ++first_text;
+  // Visits only where a counter word may start (HeadBits), found 16 bytes
+  // at a time.
+  size_t next = 0;  // the end of the last word or head read
+  for (size_t base = 0, block = 0; base < s.size() && !Full(); base += 16, ++block) {
+    uint32_t bits = whole_ && block < line_.blocks ? line_.head_bits[block]
+                                                   : HeadBits(Load16(s, base), s, base);
+    for (; bits != 0 && !Full(); bits &= bits - 1) {
+      size_t i = base + static_cast<size_t>(std::countr_zero(bits));
+      if (i < next) continue;
+      next = ReadHead(i, first_text);
+    }
+  }
+}
+
+// The counter word at s_[i] and its number; returns where to look on.
+size_t SegmentParser::ReadHead(size_t i, size_t first_text) {
+  std::string_view s = s_;
+  // "epoch" goes on with a 'p', "step", "iter" and "iteration" with a 't':
+  // most words are turned down here. (No other start lies inside the word,
+  // so looking on right after its first byte is the same as after its end.)
+  char second = i + 1 < s.size() ? Lower(s[i + 1]) : '\0';
+  if (second != (Lower(s[i]) == 'e' ? 'p' : 't')) return i + 1;
+  size_t w = i;
+  while (w < s.size() && IsAlpha(s[w])) ++w;
+  std::string_view word = s.substr(i, w - i);
+  bool epoch = EqualsLower(word, "epoch");
+  if (!epoch && !EqualsLower(word, "step") && !EqualsLower(word, "iter") &&
+      !EqualsLower(word, "iteration")) {
+    return w + 1;
+  }
+  size_t j = w;
+  if (j < s.size() && s[j] == ':') ++j;  // PyTorch's example: "Train Epoch: 1 [...]"
+  size_t spaces = 0;
+  while (j < s.size() && IsSpace(s[j]) && spaces < 16) ++j, ++spaces;
+  bool bracket = j < s.size() && s[j] == '[';
+  if (bracket) ++j;
+  if (spaces == 0 && !bracket) return i + 1;
+  while (j < s.size() && IsSpace(s[j]) && bracket) ++j;
+  size_t num = j;
+  int64_t n = 0;
+  while (j < s.size() && IsDigit(s[j]) && j - num < 15) n = n * 10 + (s[j++] - '0');
+  if (j == num || (j < s.size() && (IsWordChar(s[j]) || s[j] == '.'))) return i + 1;
+  size_t k = j;
+  while (k < s.size() && IsSpace(s[k]) && k - j < 8) ++k;
+  if (k < s.size() && s[k] == '/') {
+    ++k;
+    while (k < s.size() && IsSpace(s[k]) && k - j < 16) ++k;
+    size_t total = k;
+    while (k < s.size() && IsDigit(s[k]) && k - total < 15) ++k;
+    if (k == total && !(k < s.size() && s[k] == '?')) return i + 1;
+    if (k == total) ++k;
+    j = k;
+  }
+  if (bracket) {
+    if (j >= s.size() || s[j] != ']') return i + 1;
+    ++j;
+  }
+  size_t f = j;
+  while (f < s.size() && IsSpace(s[f])) ++f;
+  // Set off by the end or a delimiter; "Step 1: check the drivers" is prose,
+  // so text after a ':' makes the head count only next to pairs.
+  bool set_off = f == s.size() || s[f] == ',' || s[f] == '|' || s[f] == ']' ||
+                 (s[f] == ':' && Trim(s.substr(f + 1)).empty());
+  if (f < s.size() && s[f] == ':' && head_colon_ == std::string_view::npos) head_colon_ = f;
+  Candidate* head = Add(num, epoch ? "epoch" : "step", static_cast<double>(n), Source::kHead);
+  if (head != nullptr) {
+    head->is_step = !epoch;
+    head->strong = set_off && i == first_text;
+  }
+  return std::max(j, i + 1);
+}
+
+// "loss 2.3456", "time 123.45ms", "train loss 11.01", "15424 tok/s": a cell
+// of a pipe table or of a comma list after a head.
+bool SegmentParser::CellPair(std::string_view cell, size_t offset) {
+  std::string_view t = Trim(cell);
+  if (t.empty() || t.find('=') != std::string_view::npos || t.find(':') != std::string_view::npos) {
+    return false;
+  }
+  size_t lead = static_cast<size_t>(t.data() - cell.data());
+  size_t last_space = t.rfind(' ');
+  if (last_space == std::string_view::npos) return false;
+  std::string_view tail = t.substr(last_space + 1);
+  std::string_view head = Trim(t.substr(0, last_space));
+  double v;
+  size_t end;
+  if (IsDigit(head.empty() ? 'x' : head[0]) || (head.size() > 1 && head[0] == '-')) {
+    // "15424 tok/s": a value and its rate unit.
+    if (!ParseNumber(head, 0, &v, &end) || end != head.size()) return false;
+    Unit unit = ClassifyUnit(tail);
+    if (unit.kind != UnitKind::kRate && unit.kind != UnitKind::kInverseRate) return false;
+    if (unit.kind == UnitKind::kInverseRate) v = v == 0 ? 0 : 1 / v;
+    Candidate* c = Add(offset + lead, unit.rate_name, v, Source::kCell);
+    if (c != nullptr) c->metric_looking = true;
+    return true;
+  }
+  if (!ParseNumber(tail, 0, &v, &end)) return false;
+  Unit unit = ReadUnit(tail, end);
+  if (unit.end != tail.size() || unit.kind == UnitKind::kUnknown) return false;
+  size_t words = 1;
+  for (char c : head) {
+    if (c == ' ') ++words;
+    if (!IsKeyChar(c) && c != ' ') return false;
+  }
+  if (head.empty() || !IsAlpha(head[0]) || words > 2) return false;
+  Key key;
+  key.off = arena_->size();
+  AppendNormalized(arena_, key.off, head, false);
+  key.len = arena_->size() - key.off;
+  key.multi_word = words > 1;
+  return AddKeyed(offset + lead + last_space + 1, key, v, Source::kCell);
+}
+
+void SegmentParser::ScanCells(std::string_view region, size_t offset, char delim) {
+  size_t b = 0;
+  while (b <= region.size() && !Full()) {
+    size_t e = region.find(delim, b);
+    if (e == std::string_view::npos) e = region.size();
+    CellPair(region.substr(b, e - b), offset + b);
+    b = e + 1;
+  }
+}
+
+// YOLO's table: "Epoch GPU_mem box_loss ... Size" heads training rows,
+// "Class Images Instances Box(P R mAP50 mAP50-95)" heads validation rows.
+bool SegmentParser::ScanYolo(std::string_view text, size_t offset, bool* training_row) {
+  if (train_columns_->empty() && val_columns_->empty()) {
+    // No header seen yet: only a header itself can be read, and its second
+    // word says so ("Epoch GPU_mem ...", "Class Images ...").
+    size_t i = 0;
+    while (i < text.size() && IsSpace(text[i])) ++i;
+    while (i < text.size() && !IsSpace(text[i])) ++i;
+    while (i < text.size() && IsSpace(text[i])) ++i;
+    size_t b = i;
+    while (i < text.size() && !IsSpace(text[i])) ++i;
+    std::string_view second = text.substr(b, i - b);
+    if (second != "GPU_mem" && second != "Images") return false;
+  }
+  std::array<std::string_view, kMaxColumns + 1> tokens;
+  size_t n = 0;
+  for (size_t i = 0; i < text.size();) {
+    while (i < text.size() && IsSpace(text[i])) ++i;
+    if (i == text.size()) break;
+    size_t b = i;
+    while (i < text.size() && !IsSpace(text[i])) ++i;
+    if (n > kMaxColumns) return false;
+    tokens[n++] = text.substr(b, i - b);
+  }
+  if (n < 3 || n > kMaxColumns) return false;
+  if (tokens[0] == "Epoch" && tokens[1] == "GPU_mem") {
+    train_columns_->assign(tokens.begin(), tokens.begin() + n);
+    return true;
+  }
+  if (tokens[0] == "Class" && tokens[1] == "Images") {
+    val_columns_->clear();
+    std::string group;
+    for (size_t i = 0; i < n; ++i) {
+      std::string_view t = tokens[i];
+      size_t open = t.find('(');
+      if (open != std::string_view::npos) {
+        group = t.substr(0, open) == "Box" ? "" : std::string(t.substr(0, open)) + "_";
+        t.remove_prefix(open + 1);
+      }
+      bool close = !t.empty() && t.back() == ')';
+      if (close) t.remove_suffix(1);
+      val_columns_->push_back(group + std::string(t));
+      if (close) group.clear();
+    }
+    return true;
+  }
+  auto cell = [&](size_t i, const std::string& name) {
+    double v;
+    size_t end;
+    std::string_view t = tokens[i];
+    if (!ParseNumber(t, 0, &v, &end)) return;
+    Add(offset + static_cast<size_t>(t.data() - text.data()), name, v, Source::kColumn);
+  };
+  auto numeric = [&](size_t from) {
+    for (size_t i = from; i < n; ++i) {
+      double v;
+      size_t end;
+      if (!ParseNumber(tokens[i], 0, &v, &end)) return false;
+      Unit unit = ReadUnit(tokens[i], end);
+      if (unit.end != tokens[i].size() || unit.kind == UnitKind::kUnknown) return false;
+    }
+    return true;
+  };
+  std::string_view epoch = tokens[0];
+  size_t slash = epoch.find('/');
+  if (n == train_columns_->size() && slash != std::string_view::npos && slash > 0) {
+    for (size_t i = 0; i < slash; ++i) {
+      if (!IsDigit(epoch[i])) return false;
+    }
+    double v;
+    size_t end;
+    if (!numeric(1) || !ParseNumber(epoch, 0, &v, &end) || end != slash) return false;
+    Add(offset + static_cast<size_t>(epoch.data() - text.data()), "epoch", v, Source::kColumn);
+    for (size_t i = 1; i < n; ++i) cell(i, (*train_columns_)[i]);
+    *training_row = true;
+    return true;
+  }
+  if (n == val_columns_->size() && tokens[0] == "all" && numeric(1)) {
+    for (size_t i = 1; i < n; ++i) cell(i, (*val_columns_)[i]);
+    return true;
+  }
+  return false;
+}
+
+// MMEngine: "Epoch(train)  [1][ 50/500]", "Iter(train) [  50/1000]",
+// "Epoch(val) [1][100/100]".
+void SegmentParser::ScanMMEngine() {
+  std::string_view s = s_;
+  size_t at = s.find("(train)");
+  bool train = at != std::string_view::npos;
+  if (!train) at = s.find("(val)");
+  if (!train && at == std::string_view::npos) at = s.find("(test)");
+  if (at == std::string_view::npos || at < 4) return;
+  bool epoch_based = at >= 5 && s.substr(at - 5, 5) == "Epoch";
+  bool iter_based = s.substr(at - 4, 4) == "Iter";
+  if (!epoch_based && !iter_based) return;
+  size_t i = s.find(')', at) + 1;
+  auto bracket = [&](int64_t* n, size_t* pos, bool* fraction) {
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    if (i >= s.size() || s[i] != '[') return false;
+    ++i;
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    *pos = i;
+    size_t b = i;
+    *n = 0;
+    while (i < s.size() && IsDigit(s[i]) && i - b < 15) *n = *n * 10 + (s[i++] - '0');
+    if (i == b) return false;
+    *fraction = i < s.size() && s[i] == '/';
+    while (i < s.size() && s[i] != ']' && i - b < 32) ++i;
+    if (i >= s.size() || s[i] != ']') return false;
+    ++i;
+    return true;
+  };
+  int64_t epoch = 0, iter = 0;
+  size_t epoch_pos = 0, iter_pos = 0;
+  bool fraction = false;
+  if (epoch_based) {
+    if (!bracket(&epoch, &epoch_pos, &fraction) || fraction) return;
+    Add(epoch_pos, "epoch", static_cast<double>(epoch), Source::kFormat);
+  }
+  structured_ = true;
+  if (!bracket(&iter, &iter_pos, &fraction) || !fraction || !train) return;
+  Candidate* step = Add(iter_pos, "step", static_cast<double>(iter), Source::kFormat);
+  if (step != nullptr) step->is_step = true;
+}
+
+}  // namespace vigil::parse::training::internal

@@ -1,0 +1,300 @@
+// The generic forms, a key and its value, in whatever line they stand:
+// key=value and logfmt, "key: value" (Keras, DeepSpeed, PaddlePaddle,
+// torchvision's MetricLogger), Python dicts and JSON objects (Hugging Face
+// Trainer's {'loss': 1.2, ...}; a nested object is a configuration),
+// Megatron's "learning rate: 1.0E-04 |", argparse Namespace dumps (marked
+// as configuration) and MindSpore's "loss is 0.12". Dicts, JSON and
+// key=value are one scanner: they differ only in quotes and separators,
+// which KeyBefore and ValueAt read. Separate from the framework formats as
+// it recognises no framework: what it finds in a line of no known format is
+// gated on the key looking like a metric's (SegmentParser::Finish).
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "parse/training/log_metrics_internal.h"
+
+namespace vigil::parse::training::internal {
+namespace {
+
+bool LevelWord(std::string_view w) {
+  static constexpr std::string_view kLevels[] = {"INFO",  "WARN",     "WARNING", "ERROR",
+                                                 "DEBUG", "CRITICAL", "NOTICE",  "TRACE"};
+  for (std::string_view l : kLevels) {
+    if (w == l) return true;
+  }
+  return false;
+}
+
+// The key that ends right before s[end]: 'quoted', "quoted", a bare
+// token, or up to kMaxKeyWords words with an optional "(unit)" after them
+// (Megatron's "elapsed time per iteration (ms)").
+bool KeyBefore(std::string_view s, size_t end, bool allow_words, std::string* arena, Key* key) {
+  size_t floor = end > kMaxKeyLen ? end - kMaxKeyLen : 0;
+  key->off = arena->size();
+  if (end > 0 && (s[end - 1] == '\'' || s[end - 1] == '"')) {
+    char q = s[end - 1];
+    size_t b = end - 1;
+    bool space = false;
+    while (b > floor && s[b - 1] != q) {
+      // A name is key bytes and spaces; a '\n', ',' or '{' before the quote
+      // is not a name either.
+      char c = s[b - 1];
+      if (!IsKeyChar(c) && c != ' ') return false;
+      space = space || c == ' ';
+      --b;
+    }
+    if (b == floor || b + 1 >= end) return false;
+    std::string_view name = s.substr(b, end - 1 - b);
+    if (name.empty() || !(IsAlpha(name[0]) || name[0] == '_')) return false;
+    key->multi_word = space;
+    if (!key->multi_word) {  // written as it stands: no copy
+      key->in_line = true;
+      key->off = b;
+      key->len = name.size();
+      return true;
+    }
+    AppendNormalized(arena, key->off, name, false);
+    key->len = arena->size() - key->off;
+    return key->len > 0;
+  }
+  size_t e = end;
+  std::string_view paren;
+  if (e > 0 && s[e - 1] == ')') {
+    size_t b = e - 1;
+    while (b > floor && s[b - 1] != '(') {
+      if (s[b - 1] == '|' || s[b - 1] == ')') return false;
+      --b;
+    }
+    if (b == floor || b < 2 || s[b - 2] != ' ') return false;
+    paren = s.substr(b, e - 1 - b);
+    e = b - 2;
+  }
+  size_t b = e;
+  while (b > floor && IsKeyChar(s[b - 1])) --b;
+  std::string_view token = s.substr(b, e - b);
+  // "epoch=0/micro_step=1": a value and '/' before the key belong to the
+  // pair before.
+  while (!token.empty() && !(IsAlpha(token[0]) || token[0] == '_')) {
+    size_t slash = token.find('/');
+    if (slash == std::string_view::npos) return false;
+    token.remove_prefix(slash + 1);
+    b = e - token.size();
+  }
+  if (token.empty() || token.back() == '.' || token.back() == '-') return false;
+  // More words before it, each a run of letters after a single space.
+  size_t words = 1;
+  size_t begin = b;
+  while (allow_words && words < kMaxKeyWords && begin >= 2 && begin > floor + 1 &&
+         s[begin - 1] == ' ' && IsAlpha(s[begin - 2])) {
+    size_t w = begin - 1;
+    while (w > floor && (IsAlpha(s[w - 1]) || s[w - 1] == '_')) --w;
+    if (w > 0 && (IsKeyChar(s[w - 1]) || s[w - 1] == '\'' || s[w - 1] == '"')) break;
+    if (LevelWord(s.substr(w, begin - 1 - w))) break;
+    size_t before = w;
+    while (before > floor && IsSpace(s[before - 1])) --before;
+    if (before > 1 && (s[before - 1] == ':' || s[before - 1] == '=') && IsKeyChar(s[before - 2])) {
+      break;  // a value: "mode: train loss: 0.1"
+    }
+    begin = w;
+    ++words;
+  }
+  if (begin != b && !IsAlpha(s[begin])) return false;
+  if (begin == b && paren.empty()) {  // one token, all key bytes: no copy
+    key->in_line = true;
+    key->off = b;
+    key->len = e - b;
+    key->multi_word = false;
+    return true;
+  }
+  AppendNormalized(arena, key->off, s.substr(begin, e - begin), false);
+  if (!paren.empty()) {
+    arena->push_back('_');
+    AppendNormalized(arena, arena->size(), paren, true);
+    while (arena->size() > key->off && arena->back() == '_') arena->pop_back();
+  }
+  key->len = arena->size() - key->off;
+  key->multi_word = words > 1 || !paren.empty();
+  return key->len > 0;
+}
+
+// Whether a key with its separator starts at s[i] ("lr: ", "val_loss=",
+// "learning rate:"): what may follow a value in a run of pairs.
+bool KeyAhead(std::string_view s, size_t i) {
+  if (i < s.size() && (s[i] == '\'' || s[i] == '"')) ++i;
+  size_t limit = std::min(s.size(), i + kMaxKeyLen);
+  if (i >= limit || !(IsAlpha(s[i]) || s[i] == '_')) return false;
+  size_t words = 0;
+  while (i < limit && words < kMaxKeyWords) {
+    while (i < limit && IsKeyChar(s[i])) ++i;
+    ++words;
+    if (i < limit && (s[i] == '\'' || s[i] == '"')) ++i;
+    if (i < limit && (s[i] == '=' || s[i] == ':')) return true;
+    if (i + 1 < limit && s[i] == ' ' && s[i + 1] == '(') {
+      size_t close = s.substr(0, limit).find(')', i);
+      if (close == std::string_view::npos) return false;
+      i = close + 1;
+      return i < s.size() && s[i] == ':';
+    }
+    if (i + 1 < limit && s[i] == ' ' && IsAlpha(s[i + 1])) {
+      ++i;
+      continue;
+    }
+    if (i < limit && s[i] == ' ' && i + 1 < limit && s[i + 1] == '=') return true;
+    return false;
+  }
+  return false;
+}
+
+// Whether the value that ended at s[j] is complete: the end, a delimiter,
+// or spaces then another pair, a delimiter or Keras' " - ".
+bool ValueEnds(std::string_view s, size_t j) {
+  if (j >= s.size()) return true;
+  char c = s[j];
+  if (c == ',') return !(j + 1 < s.size() && IsDigit(s[j + 1]));  // "10,000"
+  if (c == ';' || c == '|' || c == ')' || c == ']' || c == '}') return true;
+  if (c == '/') return j + 1 < s.size() && IsAlpha(s[j + 1]);   // "epoch=0/micro_step=1"
+  if (c == ':') return j + 1 >= s.size() || IsSpace(s[j + 1]);  // tqdm "desc: 42%"
+  if (!IsSpace(c)) return false;
+  size_t k = j;
+  while (k < s.size() && IsSpace(s[k])) ++k;
+  if (k == s.size()) return true;
+  c = s[k];
+  if (c == ',' || c == ';' || c == '|' || c == ')' || c == ']' || c == '}') return true;
+  if (c == '(') return true;  // torchvision's "loss: 2.1234 (2.3012)": the value, then an average
+  if (c == '-') return k + 1 == s.size() || IsSpace(s[k + 1]);
+  return KeyAhead(s, k);
+}
+
+// A value after a separator: a number with an optional unit, a one-element
+// list "[0.0001]" (DeepSpeed's lr per group: the first), or a PyTorch
+// "tensor(0.5, device='cuda:0')".
+// *at: where the number itself starts (inside "[...]" or "tensor(").
+bool ValueAt(std::string_view s, size_t i, double* v, size_t* at, size_t* end) {
+  *at = i;
+  if (i < s.size() && s[i] == '[') {
+    size_t j = i + 1;
+    while (j < s.size() && IsSpace(s[j])) ++j;
+    *at = j;
+    size_t e;
+    if (!ParseNumber(s, j, v, &e)) return false;
+    size_t close = s.substr(0, std::min(s.size(), e + 256)).find(']', e);
+    if (close == std::string_view::npos) return false;
+    for (size_t k = e; k < close; ++k) {
+      if (s[k] == '[' || s[k] == '(') return false;
+    }
+    *end = close + 1;
+    return ValueEnds(s, *end);
+  }
+  if (s.substr(i, 7) == "tensor(") {
+    *at = i + 7;
+    size_t e;
+    if (!ParseNumber(s, i + 7, v, &e)) return false;
+    size_t close = s.substr(0, std::min(s.size(), e + 128)).find(')', e);
+    if (close == std::string_view::npos) return false;
+    *end = close + 1;
+    return ValueEnds(s, *end);
+  }
+  size_t e;
+  if (!ParseNumber(s, i, v, &e)) return false;
+  if (e + 1 < s.size() && s[e] == ' ' && IsUnitChar(s[e + 1])) {
+    // A unit after one space: PaddlePaddle's "batch_cost: 1.1 s, ips: 7.2 samples/s".
+    Unit spaced = ReadUnit(s, e + 1);
+    if (spaced.kind != UnitKind::kUnknown && spaced.kind != UnitKind::kNone &&
+        ValueEnds(s, spaced.end)) {
+      *end = spaced.end;
+      return true;
+    }
+  }
+  Unit unit = ReadUnit(s, e);
+  if (unit.kind == UnitKind::kUnknown) {
+    *end = e;  // "0/micro_step=1": no unit, the value ends there or not at all
+    return ValueEnds(s, e);
+  }
+  if (unit.end < s.size() && (IsDigit(s[unit.end]) || s[unit.end] == '.' || s[unit.end] == '_')) {
+    return false;  // "1.2.3", "3e", "v1_2"
+  }
+  *end = unit.end;
+  return ValueEnds(s, *end);
+}
+
+}  // namespace
+
+// MindSpore's LossMonitor: "epoch: 1 step: 1875, loss is 0.1234". Read
+// only for a key that looks like a metric: "batch size is 32" is prose.
+bool SegmentParser::PairIs(size_t at) {
+  size_t i = at + 4;
+  if (i >= tqdm_begin_ && i < tqdm_end_) return false;
+  double v;
+  size_t value_at, end;
+  if (!ValueAt(s_, i, &v, &value_at, &end)) return false;
+  Key key;
+  if (!KeyBefore(s_, at, false, arena_, &key)) return false;
+  size_t before = count_;
+  if (!AddKeyed(value_at, key, v, Source::kPair)) return false;
+  if (!found_[before].metric_looking) {
+    --count_;
+    return false;
+  }
+  return true;
+}
+
+// key=value, key = value, key: value, 'key': value, "key":value.
+bool SegmentParser::PairAt(size_t sep) {
+  std::string_view s = s_;
+  char c = s[sep];
+  size_t i = sep + 1;
+  bool quoted_key = sep > 0 && (s[sep - 1] == '\'' || s[sep - 1] == '"');
+  if (c == ':') {
+    if (i < s.size() && !IsSpace(s[i]) && !quoted_key) return false;  // "cuda:0", "10:00"
+    if (sep > 0 && IsSpace(s[sep - 1])) return false;
+  }
+  size_t spaces = 0;
+  while (i < s.size() && IsSpace(s[i]) && spaces < 32) ++i, ++spaces;
+  if (i >= tqdm_begin_ && i < tqdm_end_) return false;  // "Map: 100%|" is a bar
+  double v;
+  size_t value_at, end;
+  if (!ValueAt(s_, i, &v, &value_at, &end)) return false;
+  size_t key_end = sep;
+  if (c == '=') {
+    while (key_end > 0 && IsSpace(s[key_end - 1]) && sep - key_end < 64) --key_end;
+  }
+  // Words before a key: "learning rate: 0.1", HF's "Num Epochs = 3"; not
+  // logfmt's "a=1 b=2", where the word before is the last value.
+  bool allow_words = c == ':' || key_end < sep;
+  Key key;
+  if (!KeyBefore(s, key_end, allow_words, arena_, &key)) return false;
+  return AddKeyed(value_at, key, v, Source::kPair);
+}
+
+void SegmentParser::ScanPairs() {
+  int depth = 0;
+  // Visits only the bytes that can matter (PairBits), found 16 at a time.
+  for (size_t base = 0, block = 0; base < s_.size() && !Full(); base += 16, ++block) {
+    uint32_t bits = whole_ && block < line_.blocks ? line_.pair_bits[block]
+                                                   : PairBits(Load16(s_, base), s_, base);
+    for (; bits != 0 && !Full(); bits &= bits - 1) {
+      size_t i = base + static_cast<size_t>(std::countr_zero(bits));
+      char c = s_[i];
+      if (c == '{') ++depth;
+      if (c == '}') --depth;
+      if (c == ' ' && s_.substr(i, 4) == " is ") PairIs(i);
+      if (c == '(' && i >= 9 && s_.substr(i - 9, 9) == "Namespace") config_ = true;
+      if (c != '=' && c != ':') continue;
+      // A nested object is a configuration ("params": {"lr": 0.0001}).
+      if (depth >= 2) continue;
+      if (c == '=') {
+        size_t at = i + 1;
+        while (at < s_.size() && IsSpace(s_[at]) && at - i < 8) ++at;
+        std::string_view value = s_.substr(at, 6);
+        if (value.substr(0, 5) == "dict(" || value.substr(0, 4) == "True" ||
+            value.substr(0, 5) == "False" || value.substr(0, 4) == "None") {
+          config_ = true;  // Python arguments: "amp=True", "optimizer=dict(lr=0.02)"
+        }
+      }
+      PairAt(i);
+    }
+  }
+}
+
+}  // namespace vigil::parse::training::internal

@@ -1,0 +1,501 @@
+#include "parse/training/log_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+
+// Counts allocations, to check that a line with no metric allocates nothing.
+// GCC cannot see that the replaced operator new below is malloc underneath.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+static std::atomic<long> g_allocations{0};
+void* operator new(std::size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace vigil::parse::training {
+namespace {
+
+// Every sample of one line, rendered as `vigil inspect-log` prints them
+// (without the line number), one per element.
+std::vector<std::string> Render(LogMetricExtractor* x, std::string_view line) {
+  std::vector<MetricSample> samples;
+  x->Extract(line, &samples);
+  std::vector<std::string> out;
+  for (const MetricSample& s : samples) {
+    std::string json = MetricSampleJson(1, s);
+    out.push_back(json.substr(json.find("\"metric\"")));
+  }
+  return out;
+}
+
+std::vector<std::string> Render(std::string_view line) {
+  LogMetricExtractor x;
+  return Render(&x, line);
+}
+
+using V = std::vector<std::string>;
+
+TEST(MetricSampleJson, FormatsLikeInspectLog) {
+  MetricSample s{"loss", 1.234, 100};
+  EXPECT_EQ(MetricSampleJson(7, s),
+            R"({"line": 7, "metric": "loss", "value": 1.234, "step": 100})");
+  s = {"learning_rate", 5e-05, std::nullopt};
+  EXPECT_EQ(MetricSampleJson(1, s), R"({"line": 1, "metric": "learning_rate", "value": 5e-05})");
+}
+
+TEST(MetricSampleJson, ShortestRoundTripValues) {
+  auto value = [](double v) {
+    std::string j = MetricSampleJson(1, {"x", v, std::nullopt});
+    size_t at = j.find("\"value\": ") + 9;
+    return j.substr(at, j.size() - at - 1);
+  };
+  EXPECT_EQ(value(100), "100");
+  EXPECT_EQ(value(0.1), "0.1");
+  EXPECT_EQ(value(0.0001), "0.0001");
+  EXPECT_EQ(value(1e-05), "1e-05");
+  EXPECT_EQ(value(4.9e-05), "4.9e-05");
+  EXPECT_EQ(value(1.5e-4), "0.00015");
+  EXPECT_EQ(value(7.123456), "7.123456");
+  EXPECT_EQ(value(65536), "65536");
+  EXPECT_EQ(value(1e16), "1e+16");
+  EXPECT_EQ(value(123456789012345), "123456789012345");
+  EXPECT_EQ(value(-100), "-100");
+  EXPECT_EQ(value(0), "0");
+  EXPECT_EQ(value(std::numeric_limits<double>::quiet_NaN()), "\"nan\"");
+  EXPECT_EQ(value(std::numeric_limits<double>::infinity()), "\"inf\"");
+  EXPECT_EQ(value(-std::numeric_limits<double>::infinity()), "\"-inf\"");
+}
+
+TEST(MetricSampleJson, EscapesNames) {
+  EXPECT_EQ(MetricSampleJson(2, {"a\"b", 1, std::nullopt}),
+            R"({"line": 2, "metric": "a\"b", "value": 1})");
+}
+
+TEST(CanonicalMetricName, Aliases) {
+  EXPECT_EQ(CanonicalMetricName("lr"), "learning_rate");
+  EXPECT_EQ(CanonicalMetricName("learning rate"), "learning_rate");
+  EXPECT_EQ(CanonicalMetricName("LR"), "learning_rate");
+  EXPECT_EQ(CanonicalMetricName("grad norm"), "grad_norm");
+  EXPECT_EQ(CanonicalMetricName("gradient_norm"), "grad_norm");
+  EXPECT_EQ(CanonicalMetricName("samples/s"), "samples_per_second");
+  EXPECT_EQ(CanonicalMetricName("samples_per_sec"), "samples_per_second");
+  EXPECT_EQ(CanonicalMetricName("tok/s"), "tokens_per_second");
+  EXPECT_EQ(CanonicalMetricName("tokens_per_sec"), "tokens_per_second");
+  EXPECT_EQ(CanonicalMetricName("it/s"), "iterations_per_second");
+  EXPECT_EQ(CanonicalMetricName("global_step"), "step");
+  EXPECT_EQ(CanonicalMetricName("iteration"), "step");
+  EXPECT_EQ(CanonicalMetricName("lm loss"), "loss");
+  EXPECT_EQ(CanonicalMetricName("train_samples_per_second"), "train_samples_per_second");
+  EXPECT_EQ(CanonicalMetricName("eval_loss"), "eval_loss");
+  EXPECT_EQ(CanonicalMetricName("val_Acc"), "val_Acc");
+}
+
+TEST(Extract, HuggingFaceDicts) {
+  EXPECT_EQ(Render("{'loss': 0.5123, 'grad_norm': 1.2, 'learning_rate': 4.9e-05, 'epoch': 0.04}"),
+            (V{R"("metric": "loss", "value": 0.5123})", R"("metric": "grad_norm", "value": 1.2})",
+               R"("metric": "learning_rate", "value": 4.9e-05})",
+               R"("metric": "epoch", "value": 0.04})"}));
+  EXPECT_EQ(Render("{'train_runtime': 123.4, 'train_samples_per_second': 51.9, 'epoch': 3.0}"),
+            (V{R"("metric": "train_runtime", "value": 123.4})",
+               R"("metric": "train_samples_per_second", "value": 51.9})",
+               R"("metric": "epoch", "value": 3})"}));
+  EXPECT_EQ(Render(R"({"eval_loss": 0.25, "eval_accuracy": 0.9, "step": 500})"),
+            (V{R"("metric": "eval_loss", "value": 0.25, "step": 500})",
+               R"("metric": "eval_accuracy", "value": 0.9, "step": 500})",
+               R"("metric": "step", "value": 500, "step": 500})"}));
+  EXPECT_EQ(Render("{'loss': 2.1, 'grad_norm': tensor(3.5, device='cuda:0'), 'epoch': 0.1}"),
+            (V{R"("metric": "loss", "value": 2.1})", R"("metric": "grad_norm", "value": 3.5})",
+               R"("metric": "epoch", "value": 0.1})"}));
+}
+
+TEST(Extract, NonFiniteValues) {
+  EXPECT_EQ(Render("{'loss': nan, 'grad_norm': inf, 'learning_rate': 1e-05}"),
+            (V{R"("metric": "loss", "value": "nan"})", R"("metric": "grad_norm", "value": "inf"})",
+               R"("metric": "learning_rate", "value": 1e-05})"}));
+  EXPECT_EQ(Render("step=3 loss=NaN grad_norm=-Infinity"),
+            (V{R"("metric": "step", "value": 3, "step": 3})",
+               R"("metric": "loss", "value": "nan", "step": 3})",
+               R"("metric": "grad_norm", "value": "-inf", "step": 3})"}));
+  EXPECT_EQ(Render("loss: nan"), (V{R"("metric": "loss", "value": "nan"})"}));
+  EXPECT_EQ(
+      Render("loss=-nan lr=Infinity norm=+inf"),
+      (V{R"("metric": "loss", "value": "nan"})", R"("metric": "learning_rate", "value": "inf"})",
+         R"("metric": "norm", "value": "inf"})"}));
+  EXPECT_EQ(Render("info=1 nano=2 infinite: 3"), V{});
+}
+
+TEST(Extract, TqdmBars) {
+  EXPECT_EQ(Render(" 42%|████▏     | 420/1000 [00:21<00:29, 19.61it/s]"),
+            (V{R"("metric": "step", "value": 420, "step": 420})",
+               R"("metric": "iterations_per_second", "value": 19.61, "step": 420})"}));
+  EXPECT_EQ(Render(" 10%|█         | 10/100 [00:25<03:45,  2.50s/it]"),
+            (V{R"("metric": "step", "value": 10, "step": 10})",
+               R"("metric": "iterations_per_second", "value": 0.4, "step": 10})"}));
+  EXPECT_EQ(Render("420it [00:21, 19.61it/s]"),
+            (V{R"("metric": "step", "value": 420, "step": 420})",
+               R"("metric": "iterations_per_second", "value": 19.61, "step": 420})"}));
+  // Lightning: description, postfix; v_num is a version, not a metric.
+  EXPECT_EQ(Render("Epoch 0:  42%|████▏     | 420/1000 [00:21<00:29, 19.61it/s, v_num=0, "
+                   "train_loss=0.123]"),
+            (V{R"("metric": "epoch", "value": 0, "step": 420})",
+               R"("metric": "step", "value": 420, "step": 420})",
+               R"("metric": "iterations_per_second", "value": 19.61, "step": 420})",
+               R"("metric": "train_loss", "value": 0.123, "step": 420})"}));
+  // Not a training loop's bar: no step, no rate.
+  EXPECT_EQ(Render("Loading checkpoint shards: 100%|██████████| 3/3 [00:02<00:00,  1.20it/s]"),
+            V{});
+  EXPECT_EQ(Render("Map: 100%|██████████| 1000/1000 [00:00<00:00, 12345.67 examples/s]"), V{});
+  EXPECT_EQ(Render("model.safetensors: 100%|██████████| 548M/548M [00:05<00:00, 98.1MB/s]"), V{});
+}
+
+TEST(Extract, CarriageReturnUpdatesAreNotRepeated) {
+  LogMetricExtractor x;
+  EXPECT_EQ(Render(&x,
+                   "\r 50%|█████     | 1/2 [00:01<00:01,  1.00it/s]\r 50%|█████     | "
+                   "1/2 [00:01<00:01,  1.00it/s, loss=0.5]\r100%|██████████| 2/2 "
+                   "[00:02<00:00,  1.00it/s, loss=0.5]"),
+            (V{R"("metric": "step", "value": 1, "step": 1})",
+               R"("metric": "iterations_per_second", "value": 1, "step": 1})",
+               R"("metric": "loss", "value": 0.5, "step": 1})",
+               R"("metric": "step", "value": 2, "step": 2})",
+               R"("metric": "iterations_per_second", "value": 1, "step": 2})",
+               R"("metric": "loss", "value": 0.5, "step": 2})"}));
+}
+
+TEST(Extract, AnsiEscapesAreStripped) {
+  EXPECT_EQ(
+      Render("\x1b[32mloss\x1b[0m=\x1b[1m0.25\x1b[0m lr=1e-3"),
+      (V{R"("metric": "loss", "value": 0.25})", R"("metric": "learning_rate", "value": 0.001})"}));
+  EXPECT_EQ(Render("\x1b]0;title 3\x07step 7: loss 1.5"),
+            (V{R"("metric": "step", "value": 7, "step": 7})",
+               R"("metric": "loss", "value": 1.5, "step": 7})"}));
+}
+
+TEST(Extract, DeepSpeed) {
+  EXPECT_EQ(Render("[2024-05-01 10:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] step=100, "
+                   "skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]"),
+            (V{R"("metric": "step", "value": 100, "step": 100})",
+               R"("metric": "skipped", "value": 0, "step": 100})",
+               R"("metric": "learning_rate", "value": 0.0001, "step": 100})"}));
+  EXPECT_EQ(Render("[Rank 0] epoch=0/micro_step=100/global_step=100, RunningAvgSamplesPerSec=31.6, "
+                   "CurrSamplesPerSec=32.1, MemAllocated=4.1GB, MaxMemAllocated=9.3GB"),
+            (V{R"("metric": "epoch", "value": 0, "step": 100})",
+               R"("metric": "micro_step", "value": 100, "step": 100})",
+               R"("metric": "step", "value": 100, "step": 100})",
+               R"("metric": "RunningAvgSamplesPerSec", "value": 31.6, "step": 100})",
+               R"("metric": "samples_per_second", "value": 32.1, "step": 100})",
+               R"("metric": "MemAllocated", "value": 4.1, "step": 100})",
+               R"("metric": "MaxMemAllocated", "value": 9.3, "step": 100})"}));
+}
+
+TEST(Extract, Megatron) {
+  EXPECT_EQ(
+      Render(" iteration      100/  500000 | consumed samples:        51200 | elapsed time per "
+             "iteration (ms): 1234.5 | learning rate: 1.500E-04 | global batch size:   512 | lm "
+             "loss: 7.123456E+00 | loss scale: 65536.0 | grad norm: 1.234 | number of skipped "
+             "iterations:   0 | number of nan iterations:   0 |"),
+      (V{R"("metric": "step", "value": 100, "step": 100})",
+         R"("metric": "consumed_samples", "value": 51200, "step": 100})",
+         R"("metric": "elapsed_time_per_iteration_ms", "value": 1234.5, "step": 100})",
+         R"("metric": "learning_rate", "value": 0.00015, "step": 100})",
+         R"("metric": "global_batch_size", "value": 512, "step": 100})",
+         R"("metric": "loss", "value": 7.123456, "step": 100})",
+         R"("metric": "loss_scale", "value": 65536, "step": 100})",
+         R"("metric": "grad_norm", "value": 1.234, "step": 100})",
+         R"("metric": "number_of_skipped_iterations", "value": 0, "step": 100})",
+         R"("metric": "number_of_nan_iterations", "value": 0, "step": 100})"}));
+}
+
+TEST(Extract, NanoGpt) {
+  EXPECT_EQ(Render("iter 100: loss 2.3456, time 123.45ms, mfu 12.34%"),
+            (V{R"("metric": "step", "value": 100, "step": 100})",
+               R"("metric": "loss", "value": 2.3456, "step": 100})",
+               R"("metric": "time", "value": 123.45, "step": 100})",
+               R"("metric": "mfu", "value": 12.34, "step": 100})"}));
+  EXPECT_EQ(Render("step 500: train loss 1.8000, val loss 1.9000"),
+            (V{R"("metric": "step", "value": 500, "step": 500})",
+               R"("metric": "train_loss", "value": 1.8, "step": 500})",
+               R"("metric": "val_loss", "value": 1.9, "step": 500})"}));
+  EXPECT_EQ(Render("step    1/74 | train loss 11.0121 | norm 15.4278 | lr 1.00e-04 | 1063.35 ms | "
+                   "27.9% bf16 MFU | 15424 tok/s"),
+            (V{R"("metric": "step", "value": 1, "step": 1})",
+               R"("metric": "train_loss", "value": 11.0121, "step": 1})",
+               R"("metric": "norm", "value": 15.4278, "step": 1})",
+               R"("metric": "learning_rate", "value": 0.0001, "step": 1})",
+               R"("metric": "tokens_per_second", "value": 15424, "step": 1})"}));
+}
+
+TEST(Extract, Keras) {
+  EXPECT_EQ(Render("Epoch 3/10"), (V{R"("metric": "epoch", "value": 3})"}));
+  EXPECT_EQ(Render("100/100 [==============================] - 2s 20ms/step - loss: 0.3012 - "
+                   "accuracy: 0.9123 - val_loss: 0.25 - val_accuracy: 0.93"),
+            (V{R"("metric": "step", "value": 100, "step": 100})",
+               R"("metric": "loss", "value": 0.3012, "step": 100})",
+               R"("metric": "accuracy", "value": 0.9123, "step": 100})",
+               R"("metric": "val_loss", "value": 0.25, "step": 100})",
+               R"("metric": "val_accuracy", "value": 0.93, "step": 100})"}));
+  EXPECT_EQ(Render(" 32/100 [=======>......................] - ETA: 1s - loss: 0.4325"),
+            (V{R"("metric": "step", "value": 32, "step": 32})",
+               R"("metric": "loss", "value": 0.4325, "step": 32})"}));
+}
+
+TEST(Extract, UltralyticsYolo) {
+  LogMetricExtractor x;
+  EXPECT_EQ(
+      Render(&x, "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"),
+      V{});
+  EXPECT_EQ(Render(&x,
+                   "      1/100      2.1G      1.234      2.345      1.456         32        640: "
+                   "100%|██████████| 8/8 [00:02<00:00,  3.2it/s]"),
+            (V{R"("metric": "epoch", "value": 1, "step": 8})",
+               R"("metric": "GPU_mem", "value": 2.1, "step": 8})",
+               R"("metric": "box_loss", "value": 1.234, "step": 8})",
+               R"("metric": "cls_loss", "value": 2.345, "step": 8})",
+               R"("metric": "dfl_loss", "value": 1.456, "step": 8})",
+               R"("metric": "Instances", "value": 32, "step": 8})",
+               R"("metric": "Size", "value": 640, "step": 8})",
+               R"("metric": "step", "value": 8, "step": 8})",
+               R"("metric": "iterations_per_second", "value": 3.2, "step": 8})"}));
+  EXPECT_EQ(Render(&x,
+                   "                 Class     Images  Instances      Box(P          R      mAP50  "
+                   "mAP50-95): 100%|██████████| 4/4 [00:01<00:00,  3.10it/s]"),
+            V{});
+  EXPECT_EQ(
+      Render(&x,
+             "                   all        128        929      0.668      0.539      0.612 "
+             "     0.453"),
+      (V{R"("metric": "Images", "value": 128})", R"("metric": "Instances", "value": 929})",
+         R"("metric": "P", "value": 0.668})", R"("metric": "R", "value": 0.539})",
+         R"("metric": "mAP50", "value": 0.612})", R"("metric": "mAP50-95", "value": 0.453})"}));
+  // Without a header a size is not a metric.
+  EXPECT_EQ(Render("      1/100      2.1G      1.234      2.345      1.456         32        640"),
+            V{});
+}
+
+TEST(Extract, MMEngine) {
+  EXPECT_EQ(Render("11/29 10:00:00 - mmengine - INFO - Epoch(train)  [1][ 50/500]  base_lr: "
+                   "2.0000e-02 lr: 2.0000e-02  eta: 0:10:00  time: 0.5  data_time: 0.01  memory: "
+                   "3000  grad_norm: 5.1  loss: 1.2345  loss_cls: 0.5"),
+            (V{R"("metric": "epoch", "value": 1, "step": 50})",
+               R"("metric": "step", "value": 50, "step": 50})",
+               R"("metric": "base_lr", "value": 0.02, "step": 50})",
+               R"("metric": "learning_rate", "value": 0.02, "step": 50})",
+               R"("metric": "time", "value": 0.5, "step": 50})",
+               R"("metric": "data_time", "value": 0.01, "step": 50})",
+               R"("metric": "memory", "value": 3000, "step": 50})",
+               R"("metric": "grad_norm", "value": 5.1, "step": 50})",
+               R"("metric": "loss", "value": 1.2345, "step": 50})",
+               R"("metric": "loss_cls", "value": 0.5, "step": 50})"}));
+  EXPECT_EQ(Render("Epoch(val) [1][100/100]    coco/bbox_mAP: 0.3740  coco/bbox_mAP_50: 0.5810"),
+            (V{R"("metric": "epoch", "value": 1})", R"("metric": "coco/bbox_mAP", "value": 0.374})",
+               R"("metric": "coco/bbox_mAP_50", "value": 0.581})"}));
+}
+
+TEST(Extract, GenericForms) {
+  EXPECT_EQ(Render("step=10 loss=0.5 acc=0.9"),
+            (V{R"("metric": "step", "value": 10, "step": 10})",
+               R"("metric": "loss", "value": 0.5, "step": 10})",
+               R"("metric": "acc", "value": 0.9, "step": 10})"}));
+  EXPECT_EQ(Render("loss: 0.5 accuracy: 97.5%"),
+            (V{R"("metric": "loss", "value": 0.5})", R"("metric": "accuracy", "value": 97.5})"}));
+  EXPECT_EQ(Render("| epoch 3 | loss 2.31 | ppl 10.07 | wps 12345 |"),
+            (V{R"("metric": "epoch", "value": 3})", R"("metric": "loss", "value": 2.31})",
+               R"("metric": "ppl", "value": 10.07})", R"("metric": "wps", "value": 12345})"}));
+  EXPECT_EQ(Render("Epoch [1/5], Step [100/600], Loss: 0.2345"),
+            (V{R"("metric": "epoch", "value": 1, "step": 100})",
+               R"("metric": "step", "value": 100, "step": 100})",
+               R"("metric": "loss", "value": 0.2345, "step": 100})"}));
+  EXPECT_EQ(Render("[rank0]: Validation loss: 0.25"),
+            (V{R"("metric": "Validation_loss", "value": 0.25})"}));
+}
+
+TEST(Extract, NothingFromProseAndIdentities) {
+  for (std::string_view line : {
+           "Loading checkpoint shards: 3 files",
+           "Resuming from epoch 3",
+           "Step 5 of the pipeline: cleaning",
+           "2026-11-30 10:00:00,123 - INFO - Started worker pid=1234 rank=0",
+           "MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 WORLD_SIZE=8 RANK=0",
+           "Using device cuda:0, torch 1.13.1, python 3.11.2",
+           "  Num examples = 10,000",
+           "  Num Epochs = 3",
+           "  Total optimization steps = 3,000",
+           "  Number of trainable parameters = 124,439,808",
+           "learning_rate=5e-05,",
+           "Saving model checkpoint to /out/checkpoint-500",
+           "listening on 127.0.0.1:9300",
+           "segfault at 7f3a2c001000 ip 00007f3a2c001000 sp 00007ffd",
+           "Model summary: 225 layers, 3157200 parameters, 3157184 gradients, 8.9 GFLOPs",
+           "found vocab_size = 65 (inside data/shakespeare_char/meta.pkl)",
+           "seed: 42",
+           "eta: 0:10:00",
+           "Epoch 3/10 done",
+           "Step 1: check that the problem has not already been resolved",
+           "\tlet g:termdebug_map_K = 0",
+           "#8\tNEW    cov: 94 ft: 134 corp: 3/6b lim: 4 exec/s: 0 rss: 31Mb L: 3/3 MS: 4",
+           "[ 8123.401225] python invoked oom-killer: gfp_mask=0x140cca(GFP), order=0, "
+           "oom_score_adj=0",
+           "[W socket.cpp:601] [c10d] connect to [localhost]:29500 (errno: 99 - Cannot assign)",
+       }) {
+    EXPECT_EQ(Render(line), V{}) << line;
+  }
+}
+
+TEST(Extract, ConfigDumpsAreNotMetrics) {
+  for (std::string_view line : {
+           "Namespace(batch_size=64, dataset='imagenet', epochs=90, lr=0.1, seed=42)",
+           "engine/trainer: task=detect, epochs=3, batch=16, amp=True, lr0=0.01, momentum=0.937",
+           "optim_wrapper = dict(type='OptimWrapper', optimizer=dict(type='SGD', lr=0.02))",
+           "json = {\"train_batch_size\": 64, \"optimizer\": {\"params\": {\"lr\": 0.0001}}}",
+           "max_grad_norm=1.0,",
+           "  \"learning_rate\": 5e-05,",
+           "eval_interval = 250 # keep frequent because we'll overfit",
+       }) {
+    EXPECT_EQ(Render(line), V{}) << line;
+  }
+  // A key written twice names no one value; the rest of the line stands.
+  EXPECT_EQ(Render("AdamW(lr=0.000119, momentum=0.9) 57 weight(decay=0.0), 63 bias(decay=0.0)"),
+            (V{R"("metric": "learning_rate", "value": 0.000119})",
+               R"("metric": "momentum", "value": 0.9})"}));
+}
+
+TEST(Extract, Fairseq) {
+  EXPECT_EQ(Render("2024-05-01 10:05:00 | INFO | train | epoch 001 | loss 7.1 | ppl 119.5 | "
+                   "num_updates 1000 | lr 0.0005 | gnorm 1.1"),
+            (V{R"("metric": "epoch", "value": 1, "step": 1000})",
+               R"("metric": "loss", "value": 7.1, "step": 1000})",
+               R"("metric": "ppl", "value": 119.5, "step": 1000})",
+               R"("metric": "step", "value": 1000, "step": 1000})",
+               R"("metric": "learning_rate", "value": 0.0005, "step": 1000})",
+               R"("metric": "gnorm", "value": 1.1, "step": 1000})"}));
+}
+
+TEST(Extract, TensorFlowPaddleMindSpore) {
+  EXPECT_EQ(Render("INFO:tensorflow:loss = 0.6931, step = 101 (0.826 sec)"),
+            (V{R"("metric": "loss", "value": 0.6931, "step": 101})",
+               R"("metric": "step", "value": 101, "step": 101})"}));
+  EXPECT_EQ(Render("INFO:tensorflow:global_step/sec: 121.065"),
+            (V{R"("metric": "global_step/sec", "value": 121.065})"}));
+  EXPECT_EQ(Render("[2024/05/01 10:00:00] ppocr INFO: epoch: [1/500], global_step: 10, lr: "
+                   "0.001000, loss: 33.375458, avg_batch_cost: 1.11834 s, ips: 7.15350 samples/s, "
+                   "eta: 3 days, 0:00:00"),
+            (V{R"("metric": "epoch", "value": 1, "step": 10})",
+               R"("metric": "step", "value": 10, "step": 10})",
+               R"("metric": "learning_rate", "value": 0.001, "step": 10})",
+               R"("metric": "loss", "value": 33.375458, "step": 10})",
+               R"("metric": "avg_batch_cost", "value": 1.11834, "step": 10})",
+               R"("metric": "ips", "value": 7.1535, "step": 10})"}));
+  EXPECT_EQ(Render("epoch: 1 step: 1875, loss is 0.1234"),
+            (V{R"("metric": "epoch", "value": 1, "step": 1875})",
+               R"("metric": "step", "value": 1875, "step": 1875})",
+               R"("metric": "loss", "value": 0.1234, "step": 1875})"}));
+  // torchvision's reference scripts: the value, then the running average.
+  EXPECT_EQ(Render("Epoch: [0]  [ 10/1466]  eta: 2:00:00  lr: 0.1  img/s: 12.3  loss: 2.1234 "
+                   "(2.3012)  acc1: 1.5625 (0.7812)  time: 4.9012  data: 3.2  max mem: 1234"),
+            (V{R"("metric": "epoch", "value": 0})", R"("metric": "learning_rate", "value": 0.1})",
+               R"("metric": "img/s", "value": 12.3})", R"("metric": "loss", "value": 2.1234})",
+               R"("metric": "acc1", "value": 1.5625})", R"("metric": "time", "value": 4.9012})",
+               R"("metric": "data", "value": 3.2})", R"("metric": "max_mem", "value": 1234})"}));
+  EXPECT_EQ(Render("the batch size is 32"), V{});
+  EXPECT_EQ(Render("WARNING: loss is nan at step 900, skipping batch"), V{});
+}
+
+TEST(Extract, TrlKeysAndWindowsLineEnds) {
+  EXPECT_EQ(
+      Render("{'loss': 0.69, 'rewards/chosen': -0.5, 'logps/rejected': -120.25, "
+             "'epoch': 0.1}\r"),
+      (V{R"("metric": "loss", "value": 0.69})", R"("metric": "rewards/chosen", "value": -0.5})",
+         R"("metric": "logps/rejected", "value": -120.25})",
+         R"("metric": "epoch", "value": 0.1})"}));
+}
+
+TEST(Extract, ColouredTqdmBar) {
+  EXPECT_EQ(Render("\x1b[32m 50%|\x1b[0m\x1b[32m█████     \x1b[0m| 5/10 [00:01<00:01,  4.00it/s]"),
+            (V{R"("metric": "step", "value": 5, "step": 5})",
+               R"("metric": "iterations_per_second", "value": 4, "step": 5})"}));
+}
+
+TEST(Extract, BoundedWorkPerSegment) {
+  std::string line;
+  for (int i = 0; i < 100000; ++i) line += "loss=1 ";
+  LogMetricExtractor x;
+  std::vector<MetricSample> out;
+  x.Extract(line, &out);
+  EXPECT_LE(out.size(), 64u);
+}
+
+TEST(Extract, NoAllocationOnLinesWithNothing) {
+  const std::vector<std::string_view> lines = {
+      "Loading checkpoint shards: 3 files",
+      "2026-11-30 10:00:00,123 - INFO - Started worker pid=1234 rank=0",
+      "MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 WORLD_SIZE=8 RANK=0",
+      "Map: 100%|██████████| 1000/1000 [00:00<00:00, 12345.67 examples/s]",
+      "\x1b[33mWARNING\x1b[0m: the value of x=3 is odd: 5 things",
+      "  Num Epochs = 3",
+      "a plain sentence without any digit or separator at all",
+      "Total params: 101770 (397.54 KB)",
+  };
+  LogMetricExtractor x;
+  std::vector<MetricSample> out;
+  out.reserve(16);
+  for (std::string_view line : lines) x.Extract(line, &out);  // warm: buffers grow once
+  ASSERT_TRUE(out.empty());
+  long before = g_allocations.load();
+  for (int round = 0; round < 10; ++round) {
+    for (std::string_view line : lines) x.Extract(line, &out);
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_TRUE(out.empty());
+  // A fresh extractor allocates nothing for a line it rejects at once.
+  LogMetricExtractor fresh;
+  before = g_allocations.load();
+  fresh.Extract("a plain sentence without any digit or separator at all", &out);
+  fresh.Extract("Epoch finished in 12 seconds", &out);
+  EXPECT_EQ(g_allocations.load() - before, 0);
+}
+
+TEST(Extract, NoStepCarriedOverLines) {
+  LogMetricExtractor x;
+  EXPECT_EQ(Render(&x, "step=5 loss=1"), (V{R"("metric": "step", "value": 5, "step": 5})",
+                                            R"("metric": "loss", "value": 1, "step": 5})"}));
+  EXPECT_EQ(Render(&x, "loss=1"), (V{R"("metric": "loss", "value": 1})"}));
+}
+
+TEST(Extract, ArbitraryBytesNeverCrash) {
+  std::mt19937_64 rng(42);
+  const std::string alphabet = "0123456789.eE+-=:|/[](){}',\" \t\r\x1b%itsloaepchn_-\xe2\x96\x88";
+  LogMetricExtractor x;
+  std::vector<MetricSample> out;
+  for (int round = 0; round < 3000; ++round) {
+    std::string line(rng() % 300, '\0');
+    bool raw = round % 2 == 0;
+    for (char& c : line) {
+      c = raw ? static_cast<char>(rng()) : alphabet[rng() % alphabet.size()];
+    }
+    out.clear();
+    x.Extract(line, &out);
+    for (const MetricSample& s : out) EXPECT_FALSE(s.name.empty());
+  }
+  std::string big(1 << 20, 'a');
+  for (size_t i = 0; i < big.size(); i += 7) big[i] = "=:|/1 .\r"[i % 8];
+  out.clear();
+  x.Extract(big, &out);
+  EXPECT_LE(out.size(), big.size());
+}
+
+// The corpus (tests/data/training/*/<name>.log against <name>.expected.jsonl)
+// is checked by inspector_test.cc, through the whole `vigil inspect-log` path.
+
+}  // namespace
+}  // namespace vigil::parse::training
