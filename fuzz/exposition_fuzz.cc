@@ -12,9 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!samples.ok()) return 0;
   // Render what was parsed and parse it again: the renderer's output must
   // always be valid exposition text.
-  std::vector<vigil::ingest::ExpositionPoint> points;
+  std::vector<vigil::net::ExpositionPoint> points;
   for (auto& s : *samples) points.push_back({s.labels, {0, s.value}});
-  std::string text = vigil::ingest::RenderExposition({}, points);
+  std::string text = vigil::net::RenderExposition({}, points);
   if (!vigil::ingest::ParseExposition(text).ok()) std::abort();
   return 0;
 }

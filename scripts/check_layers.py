@@ -4,7 +4,7 @@
 Agent-side folders (discover, collect, ship) and server-side folders (ingest,
 store, query, diagnose, alert, notify, api) never use each other; both may use
 only the shared layers: core, wire, parse, net. Among the shared layers, each
-uses only those below it (core < wire < parse; core < net). Only cli/, the
+uses only those below it (core < wire < parse; core < wire < net). Only cli/, the
 composition root, sees both sides.
 
 Two things are checked, so the rule holds however a dependency is spelled:
@@ -23,7 +23,7 @@ SHARED = {
     "core": {"core"},
     "wire": {"core", "wire"},
     "parse": {"core", "wire", "parse"},
-    "net": {"core", "net"},
+    "net": {"core", "wire", "net"},
 }
 AGENT = {"discover", "collect", "ship"}
 SERVER = {"ingest", "store", "query", "diagnose", "alert", "notify", "api"}

@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "api/gpu_evidence.h"
 #include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
+#include "diagnose/gpu_evidence.h"
+#include "parse/training/wire_events.h"
 
 namespace vigil::api {
 namespace {
@@ -17,21 +17,30 @@ using nlohmann::json;
 constexpr int64_t kNow = 1'764'460'800'000;  // ms
 constexpr int64_t kMs = 1'000'000;           // ns
 
-discover::DetectedJob Job(const std::string& id, const std::string& name, int pid, int64_t start) {
-  discover::DetectedJob j;
+// A job as a node's tracker reports it (wire/jobs.h).
+wire::JobRecord Job(const std::string& id, const std::string& name, int pid, int64_t start) {
+  wire::JobRecord j;
   j.id = id;
   j.name = name;
-  j.kind = discover::JobKind::kTraining;
-  j.framework = discover::Framework::kPyTorch;
+  j.kind = "training";
+  j.framework = "pytorch";
   j.launcher = "torchrun";
   j.world_size = 2;
   j.start_time_ms = start;
-  discover::JobProcess p;
+  j.first_seen_ms = start;
+  j.last_seen_ms = kNow;
+  wire::JobProcessRecord p;
   p.pid = pid;
   p.start_time_ms = start;
-  p.role = discover::JobProcessRole::kLauncher;
+  p.role = "launcher";
   p.cmdline = "torchrun --nproc-per-node 2 " + name + ".py";
   j.processes.push_back(p);
+  return j;
+}
+
+wire::JobRecord Ended(wire::JobRecord j, int64_t last_seen_ms) {
+  j.ended = true;
+  j.last_seen_ms = last_seen_ms;
   return j;
 }
 
@@ -91,16 +100,31 @@ class JobRoutesTest : public ::testing::Test {
     ASSERT_TRUE(db_->Append(mb).ok());
   }
 
-  json Get(collect::jobs::JobTracker* tracker, const std::string& path = "/api/v1/jobs",
-           std::vector<std::pair<std::string, std::string>> query = {}, int status = 200) {
+  // `node`'s snapshot arrives in the job store, as from its agent (or, for
+  // this server's own node, from its tracker in-process).
+  void Report(const std::string& node, std::vector<wire::JobRecord> jobs,
+              std::vector<wire::NodeKernelEventRecord> node_events = {}) {
+    wire::JobsSnapshot s;
+    s.node = node;
+    s.time_ms = env_.NowMillis();
+    s.jobs = std::move(jobs);
+    s.node_events = std::move(node_events);
+    ASSERT_TRUE(store_.Receive(wire::EncodeJobsSnapshot(s)).ok());
+  }
+
+  json Get(const std::string& path = "/api/v1/jobs",
+           std::vector<std::pair<std::string, std::string>> query = {}, int status = 200,
+           bool with_stores = true) {
     net::Router router;
-    JobRouteDeps deps;
-    deps.tracker = tracker;
-    deps.logs = logs_.get();
-    deps.db = db_.get();
-    deps.env = &env_;
-    deps.node = "gpu-1";
-    AddJobRoutes(&router, deps);
+    diagnose::JobReportSources sources;
+    sources.jobs = &store_;
+    if (with_stores) {
+      sources.logs = logs_.get();
+      sources.db = db_.get();
+    }
+    sources.env = &env_;
+    diagnose::JobReporter reporter(sources);
+    AddJobRoutes(&router, {&reporter});
     auto m = router.Find("GET", path);
     EXPECT_NE(m.route, nullptr);
     if (m.route == nullptr) return json();
@@ -114,6 +138,7 @@ class JobRoutesTest : public ::testing::Test {
 
   TempDir tmp_;
   ManualClockEnv env_{kNow};
+  ingest::JobStore store_{{.env = &env_}};
   std::unique_ptr<logstore::LogStore> logs_;
   std::unique_ptr<tsdb::Db> db_;
   std::map<std::string, uint64_t> offsets_;
@@ -121,14 +146,6 @@ class JobRoutesTest : public ::testing::Test {
 
 TEST_F(JobRoutesTest, StatesAndReasonsFromLogsMetricsAndExitStatus) {
   const int64_t t0 = kNow - 3'600'000;
-  std::vector<discover::DetectedJob> running = {
-      Job("1-1", "crashy", 100, t0), Job("2-2", "hung", 200, t0), Job("3-3", "fine", 300, t0)};
-  collect::jobs::JobTrackerOptions o;
-  o.env = &env_;
-  o.detect_override = [&] { return Result<std::vector<discover::DetectedJob>>(running); };
-  collect::jobs::JobTracker tracker(o);
-  ASSERT_TRUE(tracker.Poll().ok());
-
   // crashy: out of memory, then gone.
   Log("crashy", kNow - 2000,
       {"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
@@ -146,10 +163,10 @@ TEST_F(JobRoutesTest, StatesAndReasonsFromLogsMetricsAndExitStatus) {
   // fine: an old, caught traceback; still running.
   Log("fine", t0 + 1000, {"Traceback (most recent call last):\nValueError: retrying"});
 
-  running = {Job("2-2", "hung", 200, t0), Job("3-3", "fine", 300, t0)};
-  ASSERT_TRUE(tracker.Poll().ok());
+  Report("gpu-1", {Ended(Job("1-1", "crashy", 100, t0), kNow), Job("2-2", "hung", 200, t0),
+                   Job("3-3", "fine", 300, t0)});
 
-  json j = Get(&tracker);
+  json j = Get();
   ASSERT_TRUE(j.is_object()) << j.dump();
   EXPECT_EQ(j["status"], "success");
   const json& jobs = j["data"]["jobs"];
@@ -180,20 +197,9 @@ TEST_F(JobRoutesTest, StatesAndReasonsFromLogsMetricsAndExitStatus) {
   EXPECT_EQ(fine["node"], "gpu-1");
 }
 
-TEST_F(JobRoutesTest, WithoutStoresTheTrackerAloneAnswers) {
-  std::vector<discover::DetectedJob> running = {Job("1-1", "train", 100, kNow - 1000)};
-  collect::jobs::JobTrackerOptions o;
-  o.env = &env_;
-  o.detect_override = [&] { return Result<std::vector<discover::DetectedJob>>(running); };
-  collect::jobs::JobTracker tracker(o);
-  ASSERT_TRUE(tracker.Poll().ok());
-  net::Router router;
-  JobRouteDeps deps;
-  deps.tracker = &tracker;
-  deps.env = &env_;
-  AddJobRoutes(&router, deps);
-  net::HttpResponse res = router.Find("GET", "/api/v1/jobs").route->handler(net::HttpRequest{});
-  json j = json::parse(res.body);
+TEST_F(JobRoutesTest, WithoutStoresTheSnapshotAloneAnswers) {
+  Report("gpu-1", {Job("1-1", "train", 100, kNow - 1000)});
+  json j = Get("/api/v1/jobs", {}, 200, /*with_stores=*/false);
   ASSERT_EQ(j["data"]["jobs"].size(), 1u);
   EXPECT_EQ(j["data"]["jobs"][0]["state"], "running");
   EXPECT_TRUE(j["data"]["jobs"][0]["last_step"].is_null());
@@ -203,45 +209,11 @@ TEST_F(JobRoutesTest, WithoutStoresTheTrackerAloneAnswers) {
 // went quiet keeps its jobs listed, but a job it last saw running is no longer
 // known to run.
 TEST_F(JobRoutesTest, OtherNodesJobsFromTheirAgents) {
-  std::vector<discover::DetectedJob> running = {Job("1-1", "local", 100, kNow - 1000)};
-  collect::jobs::JobTrackerOptions o;
-  o.env = &env_;
-  o.detect_override = [&] { return Result<std::vector<discover::DetectedJob>>(running); };
-  collect::jobs::JobTracker tracker(o);
-  ASSERT_TRUE(tracker.Poll().ok());
-
-  ingest::RemoteJobsOptions ro;
-  ro.env = &env_;
-  ingest::RemoteJobs remote(ro);
-  auto snapshot = [&](const std::string& node, const std::string& id, const std::string& name) {
-    collect::jobs::JobsSnapshot s;
-    s.node = node;
-    s.time_ms = kNow;
-    collect::jobs::TrackedJob t;
-    t.job = Job(id, name, 7, kNow - 5000);
-    s.jobs.push_back(t);
-    return collect::jobs::EncodeSnapshot(s);
-  };
-  ASSERT_TRUE(remote.Receive(snapshot("gpu-2", "2-2", "remote")).ok());
-  ASSERT_TRUE(remote.Receive(snapshot("gpu-1", "9-9", "stale-self")).ok());  // ours: the tracker's
+  Report("gpu-1", {Job("1-1", "local", 100, kNow - 1000)});
+  Report("gpu-2", {Job("2-2", "remote", 7, kNow - 5000)});
   Log("remote", kNow - 2000, {"Traceback (most recent call last):\nValueError: caught"});
 
-  net::Router router;
-  JobRouteDeps deps;
-  deps.tracker = &tracker;
-  deps.remote = &remote;
-  deps.logs = logs_.get();
-  deps.db = db_.get();
-  deps.env = &env_;
-  deps.node = "gpu-1";
-  deps.node_silent_ms = 60'000;
-  AddJobRoutes(&router, deps);
-  auto get = [&](std::vector<std::pair<std::string, std::string>> query) {
-    net::HttpRequest req;
-    req.query = std::move(query);
-    return json::parse(router.Find("GET", "/api/v1/jobs").route->handler(req).body);
-  };
-  json j = get({});
+  json j = Get();
   std::map<std::string, std::string> nodes, states;
   for (const json& job : j["data"]["jobs"]) {
     nodes[job["name"]] = job["node"];
@@ -255,28 +227,25 @@ TEST_F(JobRoutesTest, OtherNodesJobsFromTheirAgents) {
       EXPECT_TRUE(job["events"].empty()) << job.dump();
     }
   }
-  EXPECT_EQ(get({{"node", "gpu-2"}})["data"]["jobs"].size(), 1u);
+  EXPECT_EQ(Get("/api/v1/jobs", {{"node", "gpu-2"}})["data"]["jobs"].size(), 1u);
 
-  // Two minutes without a report from gpu-2.
-  ManualClockEnv later{kNow + 120'000};
-  deps.env = &later;
-  net::Router later_router;
-  AddJobRoutes(&later_router, deps);
-  net::HttpRequest req;
-  req.query = {{"node", "gpu-2"}};
-  json quiet = json::parse(later_router.Find("GET", "/api/v1/jobs").route->handler(req).body);
+  // Two minutes without a report from gpu-2 (gpu-1 keeps reporting).
+  env_.now += 120'000;
+  Report("gpu-1", {Job("1-1", "local", 100, kNow - 1000)});
+  json quiet = Get("/api/v1/jobs", {{"node", "gpu-2"}});
   ASSERT_EQ(quiet["data"]["jobs"].size(), 1u);
   EXPECT_EQ(quiet["data"]["jobs"][0]["state"], "unknown");
   EXPECT_EQ(quiet["data"]["jobs"][0]["reason"], "node_silent");
+  EXPECT_EQ(Get("/api/v1/jobs", {{"node", "gpu-1"}})["data"]["jobs"][0]["state"], "running");
 }
 
 TEST(GpuEvidenceTest, PciAddressesOfTheKernelAndOfNvmlMeetInOneKey) {
-  EXPECT_EQ(PciKey("0000:3b:00"), "0:3b:00");
-  EXPECT_EQ(PciKey("00000000:3B:00.0"), "0:3b:00");
-  EXPECT_EQ(PciKey("00000001:3B:00.0"), "1:3b:00");
-  EXPECT_EQ(PciKey("3b:00"), "");
-  EXPECT_EQ(PciKey("zz:3b:00"), "");
-  EXPECT_EQ(PciKey(""), "");
+  EXPECT_EQ(diagnose::PciKey("0000:3b:00"), "0:3b:00");
+  EXPECT_EQ(diagnose::PciKey("00000000:3B:00.0"), "0:3b:00");
+  EXPECT_EQ(diagnose::PciKey("00000001:3B:00.0"), "1:3b:00");
+  EXPECT_EQ(diagnose::PciKey("3b:00"), "");
+  EXPECT_EQ(diagnose::PciKey("zz:3b:00"), "");
+  EXPECT_EQ(diagnose::PciKey(""), "");
 }
 
 // A job's GPUs come from NVML's process list; GPU faults on them during its
@@ -284,19 +253,17 @@ TEST(GpuEvidenceTest, PciAddressesOfTheKernelAndOfNvmlMeetInOneKey) {
 // names no process (placed by its PCI address) and the Xids NVML counted,
 // the same fault told once. The node's events list them all.
 TEST_F(JobRoutesTest, TheJobsGpusAndTheFaultsOnThem) {
-  // The kernel's line: times in /dev/kmsg are since boot.
-  const int64_t uptime_ms = Env::Default()->MonotonicMillis();
-  std::ofstream(tmp_.path() + "/kmsg")
-      << "3,7," << (uptime_ms - 10'000) * 1000
-      << ",-;NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
-         "off the bus.\n";
-  std::vector<discover::DetectedJob> running = {Job("1-1", "train", 100, kNow - 3'600'000)};
-  collect::jobs::JobTrackerOptions o;
-  o.env = &env_;
-  o.kernel_log = tmp_.path() + "/kmsg";
-  o.detect_override = [&] { return Result<std::vector<discover::DetectedJob>>(running); };
-  collect::jobs::JobTracker tracker(o);
-  ASSERT_TRUE(tracker.Poll().ok());
+  // The kernel's line, as the node's tracker read it from /dev/kmsg: an Xid
+  // that names no process.
+  parse::training::LogEventDetector detector;
+  auto xid = detector.Detect(
+      "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
+      "bus.",
+      1);
+  ASSERT_TRUE(xid.has_value());
+  wire::NodeKernelEventRecord kernel;
+  kernel.kernel = {kNow - 10'000, 0, parse::training::ToWireEvent(*xid)};
+  Report("gpu-1", {Job("1-1", "train", 100, kNow - 3'600'000)}, {kernel});
 
   const std::string mem = "vigil_gpu_process_memory_bytes";
   Sample({{"__name__", mem}, {"gpu", "1"}, {"UUID", "GPU-b"}, {"pid", "100"}},
@@ -317,7 +284,7 @@ TEST_F(JobRoutesTest, TheJobsGpusAndTheFaultsOnThem) {
          {{kNow - 300'000, 0}, {kNow - 200'000, 0}, {kNow - 100'000, 2}, {kNow - 5'000, 2}});
   Sample({{"__name__", xids}, {"gpu", "0"}, {"xid", "31"}}, {{kNow - 50'000, 1}});
 
-  json j = Get(&tracker);
+  json j = Get();
   ASSERT_EQ(j["data"]["jobs"].size(), 1u) << j.dump();
   const json& job = j["data"]["jobs"][0];
   EXPECT_EQ(job["gpus"], json::parse(R"([{"gpu":"1","uuid":"GPU-b","memory_bytes":2e9}])"));
@@ -334,7 +301,7 @@ TEST_F(JobRoutesTest, TheJobsGpusAndTheFaultsOnThem) {
   EXPECT_FALSE(nvml48["meaning_zh"].get<std::string>().empty());
   EXPECT_FALSE(job["events"][1]["details"]["action_zh"].get<std::string>().empty());
 
-  json node = Get(&tracker, "/api/v1/events");
+  json node = Get("/api/v1/events");
   ASSERT_EQ(node["status"], "success") << node.dump();
   got.clear();
   for (const json& e : node["data"]["events"]) {
@@ -347,21 +314,21 @@ TEST_F(JobRoutesTest, TheJobsGpusAndTheFaultsOnThem) {
       << node.dump();
 
   // A window that ends before the faults; bad bounds.
-  node = Get(&tracker, "/api/v1/events", {{"end_ms", std::to_string(kNow - 150'000)}});
+  node = Get("/api/v1/events", {{"end_ms", std::to_string(kNow - 150'000)}});
   EXPECT_TRUE(node["data"]["events"].empty()) << node.dump();
-  Get(&tracker, "/api/v1/events", {{"start_ms", "yesterday"}}, 400);
+  Get("/api/v1/events", {{"start_ms", "yesterday"}}, 400);
 }
 
 TEST_F(JobRoutesTest, AnNvmlCounterThatRestartsCountsFromZero) {
   Sample({{"__name__", "vigil_gpu_xid_errors_total"}, {"gpu", "3"}, {"xid", "94"}},
          {{kNow - 40'000, 2}, {kNow - 30'000, 2}, {kNow - 20'000, 1}, {kNow - 10'000, 4}});
-  auto x = NvmlXids(db_.get(), "gpu-1", {"3"}, kNow - 35'000, kNow);
+  auto x = diagnose::NvmlXids(db_.get(), "gpu-1", {"3"}, kNow - 35'000, kNow);
   ASSERT_EQ(x.size(), 2u);
   EXPECT_EQ(x[0].time_ms, kNow - 20'000);  // the agent restarted: 1 new since
   EXPECT_EQ(x[0].count, 1);
   EXPECT_EQ(x[1].count, 3);
-  EXPECT_TRUE(NvmlXids(db_.get(), "gpu-1", {"4"}, kNow - 35'000, kNow).empty());
-  EXPECT_TRUE(NvmlXids(db_.get(), "other", {}, kNow - 35'000, kNow).empty());
+  EXPECT_TRUE(diagnose::NvmlXids(db_.get(), "gpu-1", {"4"}, kNow - 35'000, kNow).empty());
+  EXPECT_TRUE(diagnose::NvmlXids(db_.get(), "other", {}, kNow - 35'000, kNow).empty());
 }
 
 }  // namespace

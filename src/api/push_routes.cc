@@ -59,7 +59,7 @@ Result<wire::Labels> GroupingLabels(const net::HttpRequest& req) {
       name.resize(name.size() - 7);
       VIGIL_ASSIGN_OR_RETURN(value, DecodeBase64Url(value));
     }
-    if (!ingest::IsValidLabelName(name) || name == wire::kMetricNameLabel) {
+    if (!net::IsValidLabelName(name) || name == wire::kMetricNameLabel) {
       return InvalidArgument("invalid grouping label name \"" + name + "\"");
     }
     if (value.size() > wire::kMaxLabelBytes) {

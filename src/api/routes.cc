@@ -5,7 +5,7 @@
 #include <ctime>
 #include <map>
 
-#include "ingest/exposition.h"
+#include "net/exposition.h"
 #include "core/json_writer.h"
 #include "wire/frame.h"
 
@@ -26,7 +26,7 @@ std::string Iso8601(int64_t ms) {
 }
 
 // One unlabelled server-side value and its family.
-void AddPoint(std::vector<wire::MetricFamily>* families, std::vector<ingest::ExpositionPoint>* points,
+void AddPoint(std::vector<wire::MetricFamily>* families, std::vector<net::ExpositionPoint>* points,
               int64_t now, const char* name, MetricType type, const char* help, double v) {
   families->push_back({name, type, help});
   points->push_back({{{std::string(wire::kMetricNameLabel), name}}, {now, v}});
@@ -35,7 +35,7 @@ void AddPoint(std::vector<wire::MetricFamily>* families, std::vector<ingest::Exp
 // The log store's totals, and per source what volume control sampled away or
 // filtered and what was cut: never silent (docs/log-api.md).
 void AddLogStorePoints(const logstore::LogStore& logs, std::vector<wire::MetricFamily>* families,
-                       std::vector<ingest::ExpositionPoint>* points, int64_t now) {
+                       std::vector<net::ExpositionPoint>* points, int64_t now) {
   logstore::LogStoreStats st = logs.Stats();
   auto add = [&](const char* name, MetricType type, const char* help, double v) {
     AddPoint(families, points, now, name, type, help, v);
@@ -84,7 +84,7 @@ void AddLogStorePoints(const logstore::LogStore& logs, std::vector<wire::MetricF
 
 // Server-side counters, which no collector sees, appended to /metrics.
 void AddServerPoints(const CoreRouteDeps& deps, std::vector<wire::MetricFamily>* families,
-                     std::vector<ingest::ExpositionPoint>* points, int64_t now) {
+                     std::vector<net::ExpositionPoint>* points, int64_t now) {
   auto add = [&](const char* name, MetricType type, const char* help, double v) {
     AddPoint(families, points, now, name, type, help, v);
   };
@@ -125,14 +125,14 @@ void AddServerPoints(const CoreRouteDeps& deps, std::vector<wire::MetricFamily>*
 net::HttpResponse Metrics(const CoreRouteDeps& deps) {
   int64_t now = deps.env->NowMillis();
   std::vector<wire::MetricFamily> families = deps.db->Families();
-  std::vector<ingest::ExpositionPoint> points;
+  std::vector<net::ExpositionPoint> points;
   for (auto& p : deps.db->Latest(now - deps.staleness_ms)) {
     points.push_back({std::move(p.labels), p.sample});
   }
   AddServerPoints(deps, &families, &points, now);
   net::HttpResponse r;
-  r.content_type = std::string(ingest::kExpositionContentType);
-  r.body = ingest::RenderExposition(families, points);
+  r.content_type = std::string(net::kExpositionContentType);
+  r.body = net::RenderExposition(families, points);
   return r;
 }
 

@@ -74,6 +74,31 @@ void PrintHuman(const json& s, const std::string& url) {
   }
 }
 
+// `vigil agent`: where it ships and what waits in its outboxes. A dropped
+// frame is said plainly: it is data that never reached the server.
+void PrintAgent(const json& s, const std::string& url) {
+  std::printf("Vigil %s agent is running at %s (pid %d)\n", Str(s, "version").c_str(),
+              url.c_str(), static_cast<int>(Num(s, "pid")));
+  std::printf("Node:      %s\n", Str(s, "node").c_str());
+  std::printf("Server:    %s\n", Str(s, "server_url").c_str());
+  std::printf("Home:      %s\n", Str(s, "home").c_str());
+  for (const auto& o : s.value("outboxes", json::array())) {
+    const auto queued = static_cast<uint64_t>(Num(o, "queued_frames"));
+    std::printf("Outbox:    %-7s %llu frames (%s) waiting, %.0f sent", Str(o, "name").c_str(),
+                static_cast<unsigned long long>(queued),
+                HumanBytes(static_cast<uint64_t>(Num(o, "queued_bytes"))).c_str(),
+                Num(o, "sent_frames"));
+    if (Num(o, "dropped_frames") > 0) {
+      std::printf(", DROPPED %.0f oldest frames (%s): the outbox was full", Num(o, "dropped_frames"),
+                  HumanBytes(static_cast<uint64_t>(Num(o, "dropped_bytes"))).c_str());
+    }
+    std::printf("\n");
+    if (queued > 0 && !Str(o, "last_error").empty()) {
+      std::printf("           the server is not taking them: %s\n", Str(o, "last_error").c_str());
+    }
+  }
+}
+
 }  // namespace
 
 int RunStatus(const StatusFlags& flags) {
@@ -103,7 +128,11 @@ int RunStatus(const StatusFlags& flags) {
     std::fprintf(stderr, "Vigil at %s sent a status that is not JSON\n", base.c_str());
     return 1;
   }
-  PrintHuman(s, base);
+  if (Str(s, "role") == "agent") {
+    PrintAgent(s, base);
+  } else {
+    PrintHuman(s, base);
+  }
   return 0;
 }
 

@@ -33,7 +33,10 @@ struct HomePaths {
   std::string log_store_dir() const { return home + "/data/logs"; }
   std::string agent_dir() const { return home + "/data/agent"; }
   std::string job_history_file() const { return home + "/data/jobs.json"; }
-  std::string nodes_dir() const { return home + "/data/nodes"; }  // other nodes' jobs
+  std::string nodes_dir() const { return home + "/data/nodes"; }  // every node's jobs (JobStore)
+  // The agent's outboxes (ship/outbox.h): metrics and jobs, and logs.
+  std::string outbox_dir() const { return home + "/data/agent/outbox"; }
+  std::string log_outbox_dir() const { return home + "/data/agent/outbox-logs"; }
   std::string run_spool_dir() const { return home + "/spool/run"; }
   std::string logs_dir() const { return home + "/logs"; }
   std::string log_file() const { return home + "/logs/vigil.log"; }

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include "net/http_server.h"
 #include "api/job_routes.h"
 #include "api/log_routes.h"
 #include "api/otlp_routes.h"
@@ -18,10 +17,16 @@
 #include "collect/metrics/gpu_collector.h"
 #include "collect/metrics/loop.h"
 #include "core/env.h"
+#include "core/json_writer.h"
 #include "core/log.h"
 #include "core/version.h"
+#include "diagnose/job_report.h"
 #include "ingest/ingester.h"
+#include "net/exposition.h"
+#include "net/http_server.h"
 #include "ship/http_transport.h"
+#include "ship/outbox.h"
+#include "ship/outbox_metrics.h"
 #include "ship/transport.h"
 #include "store/logs/log_store.h"
 #include "store/tsdb/db.h"
@@ -34,8 +39,49 @@ namespace {
 struct ServerSide {
   std::unique_ptr<tsdb::Db> db;
   std::unique_ptr<logstore::LogStore> logs;
-  std::unique_ptr<ingest::RemoteJobs> remote_jobs;  // other nodes' jobs, from their agents
+  std::unique_ptr<ingest::JobStore> jobs;  // every node's jobs, this one's included
   std::unique_ptr<ingest::Ingester> ingester;
+  std::unique_ptr<diagnose::JobReporter> reporter;  // the jobs API's reports
+};
+
+// How the agent side reaches the server. `vigil up`: straight into this
+// process's ingester. `vigil agent`: over HTTP, every frame through an outbox
+// (ship/outbox.h) that keeps it on disk until the server has it: one for
+// metrics and jobs snapshots (oldest dropped, and counted, past its budget),
+// one for log batches (refused when full: the log files and their checkpoints
+// are the buffer behind it).
+struct AgentLink {
+  std::unique_ptr<ship::Transport> transport;      // metrics and jobs
+  std::unique_ptr<ship::Transport> log_transport;  // logs: a slow batch never holds up metrics
+  std::unique_ptr<ship::Outbox> outbox;
+  std::unique_ptr<ship::Outbox> log_outbox;
+  // Where frames go: the outbox, or the in-process ingester.
+  std::function<Status(std::string_view frame)> send;
+  collect::logs::LogAgent::Sender send_logs;
+
+  void Stop() {
+    if (outbox) outbox->Stop();
+    if (log_outbox) log_outbox->Stop();
+  }
+};
+
+// The outboxes' health, shipped with the other metrics (ship/outbox_metrics.h).
+class OutboxCollector final : public collect::MetricCollector {
+ public:
+  explicit OutboxCollector(const AgentLink* link) : link_(link) {}
+  std::string_view name() const override { return "outbox"; }
+  Status Collect(wire::MetricBatchBuilder* out) override {
+    if (link_->outbox) {
+      ship::AddOutboxMetrics("metrics", link_->outbox->Stats(), out->timestamp_ms(), out);
+    }
+    if (link_->log_outbox) {
+      ship::AddOutboxMetrics("logs", link_->log_outbox->Stats(), out->timestamp_ms(), out);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const AgentLink* link_;
 };
 
 }  // namespace
@@ -47,15 +93,12 @@ struct Instance::Impl {
   // before the server side it feeds.
   std::unique_ptr<InstanceLock> lock;
   ServerSide server;
-  // Before http and loop, which refer to it (the jobs route, the tfevents
-  // collector) and are destroyed first.
+  // Before http and loop, which refer to it (the tfevents collector) and are
+  // destroyed first.
   std::unique_ptr<collect::jobs::JobTracker> jobs;
   std::unique_ptr<net::HttpServer> http;
-  // One transport per sender, so a slow log batch never holds up metrics.
-  std::unique_ptr<ship::Transport> transport;
-  std::unique_ptr<ship::Transport> log_transport;
-  std::unique_ptr<ship::Transport> jobs_transport;
-  std::unique_ptr<collect::jobs::JobShipper> job_shipper;  // `vigil agent` only
+  AgentLink link;
+  std::unique_ptr<collect::jobs::JobShipper> job_shipper;
   std::unique_ptr<collect::CollectionLoop> loop;
   std::unique_ptr<collect::logs::LogAgent> log_agent;
   bool stopped = false;
@@ -96,13 +139,18 @@ Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, Server
     return logs.status().WithContext("cannot open the log store in " + log_options.dir);
   }
   impl->logs = std::move(logs).value();
-  ingest::RemoteJobsOptions remote_options;
-  remote_options.dir = paths.nodes_dir();
-  impl->remote_jobs = std::make_unique<ingest::RemoteJobs>(remote_options);
+  ingest::JobStoreOptions jobs_options;
+  jobs_options.dir = paths.nodes_dir();
+  impl->jobs = std::make_unique<ingest::JobStore>(jobs_options);
   ingest::IngesterOptions ingest_options;
-  ingest_options.remote_jobs = impl->remote_jobs.get();
+  ingest_options.job_store = impl->jobs.get();
   impl->ingester =
       std::make_unique<ingest::Ingester>(impl->db.get(), impl->logs.get(), ingest_options);
+  diagnose::JobReportSources sources;
+  sources.jobs = impl->jobs.get();
+  sources.logs = impl->logs.get();
+  sources.db = impl->db.get();
+  impl->reporter = std::make_unique<diagnose::JobReporter>(sources);
 
   api::CoreRouteDeps deps;
   deps.info = {kVersion,       started_ms,        paths.home,
@@ -121,7 +169,92 @@ Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, Server
   otlp.ingester = impl->ingester.get();
   otlp.node = options.node_name;
   api::AddOtlpRoutes(router, otlp);
+  api::AddJobRoutes(router, {impl->reporter.get()});
   api::AddWebRoutes(router);
+  return Status::Ok();
+}
+
+// The agent's own endpoints in `vigil agent` (the server has the rest):
+// /healthz, and its outboxes on /metrics and /api/v1/status.
+void AddAgentRoutes(const InstanceOptions& options, int64_t started_ms, const AgentLink* link,
+                    net::Router* router) {
+  router->Handle("GET", "/healthz",
+                 [](const net::HttpRequest&) { return net::HttpResponse::Text(200, "ok\n"); });
+  auto outboxes = [link] {
+    std::vector<std::pair<std::string, ship::OutboxStats>> out;
+    if (link->outbox) out.emplace_back("metrics", link->outbox->Stats());
+    if (link->log_outbox) out.emplace_back("logs", link->log_outbox->Stats());
+    return out;
+  };
+  router->Handle("GET", "/metrics", [outboxes](const net::HttpRequest&) {
+    const int64_t now = Env::Default()->NowMillis();
+    wire::MetricBatchBuilder b("", now);
+    for (const auto& [name, stats] : outboxes()) ship::AddOutboxMetrics(name, stats, now, &b);
+    wire::MetricBatch batch = b.Release();
+    std::vector<net::ExpositionPoint> points;
+    for (wire::Series& s : batch.series) points.push_back({std::move(s.labels), s.samples[0]});
+    net::HttpResponse r;
+    r.content_type = std::string(net::kExpositionContentType);
+    r.body = net::RenderExposition(batch.families, points);
+    return r;
+  });
+  router->Handle("GET", "/api/v1/status", [options, started_ms,
+                                           outboxes](const net::HttpRequest&) {
+    const int64_t now = Env::Default()->NowMillis();
+    JsonWriter w;
+    w.BeginObject().Key("role").String("agent").Key("version").String(kVersion);
+    w.Key("pid").Int(static_cast<int64_t>(::getpid()));
+    w.Key("node").String(options.node_name).Key("home").String(options.paths.home);
+    w.Key("server_url").String(options.server_url);
+    w.Key("uptime_seconds").Int((now - started_ms) / 1000);
+    w.Key("outboxes").BeginArray();
+    for (const auto& [name, s] : outboxes()) {
+      w.BeginObject().Key("name").String(name);
+      w.Key("queued_frames").Uint(s.queued_frames).Key("queued_bytes").Uint(s.queued_bytes);
+      w.Key("oldest_queued_ms").Int(s.oldest_queued_ms);
+      w.Key("sent_frames").Uint(s.sent_frames).Key("dropped_frames").Uint(s.dropped_frames);
+      w.Key("dropped_bytes").Uint(s.dropped_bytes).Key("refused_frames").Uint(s.refused_frames);
+      w.Key("rejected_frames").Uint(s.rejected_frames);
+      w.Key("send_failures").Uint(s.send_failures);
+      w.Key("last_success_ms").Int(s.last_success_ms).Key("last_error").String(s.last_error);
+      w.EndObject();
+    }
+    w.EndArray().EndObject();
+    net::HttpResponse r;
+    r.content_type = "application/json";
+    r.body = w.Release();
+    return r;
+  });
+}
+
+// Opens the link to the server (see AgentLink).
+Status OpenAgentLink(const InstanceOptions& options, ingest::Ingester* local, AgentLink* link) {
+  if (local != nullptr) {
+    link->send = [local](std::string_view frame) { return local->Receive(frame); };
+    link->send_logs = [local](wire::LogBatch* batch) { return local->ReceiveLogBatch(batch); };
+    return Status::Ok();
+  }
+  link->transport = std::make_unique<ship::HttpTransport>(options.server_url);
+  link->log_transport = std::make_unique<ship::HttpTransport>(options.server_url);
+  ship::OutboxOptions o;
+  o.dir = options.paths.outbox_dir();
+  o.name = "metrics";
+  VIGIL_ASSIGN_OR_RETURN(link->outbox, ship::Outbox::Open(o, link->transport.get()));
+  ship::OutboxOptions lo;
+  lo.dir = options.paths.log_outbox_dir();
+  lo.name = "logs";
+  lo.max_bytes = 64ull << 20;
+  lo.full_policy = ship::OutboxFullPolicy::kRefuseNew;
+  lo.sync_each_enqueue = true;  // the log agent's checkpoint moves past what Enqueue took
+  VIGIL_ASSIGN_OR_RETURN(link->log_outbox, ship::Outbox::Open(lo, link->log_transport.get()));
+  link->outbox->Start();
+  link->log_outbox->Start();
+  ship::Outbox* outbox = link->outbox.get();
+  ship::Outbox* log_outbox = link->log_outbox.get();
+  link->send = [outbox](std::string_view frame) { return outbox->Enqueue(frame); };
+  link->send_logs = collect::logs::FrameSender(
+      [log_outbox](std::string_view frame) { return log_outbox->Enqueue(frame); },
+      /*compress=*/true);
   return Status::Ok();
 }
 
@@ -141,6 +274,42 @@ collect::logs::LogAgentOptions LogAgentOptionsFor(const InstanceOptions& options
 }
 
 }  // namespace
+
+// Starts collection: metrics every interval, the job tracker and its
+// snapshots (to the server's job store, in-process or remote alike), and the
+// log agent.
+void Instance::StartAgentSide(const InstanceOptions& options,
+                              std::vector<std::unique_ptr<collect::MetricCollector>> collectors,
+                              Impl* impl) {
+  const bool remote = options.role == Role::kAgent;
+  auto send = impl->link.send;
+  collect::LoopOptions loop_options;
+  loop_options.source = options.node_name;
+  loop_options.interval_ms = options.interval_ms;
+  loop_options.compress = remote;
+  impl->loop = std::make_unique<collect::CollectionLoop>(
+      loop_options, std::move(collectors), [send](std::string frame) { return send(frame); });
+  impl->loop->Start();
+  impl->jobs->Start();
+  collect::jobs::JobShipperOptions shipper_options;
+  shipper_options.node = options.node_name;
+  shipper_options.compress = remote;
+  // In-process, a snapshot costs a copy: often, so the jobs page keeps up
+  // with the tracker.
+  if (!remote) shipper_options.interval_ms = 2000;
+  impl->job_shipper = std::make_unique<collect::jobs::JobShipper>(impl->jobs.get(), shipper_options,
+                                                                  send);
+  impl->job_shipper->Start();
+  if (!options.collect_logs) return;
+  impl->log_agent =
+      std::make_unique<collect::logs::LogAgent>(LogAgentOptionsFor(options), impl->link.send_logs);
+  Status st = impl->log_agent->Start();
+  if (!st.ok()) {
+    // Metrics still work; say why logs do not.
+    Logf(LogLevel::kError, "log collection not started: %s", st.ToString().c_str());
+    impl->log_agent.reset();
+  }
+}
 
 Result<std::unique_ptr<Instance>> Instance::Start(
     const InstanceOptions& options,
@@ -163,9 +332,10 @@ Result<std::unique_ptr<Instance>> Instance::Start(
   net::Router router;
   if (server_side) {
     VIGIL_RETURN_IF_ERROR(OpenServerSide(options, started_ms, &impl->server, &router));
-  } else {
-    router.Handle("GET", "/healthz",
-                  [](const net::HttpRequest&) { return net::HttpResponse::Text(200, "ok\n"); });
+  }
+  if (agent_side) {
+    VIGIL_RETURN_IF_ERROR(OpenAgentLink(options, impl->server.ingester.get(), &impl->link));
+    if (!server_side) AddAgentRoutes(options, started_ms, &impl->link, &router);
   }
   if (agent_side) {
     // Jobs are found where they run; their verdict uses the stores when this
@@ -185,16 +355,8 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     // to MLflow's local store (found in their working directory).
     collectors.push_back(std::make_unique<collect::jobs::TfEventsCollector>(impl->jobs.get()));
     collectors.push_back(std::make_unique<collect::jobs::MlrunsCollector>(impl->jobs.get()));
+    if (!server_side) collectors.push_back(std::make_unique<OutboxCollector>(&impl->link));
   }
-  // This node's jobs (agent side) and the jobs other nodes' agents report
-  // (server side), with the stores where this process has them.
-  api::JobRouteDeps job_deps;
-  job_deps.tracker = impl->jobs.get();
-  job_deps.remote = impl->server.remote_jobs.get();
-  job_deps.logs = impl->server.logs.get();
-  job_deps.db = impl->server.db.get();
-  job_deps.node = options.node_name;
-  api::AddJobRoutes(&router, job_deps);
   net::HttpServer::Options http_options;
   http_options.listen = options.listen;
   http_options.error_log = [](std::string_view msg) { Log(LogLevel::kWarn, msg); };
@@ -206,59 +368,7 @@ Result<std::unique_ptr<Instance>> Instance::Start(
   RunState state{static_cast<int>(::getpid()), impl->url, options.listen, started_ms, kVersion};
   VIGIL_RETURN_IF_ERROR(env->WriteFileAtomic(paths.state_file(), FormatRunState(state)));
 
-  if (agent_side) {
-    if (server_side) {
-      ingest::Ingester* ingester = impl->server.ingester.get();
-      impl->transport = std::make_unique<ship::InProcessTransport>(
-          [ingester](std::string_view frame) { return ingester->Receive(frame); });
-    } else {
-      impl->transport = std::make_unique<ship::HttpTransport>(options.server_url);
-    }
-    ship::Transport* transport = impl->transport.get();
-    collect::LoopOptions loop_options;
-    loop_options.source = options.node_name;
-    loop_options.interval_ms = options.interval_ms;
-    loop_options.compress = !server_side;
-    impl->loop = std::make_unique<collect::CollectionLoop>(
-        loop_options, std::move(collectors),
-        [transport](std::string frame) { return transport->Send(frame); });
-    impl->loop->Start();
-    impl->jobs->Start();
-    if (!server_side) {
-      // The server lists this node's jobs with every other node's.
-      // A short timeout: the shipper's last send at shutdown must not hang.
-      impl->jobs_transport =
-          std::make_unique<ship::HttpTransport>(options.server_url, std::chrono::seconds(5));
-      ship::Transport* jobs_transport = impl->jobs_transport.get();
-      collect::jobs::JobShipperOptions shipper_options;
-      shipper_options.node = options.node_name;
-      impl->job_shipper = std::make_unique<collect::jobs::JobShipper>(
-          impl->jobs.get(), shipper_options,
-          [jobs_transport](std::string_view frame) { return jobs_transport->Send(frame); });
-      impl->job_shipper->Start();
-    }
-    if (options.collect_logs) {
-      collect::logs::LogAgent::Sender send_logs;
-      if (server_side) {
-        ingest::Ingester* ingester = impl->server.ingester.get();
-        send_logs = [ingester](wire::LogBatch* batch) { return ingester->ReceiveLogBatch(batch); };
-      } else {
-        impl->log_transport = std::make_unique<ship::HttpTransport>(options.server_url);
-        ship::Transport* log_transport = impl->log_transport.get();
-        send_logs = collect::logs::FrameSender(
-            [log_transport](std::string_view frame) { return log_transport->Send(frame); },
-            /*compress=*/true);
-      }
-      impl->log_agent =
-          std::make_unique<collect::logs::LogAgent>(LogAgentOptionsFor(options), send_logs);
-      Status st = impl->log_agent->Start();
-      if (!st.ok()) {
-        // Metrics still work; say why logs do not.
-        Logf(LogLevel::kError, "log collection not started: %s", st.ToString().c_str());
-        impl->log_agent.reset();
-      }
-    }
-  }
+  if (agent_side) StartAgentSide(options, std::move(collectors), impl.get());
   Logf(LogLevel::kInfo, "vigil %s started: %s, home %s, node %s", kVersion, impl->url.c_str(),
        paths.home.c_str(), options.node_name.c_str());
   return std::unique_ptr<Instance>(new Instance(std::move(impl)));
@@ -275,6 +385,7 @@ void Instance::Stop() {
   if (impl_->jobs) impl_->jobs->Stop();
   if (impl_->job_shipper) impl_->job_shipper->Stop();  // after the tracker's last pass
   if (impl_->loop) impl_->loop->Stop();
+  impl_->link.Stop();  // after the last frames are queued
   impl_->http->Stop();
   if (impl_->server.logs) {
     Status st = impl_->server.logs->Close();

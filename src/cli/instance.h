@@ -54,6 +54,9 @@ class Instance {
  private:
   struct Impl;
   explicit Instance(std::unique_ptr<Impl> impl);
+  static void StartAgentSide(const InstanceOptions& options,
+                             std::vector<std::unique_ptr<collect::MetricCollector>> collectors,
+                             Impl* impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -46,7 +46,7 @@ RunResult RunShell(const std::string& command) {
   return r;
 }
 
-ExpositionPoint P(std::string name, Labels labels, double v) {
+net::ExpositionPoint P(std::string name, Labels labels, double v) {
   labels.push_back({"__name__", std::move(name)});
   wire::NormalizeLabels(&labels);
   return {std::move(labels), {0, v}};
@@ -72,7 +72,7 @@ std::string RealisticExposition() {
        "Value of the last XID error encountered.\nSecond line with a \\ backslash."},
       {"vigil_scrape_errors_total", MetricType::kCounter, "Collector errors, by \"collector\"."},
   };
-  std::vector<ExpositionPoint> points;
+  std::vector<net::ExpositionPoint> points;
   for (int cpu = 0; cpu < 4; ++cpu) {
     for (const char* mode : {"idle", "iowait", "system", "user"}) {
       points.push_back(P("node_cpu_seconds_total", {{"cpu", std::to_string(cpu)}, {"mode", mode}},
@@ -103,7 +103,7 @@ std::string RealisticExposition() {
   points.push_back(P("vigil_scrape_errors_total", {{"collector", "nvml"}},
                      std::numeric_limits<double>::infinity()));
   points.push_back(P("vigil_scrape_errors_total", {{"collector", "proc"}}, std::nan("")));
-  return RenderExposition(families, points);
+  return net::RenderExposition(families, points);
 }
 
 TEST(ExpositionPromtoolTest, RealisticExpositionPassesPromtoolCheckMetrics) {
@@ -135,14 +135,14 @@ TEST(ExpositionPromtoolTest, PromtoolCatchesALintProblem) {
   const std::string promtool = FindPromtool();
   if (promtool.empty()) GTEST_SKIP() << "promtool not found";
   std::vector<MetricFamily> families = {{"requests", MetricType::kCounter, "Requests."}};
-  std::vector<ExpositionPoint> points = {P("requests", {}, 1)};
+  std::vector<net::ExpositionPoint> points = {P("requests", {}, 1)};
   auto dir =
       std::filesystem::temp_directory_path() / ("vigil_promtool_neg_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto file = dir / "metrics.txt";
   {
     std::ofstream out(file, std::ios::binary);
-    out << RenderExposition(families, points);
+    out << net::RenderExposition(families, points);
   }
   RunResult r = RunShell("'" + promtool + "' check metrics < '" + file.string() + "'");
   std::filesystem::remove_all(dir);

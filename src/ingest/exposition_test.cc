@@ -14,34 +14,34 @@ using wire::Labels;
 using wire::MetricFamily;
 using wire::MetricType;
 
-ExpositionPoint Point(std::string name, Labels labels, double v) {
+net::ExpositionPoint Point(std::string name, Labels labels, double v) {
   labels.push_back({"__name__", std::move(name)});
   wire::NormalizeLabels(&labels);
   return {std::move(labels), {1700000000000, v}};
 }
 
 TEST(FormatValueTest, MatchesGoShortestG) {
-  EXPECT_EQ(FormatValue(0), "0");
-  EXPECT_EQ(FormatValue(-0.0), "-0");
-  EXPECT_EQ(FormatValue(1), "1");
-  EXPECT_EQ(FormatValue(-1), "-1");
-  EXPECT_EQ(FormatValue(0.25), "0.25");
-  EXPECT_EQ(FormatValue(0.1), "0.1");
-  EXPECT_EQ(FormatValue(123456), "123456");
-  EXPECT_EQ(FormatValue(1e6), "1e+06");
-  EXPECT_EQ(FormatValue(1234567), "1.234567e+06");
-  EXPECT_EQ(FormatValue(16663435264), "1.6663435264e+10");
-  EXPECT_EQ(FormatValue(0.0001), "0.0001");
-  EXPECT_EQ(FormatValue(0.00001), "1e-05");
-  EXPECT_EQ(FormatValue(-0.000123), "-0.000123");
-  EXPECT_EQ(FormatValue(1e100), "1e+100");
-  EXPECT_EQ(FormatValue(5e-324), "5e-324");
-  EXPECT_EQ(FormatValue(1.7976931348623157e308), "1.7976931348623157e+308");
-  EXPECT_EQ(FormatValue(100), "100");
-  EXPECT_EQ(FormatValue(42.5), "42.5");
-  EXPECT_EQ(FormatValue(std::numeric_limits<double>::infinity()), "+Inf");
-  EXPECT_EQ(FormatValue(-std::numeric_limits<double>::infinity()), "-Inf");
-  EXPECT_EQ(FormatValue(std::nan("")), "NaN");
+  EXPECT_EQ(net::FormatValue(0), "0");
+  EXPECT_EQ(net::FormatValue(-0.0), "-0");
+  EXPECT_EQ(net::FormatValue(1), "1");
+  EXPECT_EQ(net::FormatValue(-1), "-1");
+  EXPECT_EQ(net::FormatValue(0.25), "0.25");
+  EXPECT_EQ(net::FormatValue(0.1), "0.1");
+  EXPECT_EQ(net::FormatValue(123456), "123456");
+  EXPECT_EQ(net::FormatValue(1e6), "1e+06");
+  EXPECT_EQ(net::FormatValue(1234567), "1.234567e+06");
+  EXPECT_EQ(net::FormatValue(16663435264), "1.6663435264e+10");
+  EXPECT_EQ(net::FormatValue(0.0001), "0.0001");
+  EXPECT_EQ(net::FormatValue(0.00001), "1e-05");
+  EXPECT_EQ(net::FormatValue(-0.000123), "-0.000123");
+  EXPECT_EQ(net::FormatValue(1e100), "1e+100");
+  EXPECT_EQ(net::FormatValue(5e-324), "5e-324");
+  EXPECT_EQ(net::FormatValue(1.7976931348623157e308), "1.7976931348623157e+308");
+  EXPECT_EQ(net::FormatValue(100), "100");
+  EXPECT_EQ(net::FormatValue(42.5), "42.5");
+  EXPECT_EQ(net::FormatValue(std::numeric_limits<double>::infinity()), "+Inf");
+  EXPECT_EQ(net::FormatValue(-std::numeric_limits<double>::infinity()), "-Inf");
+  EXPECT_EQ(net::FormatValue(std::nan("")), "NaN");
 }
 
 TEST(FormatValueTest, RoundTripsRandomDoubles) {
@@ -51,7 +51,7 @@ TEST(FormatValueTest, RoundTripsRandomDoubles) {
     double v;
     std::memcpy(&v, &bits, sizeof v);
     if (std::isnan(v)) continue;
-    std::string s = FormatValue(v);
+    std::string s = net::FormatValue(v);
     auto parsed = ParseExposition("m " + s + "\n");
     ASSERT_TRUE(parsed.ok()) << s << ": " << parsed.status().ToString();
     ASSERT_EQ(parsed->size(), 1u);
@@ -60,11 +60,11 @@ TEST(FormatValueTest, RoundTripsRandomDoubles) {
 }
 
 TEST(EscapeTest, LabelValuesAndHelp) {
-  EXPECT_EQ(EscapeExposition("a\\b\"c\nd", false), "a\\\\b\\\"c\\nd");
-  EXPECT_EQ(EscapeExposition("a\\b\"c\nd", true), "a\\\\b\"c\\nd");
-  EXPECT_EQ(EscapeExposition("GPU 0 \xE2\x80\x94 A100", false), "GPU 0 \xE2\x80\x94 A100");
-  EXPECT_EQ(EscapeExposition("bad\xFF\xC0x", false), "bad\xEF\xBF\xBD\xEF\xBF\xBDx");
-  EXPECT_EQ(EscapeExposition("\xED\xA0\x80", false), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(net::EscapeExposition("a\\b\"c\nd", false), "a\\\\b\\\"c\\nd");
+  EXPECT_EQ(net::EscapeExposition("a\\b\"c\nd", true), "a\\\\b\"c\\nd");
+  EXPECT_EQ(net::EscapeExposition("GPU 0 \xE2\x80\x94 A100", false), "GPU 0 \xE2\x80\x94 A100");
+  EXPECT_EQ(net::EscapeExposition("bad\xFF\xC0x", false), "bad\xEF\xBF\xBD\xEF\xBF\xBDx");
+  EXPECT_EQ(net::EscapeExposition("\xED\xA0\x80", false), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
 TEST(RenderTest, GroupsByFamilyWithHelpAndType) {
@@ -73,15 +73,15 @@ TEST(RenderTest, GroupsByFamilyWithHelpAndType) {
       {"node_cpu_seconds_total", MetricType::kCounter, "Seconds the CPUs spent in each mode."},
       {"odd", MetricType::kUnknown, "Help with \\ and\nnewline."},
   };
-  std::vector<ExpositionPoint> points = {
+  std::vector<net::ExpositionPoint> points = {
       Point("node_cpu_seconds_total", {{"cpu", "0"}, {"mode", "idle"}}, 100.5),
       Point("node_load1", {}, 0.25),
       Point("no_family", {{"path", "C:\\x \"y\"\nz"}}, 1),
       Point("node_cpu_seconds_total", {{"cpu", "0"}, {"mode", "user"}}, 7),
       Point("odd", {{"empty", ""}}, std::numeric_limits<double>::infinity()),
   };
-  RenderStats stats;
-  std::string text = RenderExposition(families, points, &stats);
+  net::RenderStats stats;
+  std::string text = net::RenderExposition(families, points, &stats);
   EXPECT_EQ(text,
             "no_family{path=\"C:\\\\x \\\"y\\\"\\nz\"} 1\n"
             "# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.\n"
@@ -99,31 +99,31 @@ TEST(RenderTest, GroupsByFamilyWithHelpAndType) {
 }
 
 TEST(RenderTest, SkipsSeriesThatWouldBreakTheScrape) {
-  std::vector<ExpositionPoint> points = {
+  std::vector<net::ExpositionPoint> points = {
       Point("ok", {}, 1),           Point("1bad", {}, 1),
       Point("bad-name", {}, 1),     Point("ok", {{"bad-label", "x"}}, 1),
       {{{"a", "no name"}}, {0, 1}}, {{{"__name__", "dup"}, {"a", "1"}, {"a", "2"}}, {0, 1}},
   };
-  RenderStats stats;
-  EXPECT_EQ(RenderExposition({}, points, &stats), "ok 1\n");
+  net::RenderStats stats;
+  EXPECT_EQ(net::RenderExposition({}, points, &stats), "ok 1\n");
   EXPECT_EQ(stats.series, 1u);
   EXPECT_EQ(stats.skipped, 5u);
 }
 
-TEST(RenderTest, NoFamiliesNoPoints) { EXPECT_EQ(RenderExposition({}, {}), ""); }
+TEST(RenderTest, NoFamiliesNoPoints) { EXPECT_EQ(net::RenderExposition({}, {}), ""); }
 
 TEST(ParseTest, RoundTripsRenderedText) {
   std::vector<MetricFamily> families = {
       {"DCGM_FI_DEV_GPU_UTIL", MetricType::kGauge, "GPU utilization (in %)."},
       {"x_total", MetricType::kCounter, "Tricky \\ help\nline \"quoted\"."},
   };
-  std::vector<ExpositionPoint> points = {
+  std::vector<net::ExpositionPoint> points = {
       Point("DCGM_FI_DEV_GPU_UTIL", {{"gpu", "0"}, {"modelName", "NVIDIA A100-SXM4-80GB"}}, 97),
       Point("x_total", {{"v", "a\\b\"c\nd,}{="}, {"z", "\xE4\xB8\xAD\xE6\x96\x87"}}, -1.5e-7),
       Point("x_total", {{"v", "nan"}}, std::nan("")),
       Point("x_total", {{"v", "-inf"}}, -std::numeric_limits<double>::infinity()),
   };
-  std::string text = RenderExposition(families, points);
+  std::string text = net::RenderExposition(families, points);
   std::vector<ParsedFamily> parsed_families;
   auto parsed = ParseExposition(text, &parsed_families);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString() << "\n" << text;

@@ -123,10 +123,10 @@ Status Ingester::Receive(std::string_view frame) {
 }
 
 Status Ingester::ReceiveJobs(std::string_view payload) {
-  if (options_.remote_jobs == nullptr) {
+  if (options_.job_store == nullptr) {
     return Reject(FailedPrecondition("this server does not keep nodes' jobs"));
   }
-  Status st = options_.remote_jobs->Receive(payload);
+  Status st = options_.job_store->Receive(payload);
   if (!st.ok()) return Reject(st);
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.job_snapshots;

@@ -2,7 +2,7 @@
 // agent's wire frame, validates it, drops a batch it has already stored
 // (retries), tags every series and log stream with the node it came from, and
 // appends it to the metrics store (frame kind 1) or the log store (kind 2); a
-// node's jobs snapshot (kind 4) goes to the jobs store (remote_jobs.h). The
+// node's jobs snapshot (kind 4) goes to the jobs store (job_store.h). The
 // standard protocols' receivers (Pushgateway, OTLP: api/push_routes.h,
 // api/otlp_routes.h) decode with ingest's decoders and store through
 // AppendMetrics, so every write passes the same checks and counters, and a
@@ -19,7 +19,7 @@
 #include <unordered_map>
 
 #include "core/status.h"
-#include "ingest/remote_jobs.h"
+#include "ingest/job_store.h"
 #include "ingest/training_metrics.h"
 #include "store/logs/log_store.h"
 #include "store/tsdb/db.h"
@@ -39,7 +39,7 @@ struct IngestStats {
   uint64_t log_records = 0;             // received (the log store counts offset duplicates)
   TrainingMetricsStats training;        // read from log lines (training_metrics.h)
   uint64_t training_append_errors = 0;  // batches of them the metrics store refused
-  uint64_t job_snapshots = 0;           // nodes' jobs snapshots kept (remote_jobs.h)
+  uint64_t job_snapshots = 0;           // nodes' jobs snapshots kept (job_store.h)
   // Of `batches`/`samples`: from the standard protocols' receivers
   // (AppendMetrics), not from agents.
   uint64_t protocol_batches = 0;
@@ -51,7 +51,7 @@ struct IngesterOptions {
   // (training_metrics.h). Off only to measure the log path alone (bench/).
   bool training_metrics = true;
   // Where nodes' jobs snapshots go; nullptr refuses them.
-  RemoteJobs* remote_jobs = nullptr;
+  JobStore* job_store = nullptr;
 };
 
 class Ingester {

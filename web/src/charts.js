@@ -5,13 +5,9 @@
 // data starts instead of stretching a few seconds over the whole width.
 
 import uPlot from 'uplot';
-import { h, setText } from './dom.js';
+import { cssVar, h, setText } from './dom.js';
 import { clock, compact } from './format.js';
 import { t } from './i18n.js';
-
-function cssVar(name) {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
-}
 
 function withAlpha(color, alpha) {
   // Colours come from CSS as #rrggbb.

@@ -1,6 +1,6 @@
-// Tiny DOM helpers. Everything the page shows from the server (model names,
-// hostnames, label values) goes through text nodes, never through HTML
-// parsing, so an untrusted string can't inject markup or script.
+// Tiny DOM helpers shared by every page. Everything the page shows from the
+// server (model names, hostnames, label values) goes through text nodes, never
+// through HTML parsing, so an untrusted string can't inject markup or script.
 
 export function h(tag, props, ...children) {
   const el = document.createElement(tag);
@@ -30,6 +30,17 @@ export function setClass(el, name, on) {
   if (el.classList.contains(name) !== !!on) el.classList.toggle(name, !!on);
 }
 
+// A toggle button's state: the `active` class and aria-pressed.
+export function setPressed(el, on) {
+  setClass(el, 'active', on);
+  el.setAttribute('aria-pressed', String(!!on));
+}
+
+// A CSS custom property of the page (colours for canvases and charts).
+export function cssVar(name) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+}
+
 // Bar fill as a fraction. CSSOM writes are allowed under the strict CSP that
 // forbids style attributes.
 export function setBar(el, frac) {
@@ -47,4 +58,10 @@ export function translated(registry, translate, key, tag = 'span', cls = null) {
 
 export function retranslate(registry, translate) {
   for (const [el, key] of registry) setText(el, translate(key));
+}
+
+// Our own text with `code` spans ("run it with `vigil run`"): the parts are
+// text nodes in <code> elements, never HTML.
+export function withCode(s) {
+  return String(s).split('`').map((part, i) => (i % 2 ? h('code', null, part) : part));
 }

@@ -1,24 +1,24 @@
 // Unit tests of the UI's pure parts (no browser): query windows, alignment of
-// Prometheus matrices, formatting, both languages having every string, the
-// log explorer's LogQL building, highlights, histogram shaping and paging, and
-// the Jobs tab's state badges, time axis, throughput choice, durations, links,
-// its GPUs, its other training series and the node's events.
+// Prometheus matrices, formatting of numbers and times, the page registry,
+// both languages having every string in every table (shared and per page)
+// and every key the sources use, the log explorer's LogQL building,
+// highlights, histogram shaping and paging; the pages' models are tested in
+// overview.model.test.mjs and jobs.model.test.mjs, run from here.
 // Run: node --test web/test/unit.test.mjs
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { alignValues, lastValue, pickStep, sumAligned, timeAxis, windowFor } from '../src/api.js';
-import { bytes, compact, percent, rate } from '../src/format.js';
-import { STRINGS_FOR_TEST, duration, setLang, t } from '../src/i18n.js';
-import {
-  CANONICAL_TRAINING, MAX_EXTRA, STATES, chartRefreshMs, eventText, eventTone, eventsWindow, extraTitle,
-  extraTrainingNames, gpuFilter, gpuSummary, jobDurationSec, jobGpus, jobIdFromHash, jobWindow, jobsHash,
-  logsLinkFor, nodeEventTexts, parseSelector, sig, sortJobs, stateBadge, throughputToShow, trainingSelector,
-  trainingSeriesSelector,
-} from '../src/jobs.js';
+import { bytes, clock, clockSeconds, compact, dateTime, lineTime, percent, rate, shortTime } from '../src/format.js';
+import { LANGS, addStrings, t } from '../src/i18n.js';
+import { pageForHash, pageHash, pages, registerPage } from '../src/registry.js';
+import { ALL, PAGE_TABLES, TABLES } from './i18n_tables.mjs';
+import './overview.model.test.mjs';
+import './jobs.model.test.mjs';
 import {
   FLAGS, LEVELS, PAGE, buildQuery, compareEntries, histogramStep, logsHash, makeMatcher, nsToMs, nsToSec,
   olderPage, parseLogsHash, quote, reEscape, shapeHistogram, splitHighlights,
-} from '../src/logql.js';
+} from '../src/pages/logs.model.js';
 
 test('every range gets 140-300 points and an aligned window', () => {
   for (const range of [300, 900, 3600, 21600, 86400, 604800]) {
@@ -51,12 +51,102 @@ test('formatting', () => {
   assert.equal(compact(1500000), '1.5M');
 });
 
-test('English and Chinese have the same strings, placeholders included', () => {
-  const { en, zh } = STRINGS_FOR_TEST;
-  assert.deepEqual(Object.keys(zh).sort(), Object.keys(en).sort());
+test('times: local, 24 h, with the date when asked, – when unknown', () => {
+  const ms = new Date(2025, 10, 3, 4, 5, 9, 7).getTime(); // local time
+  assert.equal(dateTime(ms), '2025-11-03 04:05:09');
+  assert.equal(shortTime(ms), '04:05:09');
+  assert.equal(shortTime(ms, true), '11-03 04:05:09');
+  assert.equal(lineTime(ms), '04:05:09.007');
+  assert.equal(lineTime(ms, true), '11-03 04:05:09.007');
+  assert.equal(clock(ms / 1000), '04:05');
+  assert.equal(clock(ms / 1000, true), '11-03 04:05');
+  assert.equal(clockSeconds(ms / 1000), '04:05:09');
+  assert.equal(dateTime(NaN), '–');
+  assert.equal(shortTime(NaN, true), '–');
+});
+
+// ---------------------------------------------------------------------------
+// Translations: shared and per page
+
+test('every table has the same strings in English and Chinese, placeholders included', () => {
+  assert.deepEqual(LANGS, ['en', 'zh']);
+  assert.deepEqual(TABLES.map((x) => x.name), ['shared', ...PAGE_TABLES.map((f) => f.replace('.i18n.js', ''))]);
+  assert.ok(PAGE_TABLES.length >= 3, PAGE_TABLES.join(' '));
   const vars = (s) => (s.match(/\{\w+\}/g) ?? []).sort();
-  for (const k of Object.keys(en)) assert.deepEqual(vars(zh[k]), vars(en[k]), k);
+  for (const { name, en, zh } of TABLES) {
+    assert.deepEqual(Object.keys(zh).sort(), Object.keys(en).sort(), `${name}: the same keys`);
+    for (const k of Object.keys(en)) {
+      assert.equal(typeof en[k], 'string', `${name}: ${k}`);
+      assert.deepEqual(vars(zh[k]), vars(en[k]), `${name}: ${k}`);
+    }
+  }
   assert.equal(t('gpuOk', { n: 8, model: 'M', driver: 'd', cuda: 'c' }), '8 GPUs detected · M · driver d · CUDA c');
+  assert.equal(t('jobs.exitCode', { code: 1 }), 'code 1', 'a page\'s strings are found once added');
+});
+
+test('a key lives in one table only', () => {
+  const seen = new Map();
+  for (const { name, en } of TABLES) {
+    for (const k of Object.keys(en)) {
+      assert.ok(!seen.has(k), `${k} is in ${seen.get(k)} and ${name}`);
+      seen.set(k, name);
+    }
+  }
+  assert.throws(() => addStrings('again', { en: { 'jobs.title': 'x' }, zh: { 'jobs.title': 'x' } }), /redefines jobs\.title/);
+  assert.throws(() => addStrings('half', { en: { 'half.x': 'x' } }), /no zh strings/);
+  assert.throws(() => addStrings('shared', { en: {}, zh: {} }), /added twice/);
+});
+
+// Every literal key the sources use: t('k'), T('k'), and the i18n keys of
+// chart specs and page registrations (title:, key:, label:).
+test('every key the sources use exists in both languages', () => {
+  const files = [];
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(new URL(`${e.name}/`, dir));
+      else if (e.name.endsWith('.js') && !e.name.endsWith('.i18n.js')) files.push(new URL(e.name, dir));
+    }
+  };
+  walk(new URL('../src/', import.meta.url));
+  const keys = new Set();
+  for (const f of files) {
+    const src = readFileSync(f, 'utf8');
+    for (const m of src.matchAll(/\b(?:t|T)\('([\w.]+)'/g)) keys.add(m[1]);
+    for (const m of src.matchAll(/\b(?:title|key|label): '([\w.]+)'/g)) keys.add(m[1]);
+  }
+  assert.ok(keys.size > 120, `found ${keys.size} keys`);
+  for (const k of keys) {
+    assert.ok(k in ALL.en, `English lacks ${k}`);
+    assert.ok(k in ALL.zh, `Chinese lacks ${k}`);
+  }
+});
+
+// ---------------------------------------------------------------------------
+// The page registry (the pages themselves need a browser; these are stand-ins)
+
+test('pages register once, with a hash of their own; the hash picks the page', () => {
+  const noop = () => ({ el: null, show() {}, hide() {} });
+  assert.equal(pages().length, 0);
+  registerPage({ id: 'home', hash: '', label: 'test.nav.home', create: noop,
+    strings: { en: { 'test.nav.home': 'Home' }, zh: { 'test.nav.home': '首页' } } });
+  registerPage({ id: 'alpha', hash: 'alpha', label: 'test.nav.alpha', rangePicker: false, create: noop });
+  registerPage({ id: 'beta-2', hash: 'beta-2', label: 'test.nav.beta', create: noop });
+  assert.throws(() => registerPage({ id: 'alpha', hash: 'other', label: 'x', create: noop }), /twice/);
+  assert.throws(() => registerPage({ id: 'gamma', hash: 'alpha', label: 'x', create: noop }), /takes #alpha/);
+  assert.throws(() => registerPage({ id: 'delta', hash: 'delta', label: 'x' }), /needs/);
+  assert.throws(() => registerPage({ id: 'eps', hash: 'a&b', label: 'x', create: noop }), /bad hash/);
+  assert.deepEqual(pages().map((p) => [p.id, p.rangePicker]), [['home', true], ['alpha', false], ['beta-2', true]]);
+  assert.equal(t('test.nav.home'), 'Home', 'its strings are added');
+  const id = (hash) => pageForHash(hash).id;
+  assert.equal(id('#alpha'), 'alpha');
+  assert.equal(id('#alpha&range=1h&id=x'), 'alpha');
+  assert.equal(id('#beta-2&range=5m'), 'beta-2');
+  assert.equal(id('#alphabet'), 'home');
+  assert.equal(id('#range=1h'), 'home');
+  assert.equal(id(''), 'home');
+  assert.equal(id('#nosuch&range=1h'), 'home');
+  assert.equal(pageHash(pageForHash('#alpha'), '1h'), '#alpha&range=1h');
+  assert.equal(pageHash(pageForHash(''), '7d'), '#range=7d');
 });
 
 // ---------------------------------------------------------------------------
@@ -162,11 +252,11 @@ test('times, ordering and the older-page cursor', () => {
   assert.equal(olderPage([]), null);
 });
 
-test('the log explorer\'s strings exist in both languages', async () => {
+test('the log explorer\'s strings exist, translated, in both languages', async () => {
   const { readFile } = await import('node:fs/promises');
-  const { en, zh } = STRINGS_FOR_TEST;
+  const { en, zh } = ALL;
   const keys = new Set();
-  for (const f of ['logs.js', 'histogram.js', 'volume.js', 'main.js']) {
+  for (const f of ['pages/logs.js', 'pages/logs.histogram.js', 'pages/logs.volume.js']) {
     const src = await readFile(new URL(`../src/${f}`, import.meta.url), 'utf8');
     for (const m of src.matchAll(/\b(?:t|T)\('([\w.]+)'/g)) keys.add(m[1]);
     for (const m of src.matchAll(/'((?:logs|nav)\.[\w.]+)'/g)) keys.add(m[1]);
@@ -174,208 +264,11 @@ test('the log explorer\'s strings exist in both languages', async () => {
   for (const l of LEVELS) keys.add(`level.${l}`);
   for (const f of FLAGS) { keys.add(`logflag.${f}`); keys.add(`logflag.${f}.title`); }
   for (const c of ['source', 'lines', 'bytes', 'sampled', 'filtered', 'truncated']) keys.add(`logs.col.${c}`);
-  assert.ok(keys.size > 60, `found ${keys.size} keys`);
+  keys.delete('logs.col.'); // the columns' prefix
+  assert.ok(keys.size > 50, `found ${keys.size} keys`);
   for (const k of keys) {
     assert.ok(k in en, `English lacks ${k}`);
     assert.ok(k in zh, `Chinese lacks ${k}`);
     if (k.startsWith('logs.') && !/^logs\.(query|contextN)$/.test(k)) assert.notEqual(zh[k], en[k], `${k} is not translated`);
-  }
-});
-
-// ---------------------------------------------------------------------------
-// Jobs tab
-
-test('job states get their badge colour', () => {
-  const tones = Object.fromEntries(STATES.map((s) => [s, stateBadge(s).tone]));
-  assert.deepEqual(tones, { running: 'green', stalled: 'amber', completed: 'blue', crashed: 'red', killed: 'grey', exited: 'grey', unknown: 'grey' });
-  assert.equal(stateBadge('unknown').key, 'jobstate.unknown');
-  assert.equal(stateBadge('running').key, 'jobstate.running');
-  // A state this UI does not know yet is grey and shown as the server wrote it.
-  assert.deepEqual(stateBadge('paused'), { tone: 'grey', key: null, text: 'paused' });
-  assert.deepEqual(stateBadge(undefined), { tone: 'grey', key: null, text: '' });
-});
-
-test('throughput charts: the series that have values, tokens first', () => {
-  assert.deepEqual(throughputToShow({ tokens: [null, 5], samples: [1], iterations: [null] }), ['tokens', 'samples']);
-  assert.deepEqual(throughputToShow({ iterations: [2], samples: [null, null] }), ['iterations']);
-  assert.deepEqual(throughputToShow({ samples: [NaN] }), []);
-  assert.deepEqual(throughputToShow({}), []);
-  assert.deepEqual(throughputToShow(null), []);
-});
-
-test('a job\'s time axis runs from its start to its end, or now', () => {
-  const now = 1796007975123;
-  const start = now - 3600 * 1000;
-  // A running job: up to the last whole step before now, about 240 points.
-  const live = jobWindow({ state: 'running', start_time_ms: start, end_time_ms: null }, now);
-  assert.equal(live.live, true);
-  assert.equal(live.step, 15);
-  assert.ok(live.start <= start / 1000 && live.start > start / 1000 - live.step);
-  assert.ok(live.end <= now / 1000 && live.end > now / 1000 - live.step);
-  assert.equal(live.start % live.step, 0);
-  assert.equal(live.end % live.step, 0);
-  assert.equal(chartRefreshMs(live), 15000);
-  // A finished job: its end is on the axis; no refresh.
-  const end = start + 600 * 1000 + 500;
-  const done = jobWindow({ state: 'crashed', start_time_ms: start, end_time_ms: end }, now);
-  assert.equal(done.live, false);
-  assert.ok(done.end >= end / 1000 && done.end - done.step < end / 1000);
-  const points = (done.end - done.start) / done.step;
-  assert.ok(points >= 90 && points <= 301, `${points} points`);
-  assert.equal(chartRefreshMs(done), null);
-  // Over without an end time: it ends when last seen.
-  const seen = jobWindow({ state: 'exited', start_time_ms: start, end_time_ms: null, last_seen_ms: start + 1200e3 }, now);
-  assert.ok(seen.end >= (start + 1200e3) / 1000 && seen.end < now / 1000 - 600);
-  // Just started: at least a minute, and never an empty axis.
-  const young = jobWindow({ state: 'running', start_time_ms: now - 2000, end_time_ms: null }, now);
-  assert.ok(young.end > young.start);
-  assert.ok(young.end - young.start >= 55, `${young.end - young.start}s`);
-  assert.equal(chartRefreshMs(young), 2000);
-  // No start time: its last hour rather than no axis.
-  const nostart = jobWindow({ state: 'running' }, now);
-  assert.ok(Number.isFinite(nostart.start) && nostart.end - nostart.start >= 3500);
-  // Weeks: still a few hundred points at most.
-  const long = jobWindow({ state: 'running', start_time_ms: now - 30 * 86400e3, end_time_ms: null }, now);
-  assert.ok((long.end - long.start) / long.step <= 301, `${(long.end - long.start) / long.step} points`);
-});
-
-test('job durations', () => {
-  const now = 1796007975123;
-  const job = (o) => ({ state: 'completed', start_time_ms: now - 7384e3, end_time_ms: now - 1000e3, ...o });
-  assert.equal(jobDurationSec(job(), now), 6384);
-  assert.equal(duration(jobDurationSec(job(), now)), '1h 46m');
-  assert.equal(duration(jobDurationSec(job({ state: 'running', end_time_ms: null }), now)), '2h 3m');
-  assert.equal(duration(jobDurationSec(job({ end_time_ms: now - 7339e3 }), now)), '45s');
-  assert.equal(duration(jobDurationSec(job({ start_time_ms: now - 3 * 86400e3 - 7200e3, end_time_ms: now }), now)), '3d 2h');
-  assert.ok(Number.isNaN(jobDurationSec({ state: 'running' }, now)));
-  // setLang marks <html lang>: a stand-in document for node.
-  globalThis.document ??= { documentElement: {} };
-  setLang('zh');
-  try {
-    assert.equal(duration(jobDurationSec(job(), now)), '1 小时 46 分');
-  } finally { setLang('en'); }
-});
-
-test('jobs: sorting, URL, the logs link, PromQL selectors, event text', () => {
-  const jobs = [
-    { id: 'a', state: 'completed', start_time_ms: 300 }, { id: 'b', state: 'running', start_time_ms: 100 },
-    { id: 'c', state: 'crashed', start_time_ms: 200 }, { id: 'd', state: 'stalled', start_time_ms: 150 }];
-  assert.deepEqual(sortJobs(jobs).map((j) => j.id), ['d', 'b', 'a', 'c']);
-  assert.equal(jobsHash('1h', '4242-1764460800000'), '#jobs&range=1h&id=4242-1764460800000');
-  assert.equal(jobIdFromHash('#jobs&range=1h&id=a%26b%3D%3Cc%3E'), 'a&b=<c>');
-  assert.equal(jobIdFromHash(jobsHash('5m', 'x y&z')), 'x y&z');
-  assert.equal(jobIdFromHash('#jobs'), '');
-
-  assert.deepEqual(parseSelector('{job="train"}'), { job: 'train' });
-  assert.deepEqual(parseSelector('{job="a\\"b", node="gpu-1"}'), { job: 'a"b', node: 'gpu-1' });
-  assert.equal(parseSelector('{job=~"tr.*"}'), null);
-  assert.equal(parseSelector('{job="a"} |= "x"'), null);
-  assert.equal(parseSelector(''), null);
-
-  const ranges = [['5m', 300], ['15m', 900], ['1h', 3600], ['6h', 21600], ['24h', 86400], ['7d', 604800]];
-  const now = 1796007975123;
-  const job = { name: 'train', node: 'gpu-1', start_time_ms: now - 2000e3, log_query: '{job="train"}' };
-  assert.equal(logsLinkFor(job, now, ranges), '#logs&range=1h&job=train');
-  assert.deepEqual(parseLogsHash(logsLinkFor(job, now, ranges)).job, 'train');
-  // A query the Logs tab cannot show as filters: the job's name and node.
-  const odd = { ...job, name: 'a&b', log_query: '{job=~"a.*"}', start_time_ms: now - 30 * 86400e3 };
-  const f = parseLogsHash(logsLinkFor(odd, now, ranges));
-  assert.deepEqual([f.job, f.node], ['a&b', 'gpu-1']);
-  assert.match(logsLinkFor(odd, now, ranges), /^#logs&range=7d&/);
-
-  assert.equal(trainingSelector({ name: 'tr"ain', node: 'gpu-1' }), '{job="tr\\"ain", node="gpu-1"}');
-  assert.equal(trainingSelector({ name: 'train', node: '' }), '{job="train"}');
-
-  assert.equal(eventText({ event: 'cuda_oom', details: { exception: 'E', message: 'CUDA out of memory' } }), 'CUDA out of memory');
-  assert.equal(eventText({ event: 'x', details: { exception: 'torch.cuda.OutOfMemoryError' } }), 'torch.cuda.OutOfMemoryError');
-  assert.equal(eventText({ event: 'loss_overflow', details: { rank: 0, loss_scale: 32768 } }), 'rank=0 loss_scale=32768');
-  assert.equal(eventText({}), '');
-  assert.deepEqual(['completed', 'nan_loss', 'cuda_oom'].map(eventTone), ['blue', 'amber', 'red']);
-  assert.equal(sig(2.34567), '2.346');
-  assert.equal(sig(0.0003), '3.00e-4');
-  assert.equal(sig(52000), '52000');
-  assert.equal(sig(NaN), '–');
-});
-
-test('a job\'s GPUs: known ones only, in order, with their memory', () => {
-  const GiB = 1024 ** 3;
-  assert.deepEqual(jobGpus({}), { gpus: [], memoryBytes: null });
-  assert.deepEqual(jobGpus({ gpus: [] }), { gpus: [], memoryBytes: null });
-  assert.deepEqual(jobGpus({ gpus: 'x' }), { gpus: [], memoryBytes: null });
-  const job = { gpus: [{ gpu: '10', memory_bytes: 2 * GiB }, { gpu: '1', uuid: 'GPU-1', memory_bytes: 10.3 * GiB },
-    { gpu: '2', memory_bytes: null }, { gpu: '1', memory_bytes: 5 * GiB }, { gpu: '' }, null, { uuid: 'GPU-x' }] };
-  assert.deepEqual(jobGpus(job), { gpus: ['1', '2', '10'], memoryBytes: 12.3 * GiB });
-  assert.equal(gpuSummary(job), '1, 2, 10 (12.3 GiB)');
-  assert.equal(gpuSummary({ gpus: [{ gpu: '0', memory_bytes: null }, { gpu: 3 }] }), '0, 3');
-  assert.equal(gpuSummary({ gpus: [] }), '');
-  assert.equal(gpuSummary({}), '');
-  // DCGM series by their gpu label: only the job's, or all when unknown.
-  const series = ['0', '1', '2', '3'].map((g) => ({ metric: { gpu: g }, values: [] }));
-  assert.deepEqual(gpuFilter(series, ['1', '3']).map((s) => s.metric.gpu), ['1', '3']);
-  assert.deepEqual(gpuFilter(series, []).map((s) => s.metric.gpu), ['0', '1', '2', '3']);
-  assert.deepEqual(gpuFilter(series, undefined).length, 4);
-  assert.deepEqual(gpuFilter([{ metric: {} }, ...series], ['0']).map((s) => s.metric.gpu), ['0']);
-});
-
-test('a job\'s other training series: found, filtered, sorted, capped', () => {
-  assert.equal(trainingSeriesSelector({ name: 'a"b', node: 'n1' }), '{__name__=~"training_.+", job="a\\"b", node="n1"}');
-  assert.equal(trainingSeriesSelector({ name: 'x' }), '{__name__=~"training_.+", job="x"}');
-  const ls = (n) => ({ __name__: n, job: 'train', node: 'n1' });
-  const got = extraTrainingNames([
-    ...CANONICAL_TRAINING.map(ls), ls('training_step'), ls('training_epoch'),
-    ls('training_eval_loss'), ls('training_accuracy'), ls('training_eval_loss'), // twice: stdout and stderr
-    ls('training_mfu'), ls('training_'), ls('training_<img src=x>'), ls('node_load1'), ls('training_a b'), { job: 'x' }, null,
-  ]);
-  assert.deepEqual(got, { names: ['training_accuracy', 'training_eval_loss', 'training_mfu'], more: 0 });
-  assert.ok(CANONICAL_TRAINING.includes('training_tokens_per_second'));
-  const many = Array.from({ length: 15 }, (_, i) => ls(`training_m${String(i).padStart(2, '0')}`));
-  const capped = extraTrainingNames(many);
-  assert.equal(MAX_EXTRA, 12);
-  assert.equal(capped.names.length, 12);
-  assert.equal(capped.names[11], 'training_m11');
-  assert.equal(capped.more, 3);
-  assert.deepEqual(extraTrainingNames(many, 20).more, 0);
-  assert.deepEqual(extraTrainingNames(undefined), { names: [], more: 0 });
-  assert.equal(extraTitle('training_eval_loss'), 'eval_loss');
-  assert.equal(extraTitle('training_training_x'), 'training_x');
-});
-
-test('node events: meaning and action in the page\'s language, the range in ms', () => {
-  const ev = { event: 'xid', details: { xid: 79, meaning: 'GPU has fallen off the bus', meaning_zh: 'GPU 已从总线上掉线',
-    action: 'Reset the GPU', action_zh: '' } };
-  assert.deepEqual(nodeEventTexts(ev, 'en'), { meaning: 'GPU has fallen off the bus', action: 'Reset the GPU' });
-  assert.deepEqual(nodeEventTexts(ev, 'zh'), { meaning: 'GPU 已从总线上掉线', action: 'Reset the GPU' });
-  assert.deepEqual(nodeEventTexts({ details: { meaning_zh: '只有中文' } }, 'en'), { meaning: '只有中文', action: '' });
-  assert.deepEqual(nodeEventTexts({ event: 'oom_killed', details: { pid: 1 } }, 'zh'), { meaning: '', action: '' });
-  assert.deepEqual(nodeEventTexts({}, 'en'), { meaning: '', action: '' });
-  assert.deepEqual(nodeEventTexts({ details: 'x' }, 'en'), { meaning: '', action: '' });
-  assert.deepEqual(eventsWindow(3600, 1700000000123), { start_ms: 1699996400123, end_ms: 1700000000123 });
-});
-
-test('the Jobs tab\'s strings exist, translated, in both languages', async () => {
-  const { readFile } = await import('node:fs/promises');
-  const { en, zh } = STRINGS_FOR_TEST;
-  const src = await readFile(new URL('../src/jobs.js', import.meta.url), 'utf8');
-  const keys = new Set(['nav.jobs']);
-  for (const m of src.matchAll(/\b(?:t|T)\('([\w.]+)'/g)) keys.add(m[1]);
-  for (const m of src.matchAll(/'((?:jobs|jobstate)\.[\w.]+)'/g)) keys.add(m[1]);
-  for (const s of STATES) keys.add(`jobstate.${s}`);
-  for (const k of ['training', 'inference', 'unknown']) keys.add(`jobs.kind.${k}`);
-  for (const r of ['launcher', 'rank', 'helper']) keys.add(`jobs.role.${r}`);
-  for (const c of ['name', 'state', 'framework', 'ranks', 'started', 'duration', 'reason']) keys.add(`jobs.col.${c}`);
-  for (const c of ['time', 'gpu', 'kind', 'details']) keys.add(`jobs.nev.${c}`);
-  // Every event kind of docs/training-events.md, and the tracker's "signal".
-  for (const e of ['xid', 'oom_killed', 'nccl_timeout', 'device_assert', 'no_kernel_image', 'driver_too_old', 'cuda_oom',
-    'dataloader_killed', 'nccl_error', 'cuda_error', 'nan_loss', 'loss_overflow', 'segfault', 'completed', 'traceback', 'signal']) {
-    keys.add(`event.${e}`);
-  }
-  keys.delete('jobs.kind'); // prefixes for tLabel
-  keys.delete('jobs.role');
-  assert.ok(keys.size > 80, `found ${keys.size} keys`);
-  const same = /^jobs\.(proc\.pid|series\.tokens|nev\.gpu)$/;
-  for (const k of keys) {
-    assert.ok(k in en, `English lacks ${k}`);
-    assert.ok(k in zh, `Chinese lacks ${k}`);
-    if (!same.test(k)) assert.notEqual(zh[k], en[k], `${k} is not translated`);
   }
 });

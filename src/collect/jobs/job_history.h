@@ -3,15 +3,16 @@
 // that crashed overnight is still listed, with its exit status and kernel
 // events, after Vigil restarts (docs/jobs.md "History").
 //
-// The file is a snapshot, rewritten whole and atomically (temp file, fsync,
-// rename) when the tracker's jobs change: the newest max_ended ended jobs
-// and the running ones. Running jobs are in it so that a job which ends
-// while Vigil is down is still known when it comes back; read back, every
-// job counts as ended until detection sees it again.
+// The file is a jobs snapshot in the wire format (wire/jobs.h, docs/wire.md
+// "Jobs"), the same document an agent sends the server: the tracker's own
+// TrackedJob is converted to and from the wire's plain records here, so an
+// agent refactor cannot change the protocol or the file by accident.
 //
-// The same encoding carries a node's jobs from `vigil agent` to a central
-// server (a snapshot: the jobs plus the node's kernel events; wire frame
-// kind 4, docs/wire.md "Jobs").
+// The file is rewritten whole and atomically (temp file, fsync, rename) when
+// the tracker's jobs change: the newest max_ended ended jobs and the running
+// ones. Running jobs are in it so that a job which ends while Vigil is down is
+// still known when it comes back; read back, every job counts as ended until
+// detection sees it again.
 //
 // Thread safety: pure functions; the file functions touch only `path`.
 #pragma once
@@ -23,32 +24,27 @@
 #include "collect/jobs/job_tracker.h"
 #include "core/env.h"
 #include "core/status.h"
+#include "wire/jobs.h"
 
 namespace vigil::collect::jobs {
 
-inline constexpr int kJobHistoryVersion = 1;
 // A history file larger than this is not read (200 jobs take ~0.5 MB).
-inline constexpr size_t kMaxJobHistoryBytes = 16u << 20;
+inline constexpr size_t kMaxJobHistoryBytes = wire::kMaxJobsSnapshotBytes;
 
-// What one node knows about its jobs at one time.
-struct JobsSnapshot {
-  std::string node;  // "" in the history file (it is the local node's)
-  int64_t time_ms = 0;
-  std::vector<TrackedJob> jobs;
-  std::vector<NodeKernelEvent> node_events;
-};
+// The tracker's job as the wire carries it, and back. A name the wire
+// carries that this Vigil does not know (a job kind, framework or role from
+// a newer one) reads back as unknown; an event of an unknown kind is dropped.
+wire::JobRecord ToWire(const TrackedJob& job);
+TrackedJob FromWire(const wire::JobRecord& record);
+wire::NodeKernelEventRecord ToWire(const NodeKernelEvent& event);
 
-// {"version":1,"node":...,"time_ms":...,"jobs":[...],"node_events":[...]}:
-// every field of TrackedJob and NodeKernelEvent (docs/jobs.md "History").
-std::string EncodeSnapshot(const JobsSnapshot& snapshot);
-// The snapshot in `json`. InvalidArgument when it is not one (not JSON,
-// another version); a job without an id or an event of an unknown kind is
-// skipped, and unknown fields are ignored (a newer Vigil may add some).
-Result<JobsSnapshot> DecodeSnapshot(std::string_view json);
+// What a node knows about its jobs now: the snapshot an agent ships.
+wire::JobsSnapshot SnapshotOf(std::string node, int64_t time_ms,
+                              const std::vector<TrackedJob>& jobs,
+                              const std::vector<NodeKernelEvent>& node_events);
 
-// What a snapshot of `jobs` says in substance: which jobs, ended or not, and
-// the evidence on them (not last_seen_ms of running ones, which moves at
-// every pass). Writers compare it to skip rewriting what did not change.
+// What `jobs` say in substance (wire::JobsKey): writers compare it to skip
+// rewriting what did not change.
 std::string JobsKey(const std::vector<TrackedJob>& jobs);
 
 // The history file's document: a snapshot of jobs alone.

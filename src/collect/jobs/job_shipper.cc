@@ -37,13 +37,10 @@ void JobShipper::Stop() {
 }
 
 Status JobShipper::ShipOnce() {
-  JobsSnapshot snapshot;
-  snapshot.node = options_.node;
-  snapshot.time_ms = env_->NowMillis();
-  snapshot.jobs = tracker_->Jobs();
-  snapshot.node_events = tracker_->NodeEvents();
-  return send_(
-      wire::EncodeFrame(wire::FrameKind::kJobs, EncodeSnapshot(snapshot), options_.compress));
+  wire::JobsSnapshot snapshot = SnapshotOf(options_.node, env_->NowMillis(), tracker_->Jobs(),
+                                           tracker_->NodeEvents());
+  return send_(wire::EncodeFrame(wire::FrameKind::kJobs, wire::EncodeJobsSnapshot(snapshot),
+                                 options_.compress));
 }
 
 void JobShipper::Loop() {

@@ -30,7 +30,7 @@ TEST(JobShipperTest, SendsTheTrackersJobsAsSnapshotsUntilStopped) {
   ASSERT_TRUE(tracker.Poll().ok());
 
   std::mutex mu;
-  std::vector<JobsSnapshot> got;
+  std::vector<wire::JobsSnapshot> got;
   int calls = 0;
   JobShipperOptions so;
   so.node = "gpu-7";
@@ -42,7 +42,7 @@ TEST(JobShipperTest, SendsTheTrackersJobsAsSnapshotsUntilStopped) {
     EXPECT_TRUE(f.ok());
     if (!f.ok()) return f.status();
     EXPECT_EQ(f->kind, wire::FrameKind::kJobs);
-    auto s = DecodeSnapshot(f->payload);
+    auto s = wire::DecodeJobsSnapshot(f->payload);
     EXPECT_TRUE(s.ok());
     if (s.ok()) got.push_back(std::move(*s));
     return Status::Ok();
@@ -60,7 +60,7 @@ TEST(JobShipperTest, SendsTheTrackersJobsAsSnapshotsUntilStopped) {
   ASSERT_GE(got.size(), 3u);  // two while running, one at Stop
   EXPECT_EQ(got[0].node, "gpu-7");
   ASSERT_EQ(got[0].jobs.size(), 1u);
-  EXPECT_EQ(got[0].jobs[0].job, running[0]);
+  EXPECT_EQ(FromWire(got[0].jobs[0]).job, running[0]);
   EXPECT_FALSE(got[0].jobs[0].ended);
 }
 

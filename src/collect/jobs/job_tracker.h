@@ -5,8 +5,9 @@
 // status or signal of a job whose process the wrapper ran, and jobs of their
 // own for commands detection does not recognise (the user said it is a job
 // by wrapping it), including ones that ended before this instance started. The verdict (crashed
-// or completed, and why) is made by the reader, which also has the job's
-// logs and metrics (api/job_routes.cc, verdict.h).
+// or completed, and why) is made by the server, which also has the job's
+// logs and metrics (diagnose/job_report.h); the tracker's jobs reach it as a
+// snapshot (job_shipper.h, wire/jobs.h), in `vigil up` as from any agent.
 //
 // Bounded: ended jobs are kept, the newest max_ended of them, in memory and
 // in the history file (job_history.h), so they survive a restart. The
@@ -30,13 +31,17 @@
 #include <vector>
 
 #include "collect/jobs/kernel_log.h"
-#include "collect/jobs/verdict.h"
 #include "core/env.h"
 #include "core/status.h"
 #include "discover/jobs.h"
 #include "discover/run_records.h"
+#include "wire/jobs.h"
 
 namespace vigil::collect::jobs {
+
+// How a `vigil run` wrapper saw its command end (its spool record): the
+// wire's record as it is, nothing to add on this side.
+using RunExit = wire::RunExitRecord;
 
 struct TrackedJob {
   discover::DetectedJob job;  // as last detected

@@ -6,7 +6,6 @@
 #include <fstream>
 
 #include "collect/jobs/job_tracker.h"
-#include "collect/jobs/verdict.h"
 #include "core/temp_dir.h"
 
 namespace vigil::collect::jobs {
@@ -92,19 +91,11 @@ TEST(KernelLogTest, TheTrackerGivesAnOomKillToItsJob) {
   ASSERT_TRUE(jobs[0].ended);
   ASSERT_EQ(jobs[0].kernel_events.size(), 1u);
 
-  JobEvidence ev;
-  ev.ended = true;
-  ev.end_ms = jobs[0].last_seen_ms;
-  RunExit killed;
-  killed.signal = 9;
-  killed.signal_name = "KILL";
-  ev.run_exit = killed;
-  ev.events.push_back({jobs[0].kernel_events[0].time_ms, jobs[0].kernel_events[0].event});
-  JobVerdict v = Judge(ev);
-  EXPECT_EQ(v.state, JobState::kCrashed);
-  EXPECT_EQ(v.reason, "oom_killed");
-  EXPECT_EQ(v.reason_text,
-            "killed by the kernel's OOM killer: the machine ran out of memory (python)");
+  // The verdict on it (crashed, oom_killed) is the server's: diagnose/verdict_test.cc.
+  const parse::training::Event& oom = jobs[0].kernel_events[0].event;
+  EXPECT_EQ(oom.kind, parse::training::EventKind::kOomKilled);
+  ASSERT_NE(oom.Find("process"), nullptr);
+  EXPECT_EQ(oom.Find("process")->value, "python");
 }
 
 }  // namespace

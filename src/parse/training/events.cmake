@@ -4,7 +4,8 @@ vigil_library(vigil_training_events
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/log_events.cc
     ${CMAKE_CURRENT_LIST_DIR}/xid.cc
-  DEPS vigil_parse_logs vigil_core)
+    ${CMAKE_CURRENT_LIST_DIR}/wire_events.cc
+  DEPS vigil_parse_logs vigil_wire vigil_core)
 
 vigil_test(training_events_test
   SOURCES

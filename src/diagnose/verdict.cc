@@ -1,9 +1,9 @@
-#include "collect/jobs/verdict.h"
+#include "diagnose/verdict.h"
 
 #include <algorithm>
 #include <string_view>
 
-namespace vigil::collect::jobs {
+namespace vigil::diagnose {
 namespace {
 
 using parse::training::EventKind;
@@ -143,4 +143,4 @@ JobVerdict Judge(const JobEvidence& ev) {
           "log shows no error"};
 }
 
-}  // namespace vigil::collect::jobs
+}  // namespace vigil::diagnose

@@ -1,11 +1,11 @@
-#include "api/gpu_evidence.h"
+#include "diagnose/gpu_evidence.h"
 
 #include <algorithm>
 #include <cctype>
 
 #include "core/strings.h"
 
-namespace vigil::api {
+namespace vigil::diagnose {
 namespace {
 
 using wire::LabelValue;
@@ -131,4 +131,4 @@ std::map<std::string, std::string> GpusByPci(tsdb::Db* db, const std::string& no
   return out;
 }
 
-}  // namespace vigil::api
+}  // namespace vigil::diagnose

@@ -1,11 +1,13 @@
-// What volume control did, per log source (/api/v1/logs/sources): lines
-// stored, and lines the agent sampled away, filtered out or cut at the size
-// limit. Never silent: a summary line (amber when anything was lost) and a
-// per-source table, sources that lost lines first.
+// The log explorer's volume control panel: what volume control did, per log
+// source (/api/v1/logs/sources): lines stored, and lines the agent sampled
+// away, filtered out or cut at the size limit. Never silent: a summary line
+// (amber when anything was lost) and a per-source table, sources that lost
+// lines first.
 
-import { h, setClass, setText } from './dom.js';
-import * as fmt from './format.js';
-import { lang, t } from './i18n.js';
+import { h, retranslate, setClass, setText, translated } from '../dom.js';
+import * as fmt from '../format.js';
+import { lang, t } from '../i18n.js';
+import { DataTable, columns } from '../table.js';
 
 const MAX_ROWS = 100;
 const COLUMNS = ['source', 'lines', 'bytes', 'sampled', 'filtered', 'truncated'];
@@ -18,23 +20,17 @@ export class VolumePanel {
     this.sources = null;
     this.filters = {};
     this.i18n = [];
-    const T = (key, tag, cls) => {
-      const el = h(tag, cls ? { class: cls } : null);
-      this.i18n.push([el, key]);
-      return el;
-    };
+    const T = (key, tag, cls) => translated(this.i18n, t, key, tag, cls);
     this.summary = h('div', { class: 'src-summary', 'data-testid': 'log-volume' });
-    this.body = h('tbody');
+    this.table = new DataTable({ T, wrapClass: 'table-wrap', tableClass: 'src-table',
+      columns: columns('logs.col.', COLUMNS, COLUMNS.filter((c) => c !== 'source')) });
     this.more = h('div', { class: 'src-more' });
     this.el = h('section', { class: 'card panel log-volume' },
       h('div', { class: 'panel-head' }, T('logs.sources', 'h3')),
       this.summary,
       h('details', { class: 'src-details' },
         h('summary', null, T('logs.sourcesDetails', 'span')),
-        h('div', { class: 'table-wrap' }, h('table', { class: 'src-table' },
-          h('thead', null, h('tr', null,
-            COLUMNS.map((c) => T(`logs.col.${c}`, 'th', c === 'source' ? null : 'num')))),
-          this.body)),
+        this.table.el,
         this.more));
     this.relabel();
   }
@@ -48,13 +44,13 @@ export class VolumePanel {
   }
 
   relabel() {
-    for (const [el, key] of this.i18n) setText(el, t(key));
+    retranslate(this.i18n, t);
     this.render();
   }
 
   render() {
     const all = this.sources;
-    if (!all) { setText(this.summary, t('logs.loading')); return; }
+    if (!all) { setText(this.summary, t('loading')); return; }
     const f = this.filters;
     const shown = all.filter((s) => ['node', 'job', 'container'].every((k) => !f[k] || s.labels?.[k] === f[k]));
     const sum = (k) => shown.reduce((a, s) => a + num(s[k]), 0);
@@ -70,7 +66,7 @@ export class VolumePanel {
 
     const sorted = [...shown].sort((a, b) => lost(b) - lost(a) || num(b.lines) - num(a.lines));
     const cell = (v, warn) => h('td', { class: `num${warn && num(v) > 0 ? ' warn-text' : ''}` }, nf(num(v)));
-    this.body.replaceChildren(...sorted.slice(0, MAX_ROWS).map((s) => {
+    this.table.set(sorted.slice(0, MAX_ROWS).map((s) => {
       const l = s.labels ?? {};
       const name = [l.node, l.job || l.container || l.container_id].filter(Boolean).join(' · ');
       return h('tr', { class: lost(s) > 0 ? 'dropped' : null },

@@ -1,15 +1,11 @@
-// Stacked bars of log lines per level over time, drawn on one canvas (cheaper
-// than a chart library for ~90 bars), with a DOM legend and a hover readout
-// so every word follows the page language.
+// The log explorer's histogram: stacked bars of log lines per level over
+// time, drawn on one canvas (cheaper than a chart library for ~90 bars), with
+// a DOM legend and a hover readout so every word follows the page language.
 
-import { h, setText } from './dom.js';
-import { clock, compact } from './format.js';
-import { t } from './i18n.js';
-import { LEVELS } from './logql.js';
-
-function cssVar(name) {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
-}
+import { cssVar, h, setText } from '../dom.js';
+import { clock, compact } from '../format.js';
+import { t } from '../i18n.js';
+import { LEVELS } from './logs.model.js';
 
 const PAD_LEFT = 34, PAD_BOTTOM = 18, PAD_TOP = 6;
 

@@ -1,34 +1,30 @@
-// The log explorer: filters (node, job, container, level, text or regex) built
-// into LogQL, the newest 500 lines of the time range (oldest first, "load
-// older" for more), a live tail over server-sent events appended at the
-// bottom, a context panel around any line, lines per level over time, and
-// what volume control dropped per source. API: docs/log-api.md.
+// The log explorer (#logs&range=1h&job=...&level=...&q=...&re=1): filters
+// (node, job, container, level, text or regex) built into LogQL, the newest
+// 500 lines of the time range (oldest first, "load older" for more), a live
+// tail over server-sent events appended at the bottom, a context panel around
+// any line, lines per level over time (logs.histogram.js), and what volume
+// control dropped per source (logs.volume.js). API: docs/log-api.md; LogQL
+// and the URL's state: logs.model.js.
 //
 // Log text is untrusted: it only ever reaches the page as text nodes (and
 // <mark> elements holding text nodes for highlights), never as HTML.
 
-import * as api from './api.js';
-import { h, retranslate, setClass, setText, translated } from './dom.js';
-import { Histogram } from './histogram.js';
-import { VolumePanel } from './volume.js';
-import { t } from './i18n.js';
+import * as api from '../api.js';
+import { h, retranslate, setClass, setPressed, setText, translated } from '../dom.js';
+import { lineTime } from '../format.js';
+import { t } from '../i18n.js';
+import { registerPage } from '../registry.js';
+import { Histogram } from './logs.histogram.js';
+import strings from './logs.i18n.js';
 import {
   FLAGS, LEVELS, PAGE, buildQuery, compareEntries, histogramStep, logsHash, makeMatcher,
   nsToMs, olderPage, parseLogsHash, shapeHistogram, splitHighlights,
-} from './logql.js';
+} from './logs.model.js';
+import { VolumePanel } from './logs.volume.js';
 
 const MAX_ROWS = 5000; // live tail keeps at most this many lines in the page
 const CONTEXT_SIZES = [10, 25, 50, 100];
 const SIDE_REFRESH_MS = 10000; // histogram and volume counters while live
-
-function pad(n, w = 2) { return String(n).padStart(w, '0'); }
-
-// "14:05:09.123", with the date when the range spans days.
-function lineTime(ms, withDate) {
-  const d = new Date(ms);
-  const s = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
-  return withDate ? `${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${s}` : s;
-}
 
 // Text with highlights: text nodes, and <mark> around matches.
 export function highlighted(text, matcher) {
@@ -39,7 +35,7 @@ export function highlighted(text, matcher) {
   return frag;
 }
 
-export class LogsPage {
+class LogsPage {
   // getRange(): {key, seconds}; the header's picker owns the range.
   constructor(getRange) {
     this.getRange = getRange;
@@ -146,7 +142,7 @@ export class LogsPage {
   }
 
   // -------------------------------------------------------------------------
-  // Visibility, URL state, language
+  // Page hooks (registry.js): visibility, URL state, language
 
   show(hash) {
     this.visible = true;
@@ -173,13 +169,15 @@ export class LogsPage {
   syncControls() {
     const f = this.filters;
     for (const k of Object.keys(this.selects)) this.fillSelect(k, null);
-    for (const b of this.levelButtons) {
-      const on = f.levels.includes(b.dataset.level);
-      setClass(b, 'active', on);
-      b.setAttribute('aria-pressed', String(on));
-    }
+    for (const b of this.levelButtons) setPressed(b, f.levels.includes(b.dataset.level));
     if (this.searchInput.value !== f.search) this.searchInput.value = f.search;
     this.modeSelect.value = f.regex ? 'regex' : 'text';
+  }
+
+  // The header's picker changed: the same filters over the new range (the
+  // URL follows).
+  onRange() {
+    this.run();
   }
 
   writeHash() {
@@ -533,7 +531,7 @@ export class LogsPage {
     // A big range on a busy store takes seconds: say so rather than "no lines".
     const loading = this.list.classList.contains('loading');
     this.emptyText.hidden = n > 0 || (!loading && !!this.noteKey);
-    setText(this.emptyText, loading ? t('logs.loading') : t('logs.empty'));
+    setText(this.emptyText, loading ? t('loading') : t('logs.empty'));
     this.olderButton.hidden = !this.hasOlder;
     setText(this.olderButton, t('logs.loadOlder'));
     this.olderNote.hidden = this.hasOlder || n === 0;
@@ -569,11 +567,7 @@ export class LogsPage {
     this.ctxToken = token;
     this.ctx = { entry, size, labels: this.streams.get(entry.stream) };
     this.ctxPanel.hidden = false;
-    for (const b of this.ctxSizes) {
-      const on = Number(b.dataset.size) === size;
-      setClass(b, 'active', on);
-      b.setAttribute('aria-pressed', String(on));
-    }
+    for (const b of this.ctxSizes) setPressed(b, Number(b.dataset.size) === size);
     this.renderContextHead();
     if (!this.ctxPanel.contains(document.activeElement)) this.ctxClose.focus({ preventScroll: true });
     this.ctxList.classList.add('loading');
@@ -613,3 +607,11 @@ export class LogsPage {
     this.ctxList.replaceChildren();
   }
 }
+
+registerPage({
+  id: 'logs',
+  hash: 'logs',
+  label: 'nav.logs',
+  strings,
+  create: (shell) => new LogsPage(shell.range),
+});

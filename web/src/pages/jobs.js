@@ -1,310 +1,47 @@
-// The Jobs tab: every training or inference job the server tracks
-// (/api/v1/jobs) in a table, and one job's detail: what it is and how it
-// ended, its loss, learning rate, grad norm and throughput next to its node's
-// GPU utilization and memory on one time axis (the job's start to its end, or
-// now), its events as markers under the charts and as a list, and a link to
-// its logs. A job's GPUs (from NVML's process list, when known) narrow the
-// GPU charts to them; its other training series (eval_loss, accuracy, ...,
-// found with /api/v1/series) get a chart each. Under the list: the node's
-// events (/api/v1/events: Xid errors, OOM kills) in the page's range.
-// URL: #jobs&range=15m (the list), #jobs&range=15m&id=<job id>.
+// The Jobs tab (#jobs&range=15m, one job: #jobs&range=15m&id=<job id>):
+// every training or inference job the server tracks (/api/v1/jobs) in a
+// table, and one job's detail: what it is and how it ended, its loss,
+// learning rate, grad norm and throughput next to its node's GPU utilization
+// and memory on one time axis (the job's start to its end, or now), its
+// events as markers under the charts and as a list, and a link to its logs.
+// A job's GPUs (from NVML's process list, when known) narrow the GPU charts
+// to them; its other training series (eval_loss, accuracy, ..., found with
+// /api/v1/series) get a chart each. Under the list: the node's events
+// (/api/v1/events: Xid errors, OOM kills) in the page's range. The data
+// shaping is jobs.model.js'; this is the DOM.
 //
 // Job names, command lines, event messages, series names, node events'
 // details and log queries are untrusted:
 // they reach the page only as text nodes (dom.js h / setText), never as HTML.
 
-import * as api from './api.js';
-import { Chart } from './charts.js';
-import { h, retranslate, setClass, setText, translated } from './dom.js';
-import * as fmt from './format.js';
-import { duration, lang, t, tLabel } from './i18n.js';
-import { logsHash, quote } from './logql.js';
+import * as api from '../api.js';
+import { Chart } from '../charts.js';
+import { cssVar, h, retranslate, setClass, setPressed, setText, translated, withCode } from '../dom.js';
+import { compact, dateTime, duration, percent, shortTime } from '../format.js';
+import { lang, t, tLabel } from '../i18n.js';
+import { registerPage } from '../registry.js';
+import { DataTable, columns } from '../table.js';
+import {
+  axisSig, buildJobView, chartQueries, chartRefreshMs, chartWindowKey, endReason, eventPosition, eventText,
+  eventTone, eventsWindow, extraQuery, extraTitle, extraTrainingNames, frameworkText, gpuSummary, hasValues,
+  isActive, jobDurationSec, jobEvents, jobGpus, jobIdFromHash, jobWindow, jobsHash, logsLinkFor, nodeEventTexts,
+  nodeEventsFrom, num, ranksText, severalNodes, sig, sortJobs, stateBadge, trainingChartsToShow,
+  trainingSeriesSelector,
+} from './jobs.model.js';
+import strings from './jobs.i18n.js';
 
 const LIST_REFRESH_MS = 5000;
-const MIN_SPAN_S = 60; // a job that just started still gets a readable axis
 const MAX_PROCESSES = 64;
 const GPU_PALETTE = ['--c1', '--c2', '--c3', '--c4', '--c5', '--c6', '--c7', '--c8'];
-
-// ---------------------------------------------------------------------------
-// Pure helpers (no DOM; tested in node)
-
-// `unknown`: a remote node's job, running when its agent last reported.
-export const STATES = ['running', 'stalled', 'completed', 'crashed', 'killed', 'exited', 'unknown'];
-const TONES = { running: 'green', stalled: 'amber', crashed: 'red', killed: 'grey', completed: 'blue', exited: 'grey', unknown: 'grey' };
-
-// A state's badge: its colour and its i18n key. Unknown states are grey and
-// shown as the server wrote them.
-export function stateBadge(state) {
-  const known = STATES.includes(state);
-  return { tone: known ? TONES[state] : 'grey', key: known ? `jobstate.${state}` : null, text: String(state ?? '') };
-}
-
-export function isActive(job) { return job?.state === 'running' || job?.state === 'stalled'; }
-
-const num = (v) => (v == null || v === '' ? NaN : Number(v));
-
-// When the job's charts end: its end, or now while it runs; a job that is
-// over but has no end time ends when it was last seen.
-export function jobEndMs(job, nowMs) {
-  const end = num(job.end_time_ms);
-  if (Number.isFinite(end)) return end;
-  if (isActive(job)) return nowMs;
-  const seen = num(job.last_seen_ms);
-  return Number.isFinite(seen) ? seen : nowMs;
-}
-
-export function jobDurationSec(job, nowMs) {
-  const start = num(job.start_time_ms);
-  if (!Number.isFinite(start)) return NaN;
-  return Math.max(0, (jobEndMs(job, nowMs) - start) / 1000);
-}
-
-// The shared time axis of a job's charts: from its start to its end (or now),
-// at a step giving about 150-300 points, start and end on the step. A running
-// job's window ends at the last whole step (a later one would repeat the last
-// sample into the future); a finished job's includes its end.
-export function jobWindow(job, nowMs) {
-  const live = isActive(job) && !Number.isFinite(num(job.end_time_ms));
-  let startS = num(job.start_time_ms) / 1000;
-  if (!Number.isFinite(startS)) startS = jobEndMs(job, nowMs) / 1000 - 3600; // no start time: its last hour
-  const endS = Math.max(jobEndMs(job, nowMs) / 1000, startS + MIN_SPAN_S);
-  const span = endS - startS;
-  let step = api.pickStep(span);
-  if (span / step > 300) step = Math.ceil(span / 240 / 3600) * 3600; // jobs longer than 10 days
-  const start = Math.floor(startS / step) * step;
-  let end = live ? Math.floor(endS / step) * step : Math.ceil(endS / step) * step;
-  if (end <= start) end = start + step;
-  return { start, end, step, live };
-}
-
-// How often a job's charts refresh: as the overview at the same step (2-30 s);
-// a finished job's charts don't change.
-export function chartRefreshMs(win) {
-  return win.live ? Math.min(30000, Math.max(2000, win.step * 1000)) : null;
-}
-
-export const THROUGHPUT = ['tokens', 'samples', 'iterations'];
-
-// Which throughput series to chart: those with at least one value, in the
-// order tokens, samples, iterations. series: {tokens: [..], ...}.
-export function throughputToShow(series) {
-  return THROUGHPUT.filter((k) => (series?.[k] ?? []).some((v) => v != null && Number.isFinite(v)));
-}
-
-// Active jobs first, then the newest.
-export function sortJobs(jobs) {
-  return [...jobs].sort((a, b) => (isActive(b) - isActive(a)) || (num(b.start_time_ms) || 0) - (num(a.start_time_ms) || 0));
-}
-
-// A LogQL stream selector of equality matchers ({job="a", node="b"}) as
-// {label: value}; null for anything else (regex matchers, line filters).
-export function parseSelector(q) {
-  const s = String(q ?? '').trim();
-  if (!s.startsWith('{') || !s.endsWith('}')) return null;
-  const out = {};
-  const re = /\s*([A-Za-z_]\w*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,|$)/y;
-  const body = s.slice(1, -1);
-  re.lastIndex = 0;
-  while (re.lastIndex < body.length) {
-    const m = re.exec(body);
-    if (!m) return null;
-    let v;
-    try { v = JSON.parse(`"${m[2]}"`); } catch { return null; }
-    out[m[1]] = v;
-    if (m[3] === '') break;
-  }
-  return out;
-}
-
-// The Logs tab's URL for a job: its node, job and container filters (from
-// its log_query, or its name and node), and the shortest range of the
-// picker that reaches back to its start. ranges: [[key, seconds], ...].
-export function logsLinkFor(job, nowMs, ranges) {
-  const sel = parseSelector(job.log_query);
-  const f = { node: '', job: '', container: '', levels: [], search: '', regex: false };
-  if (sel && Object.keys(sel).every((k) => ['node', 'job', 'container'].includes(k)) && Object.keys(sel).length) {
-    Object.assign(f, sel);
-  } else {
-    f.job = job.name ?? '';
-    f.node = job.node ?? '';
-  }
-  const back = (nowMs - (num(job.start_time_ms) || nowMs)) / 1000;
-  const range = ranges.find(([, s]) => s >= back) ?? ranges[ranges.length - 1];
-  return logsHash(range[0], f);
-}
-
-export function jobsHash(range, id) {
-  const p = new URLSearchParams();
-  p.set('range', range);
-  if (id) p.set('id', id);
-  return `#jobs&${p.toString()}`;
-}
-
-export function jobIdFromHash(hash) {
-  return new URLSearchParams(String(hash).replace(/^#/, '')).get('id') ?? '';
-}
-
-// A PromQL selector for a job's training series: its name and node.
-export function trainingSelector(job) {
-  const m = [`job=${quote(job.name ?? '')}`];
-  if (job.node) m.push(`node=${quote(job.node)}`);
-  return `{${m.join(', ')}}`;
-}
-
-// The GPUs the job's processes were seen on (NVML's process list): their
-// indexes as strings (the `gpu` label of DCGM_FI_DEV_* series), in numeric
-// order, and the newest total of its memory on them in bytes (null when no
-// GPU says). gpus: [] when not known (no NVML, or never seen).
-export function jobGpus(job) {
-  const list = Array.isArray(job?.gpus) ? job.gpus : [];
-  const seen = new Set();
-  let mem = null;
-  for (const g of list) {
-    const id = g?.gpu;
-    if (id == null || id === '' || typeof id === 'object') continue;
-    const key = String(id);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const b = num(g.memory_bytes);
-    if (Number.isFinite(b) && b >= 0) mem = (mem ?? 0) + b;
-  }
-  const gpus = [...seen].sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
-  return { gpus, memoryBytes: mem };
-}
-
-// "0, 1 (12.3 GiB)"; '' when the GPUs are not known.
-export function gpuSummary(job) {
-  const { gpus, memoryBytes } = jobGpus(job);
-  if (!gpus.length) return '';
-  return gpus.join(', ') + (memoryBytes != null ? ` (${fmt.bytes(memoryBytes)})` : '');
-}
-
-// The series of a per-GPU metric to chart: only the job's GPUs when they
-// are known, else every GPU of the node.
-export function gpuFilter(series, gpus) {
-  if (!gpus?.length) return series;
-  const want = new Set(gpus.map(String));
-  return series.filter((s) => s?.metric?.gpu != null && want.has(String(s.metric.gpu)));
-}
-
-// The training series the job's charts show by name, and those never charted.
-export const CANONICAL_TRAINING = ['training_loss', 'training_learning_rate', 'training_grad_norm',
-  ...THROUGHPUT.map((k) => `training_${k}_per_second`)];
-const NOT_CHARTED = ['training_step', 'training_epoch'];
-export const MAX_EXTRA = 12;
-const METRIC_NAME = /^[A-Za-z_:][A-Za-z0-9_:]*$/;
-
-// A selector for every training series of a job (/api/v1/series match[]).
-export function trainingSeriesSelector(job) {
-  return `{__name__=~"training_.+", ${trainingSelector(job).slice(1)}`;
-}
-
-// The job's other training series (TensorBoard tags, MLflow keys, ...) from
-// /api/v1/series' answer (label sets): their names, sorted, at most `max`,
-// and how many more there are. Names are the server's (untrusted): only
-// valid metric names starting with training_ are kept, so they can go into
-// a query.
-export function extraTrainingNames(labelSets, max = MAX_EXTRA) {
-  const names = new Set();
-  for (const ls of Array.isArray(labelSets) ? labelSets : []) {
-    const n = ls?.__name__;
-    if (typeof n !== 'string' || !n.startsWith('training_') || n === 'training_' || !METRIC_NAME.test(n)) continue;
-    if (CANONICAL_TRAINING.includes(n) || NOT_CHARTED.includes(n)) continue;
-    names.add(n);
-  }
-  const all = [...names].sort();
-  return { names: all.slice(0, max), more: Math.max(0, all.length - max) };
-}
-
-// An extra chart's title: the series' name without training_.
-export function extraTitle(name) {
-  return String(name).replace(/^training_/, '');
-}
-
-// A node event's meaning and suggested action in the page's language
-// (details.meaning_zh / action_zh in Chinese when present, else English).
-export function nodeEventTexts(ev, language) {
-  const d = ev?.details && typeof ev.details === 'object' ? ev.details : {};
-  const pick = (k) => {
-    const zh = d[`${k}_zh`];
-    if (language === 'zh' && zh != null && zh !== '') return String(zh);
-    const en = d[k];
-    if (en != null && en !== '') return String(en);
-    return zh != null && zh !== '' ? String(zh) : '';
-  };
-  return { meaning: pick('meaning'), action: pick('action') };
-}
-
-// The node events' window for the page's range: the last `seconds` to now, in ms.
-export function eventsWindow(seconds, nowMs) {
-  const end = Math.round(nowMs);
-  return { start_ms: end - Math.round(seconds * 1000), end_ms: end };
-}
-
-// The event's one-line text: its message, else its exception, else its
-// details as key=value.
-export function eventText(ev) {
-  const d = ev?.details ?? {};
-  if (d.message != null && d.message !== '') return String(d.message);
-  if (d.exception != null && d.exception !== '') return String(d.exception);
-  return Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ');
-}
-
-// How alarming an event is: the colour of its marker.
-export function eventTone(kind) {
-  if (kind === 'completed') return 'blue';
-  if (kind === 'loss_overflow' || kind === 'nan_loss') return 'amber';
-  return 'red';
-}
-
-// Numbers of any magnitude in 4 significant digits: 2.345, 0.0003, 5.2e-7.
-export function sig(v) {
-  if (!Number.isFinite(v)) return '–';
-  const a = Math.abs(v);
-  if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(2).replace('e+', 'e');
-  return String(Number(v.toPrecision(4)));
-}
-
-function axisSig(v) {
-  if (!Number.isFinite(v)) return '';
-  const a = Math.abs(v);
-  if (a !== 0 && a < 1e-2) return v.toExponential(0); // 34 px of axis: "3e-4"
-  return fmt.compact(v);
-}
-
-// ---------------------------------------------------------------------------
-// Small DOM helpers
-
-function pad(n) { return String(n).padStart(2, '0'); }
-function dateTime(ms) {
-  if (!Number.isFinite(ms)) return '–';
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-}
-function shortTime(ms, withDate) {
-  if (!Number.isFinite(ms)) return '–';
-  const d = new Date(ms);
-  const s = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  return withDate ? `${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${s}` : s;
-}
-
-// Text with `code` spans (from our own strings; the parts are text nodes).
-function withCode(s) {
-  return String(s).split('`').map((part, i) => (i % 2 ? h('code', null, part) : part));
-}
 
 function badge(state) {
   const b = stateBadge(state);
   return h('span', { class: `badge ${b.tone}`, 'data-state': b.text }, b.key ? t(b.key) : b.text);
 }
 
-function cssVar(name) {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
-}
-
 // ---------------------------------------------------------------------------
 
-export class JobsPage {
+class JobsPage {
   // getRange(): {key, seconds} of the header's picker (carried in links);
   // ranges: the picker's [[key, seconds], ...] (for the logs link).
   constructor(getRange, ranges) {
@@ -334,20 +71,19 @@ export class JobsPage {
   // Layout
 
   build() {
+    const T = this.T.bind(this);
     this.note = h('div', { class: 'note', hidden: true, role: 'alert' });
 
     // The list.
-    const cols = ['name', 'state', 'framework', 'ranks', 'started', 'duration', 'reason'];
-    this.listBody = h('tbody');
+    this.listTable = new DataTable({ T, testid: 'jobs-table',
+      columns: columns('jobs.col.', ['name', 'state', 'framework', 'ranks', 'started', 'duration', 'reason'], ['ranks']) });
     this.listEmpty = h('div', { class: 'jobs-empty', hidden: true, 'data-testid': 'jobs-empty' });
     this.listCount = h('span', { class: 'count' });
     this.listView = h('section', { class: 'card jobs-list' },
-      h('div', { class: 'jobs-head' }, h('h3', null, this.T('jobs.title'), this.listCount),
-        this.T('jobs.clickHint', 'span', 'hint')),
+      h('div', { class: 'jobs-head' }, h('h3', null, T('jobs.title'), this.listCount),
+        T('jobs.clickHint', 'span', 'hint')),
       this.listEmpty,
-      h('div', { class: 'jobs-table-wrap' }, h('table', { class: 'jobs-table', 'data-testid': 'jobs-table' },
-        h('thead', null, h('tr', null, cols.map((c) => this.T(`jobs.col.${c}`, 'th', c === 'ranks' ? 'num' : null)))),
-        this.listBody)));
+      this.listTable.el);
 
     // The node's events (GPU Xid errors, OOM kills) in the page's range.
     this.nevRange = h('span', { class: 'count' });
@@ -355,33 +91,30 @@ export class JobsPage {
     this.nevButtons = this.ranges.map(([key]) => h('button', { type: 'button', class: 'seg', 'data-range': key,
       onclick: () => { location.hash = jobsHash(key, ''); } }));
     this.nevEmpty = h('div', { class: 'jobs-empty', hidden: true, 'data-testid': 'node-events-empty' });
-    this.nevBody = h('tbody');
-    const nevCols = ['time', 'gpu', 'kind', 'details'];
+    this.nevTable = new DataTable({ T, tableClass: 'jobs-table events-table',
+      testid: 'node-events-table', hidden: true, columns: columns('jobs.nev.', ['time', 'gpu', 'kind', 'details']) });
     this.nevView = h('section', { class: 'card jobs-list node-events', hidden: true, 'data-testid': 'node-events' },
-      h('div', { class: 'jobs-head' }, h('h3', null, this.T('jobs.nodeEvents'), this.nevRange, this.nevCount),
-        this.T('jobs.nodeEventsHint', 'span', 'hint'),
+      h('div', { class: 'jobs-head' }, h('h3', null, T('jobs.nodeEvents'), this.nevRange, this.nevCount),
+        T('jobs.nodeEventsHint', 'span', 'hint'),
         h('span', { class: 'segmented nev-range', role: 'group' }, this.nevButtons)),
       this.nevEmpty,
-      this.nevTable = h('div', { class: 'jobs-table-wrap', hidden: true }, h('table', { class: 'jobs-table events-table', 'data-testid': 'node-events-table' },
-        h('thead', null, h('tr', null, nevCols.map((c) => this.T(`jobs.nev.${c}`, 'th')))), this.nevBody)));
+      this.nevTable.el);
 
     // The detail.
-    this.back = h('a', { class: 'back', href: '#jobs' }, this.T('jobs.back'));
+    this.back = h('a', { class: 'back', href: '#jobs' }, T('jobs.back'));
     this.dName = h('h2', { class: 'job-name', 'data-testid': 'job-name' });
     this.dBadge = h('span');
     this.dKind = h('span', { class: 'job-kind' });
-    this.logsLink = h('a', { class: 'btn primary', 'data-testid': 'job-logs', href: '#logs' }, this.T('jobs.viewLogs'));
+    this.logsLink = h('a', { class: 'btn primary', 'data-testid': 'job-logs', href: '#logs' }, T('jobs.viewLogs'));
     this.dReason = h('div', { class: 'job-reason', hidden: true, 'data-testid': 'job-reason' });
     this.dFacts = h('dl', { class: 'job-facts' });
-    this.procBody = h('tbody');
+    this.procTable = new DataTable({ T, wrapClass: 'table-wrap', tableClass: 'src-table',
+      testid: 'job-processes', columns: columns('jobs.proc.', ['pid', 'role', 'rank', 'localRank', 'cmdline'], ['pid', 'rank', 'localRank']) });
     this.procMore = h('div', { class: 'src-more' });
     this.procCount = h('span', { class: 'count' });
-    const procCols = ['pid', 'role', 'rank', 'localRank', 'cmdline'];
     this.procs = h('details', { class: 'src-details job-procs' },
-      h('summary', null, this.T('jobs.processes'), ' ', this.procCount),
-      h('div', { class: 'table-wrap' }, h('table', { class: 'src-table', 'data-testid': 'job-processes' },
-        h('thead', null, h('tr', null, procCols.map((c) => this.T(`jobs.proc.${c}`, 'th', c === 'cmdline' || c === 'role' ? null : 'num')))),
-        this.procBody)),
+      h('summary', null, T('jobs.processes'), ' ', this.procCount),
+      this.procTable.el,
       this.procMore);
     const head = h('section', { class: 'card job-head' },
       h('div', { class: 'job-title' }, this.dName, this.dBadge, this.dKind,
@@ -393,28 +126,27 @@ export class JobsPage {
     this.trainEl = h('div', { class: 'job-chart-group' });
     this.noMetrics = h('div', { class: 'jobs-empty', hidden: true, 'data-testid': 'job-no-metrics' });
     this.gpuTitle = h('h3', { class: 'job-gpu-title' });
-    this.gpuNote = this.T('jobs.gpuNote', 'span', 'hint');
+    this.gpuNote = T('jobs.gpuNote', 'span', 'hint');
     this.gpuEl = h('div', { class: 'job-chart-group' });
     this.timeline = h('div', { class: 'job-timeline', 'data-testid': 'job-timeline', role: 'group' });
     this.axisNote = h('div', { class: 'job-axis' });
     this.extraEl = h('div', { class: 'job-chart-group', 'data-testid': 'job-extra-charts' });
     this.extraMore = h('div', { class: 'hint job-extra-more', hidden: true, 'data-testid': 'job-extra-more' });
     this.chartsEl.append(
-      h('div', { class: 'jobs-head' }, this.T('jobs.metrics', 'h3'), this.axisNote),
+      h('div', { class: 'jobs-head' }, T('jobs.metrics', 'h3'), this.axisNote),
       this.noMetrics, this.trainEl, this.extraEl, this.extraMore,
       h('div', { class: 'job-gpu-head' }, this.gpuTitle, this.gpuNote), this.gpuEl,
       this.timelineRow = h('div', { class: 'job-timeline-row' }, this.timeline));
     const chartsCard = h('section', { class: 'card job-charts-card' }, this.chartsEl);
 
-    this.evBody = h('tbody');
-    this.evEmpty = this.T('jobs.noEvents', 'div', 'jobs-empty');
+    this.evTable = new DataTable({ T, tableClass: 'jobs-table events-table', testid: 'job-events',
+      columns: columns('jobs.ev.', ['time', 'since', 'kind', 'message']) });
+    this.evEmpty = T('jobs.noEvents', 'div', 'jobs-empty');
     this.evCount = h('span', { class: 'count' });
-    const evCols = ['time', 'since', 'kind', 'message'];
     const eventsCard = h('section', { class: 'card job-events' },
-      h('div', { class: 'jobs-head' }, h('h3', null, this.T('jobs.events'), this.evCount)),
+      h('div', { class: 'jobs-head' }, h('h3', null, T('jobs.events'), this.evCount)),
       this.evEmpty,
-      this.evTable = h('div', { class: 'jobs-table-wrap' }, h('table', { class: 'jobs-table events-table', 'data-testid': 'job-events' },
-        h('thead', null, h('tr', null, evCols.map((c) => this.T(`jobs.ev.${c}`, 'th')))), this.evBody)));
+      this.evTable.el);
 
     this.missing = h('div', { class: 'jobs-empty', hidden: true });
     this.detailView = h('div', { class: 'job-detail', hidden: true, 'data-testid': 'job-detail' },
@@ -443,7 +175,7 @@ export class JobsPage {
       grad: mk(this.trainEl, 'grad', { title: 'jobs.chart.grad', fmtAxis: axisSig,
         series: [{ key: 'jobs.series.grad', color: '--c2', fmt: sig }] }),
       tokens: mk(this.trainEl, 'tokens', { title: 'jobs.chart.tokens',
-        series: [{ key: 'jobs.series.tokens', color: '--c3', fill: true, fmt: (v) => `${fmt.compact(v)}/s` }] }),
+        series: [{ key: 'jobs.series.tokens', color: '--c3', fill: true, fmt: (v) => `${compact(v)}/s` }] }),
       samples: mk(this.trainEl, 'samples', { title: 'jobs.chart.samples',
         series: [{ key: 'jobs.series.samples', color: '--c3', fill: true, fmt: (v) => `${sig(v)}/s` }] }),
       iterations: mk(this.trainEl, 'iterations', { title: 'jobs.chart.iterations',
@@ -496,7 +228,7 @@ export class JobsPage {
     };
     this.gpuCharts = {
       key,
-      util: mk('gpu-util', { title: 'jobs.chart.gpuUtil', yMax: 100, series: series(fmt.percent) }),
+      util: mk('gpu-util', { title: 'jobs.chart.gpuUtil', yMax: 100, series: series(percent) }),
       mem: mk('gpu-mem', { title: 'jobs.chart.gpuMem', series: series((v) => `${v.toFixed(1)} GiB`) }),
     };
     return this.gpuCharts;
@@ -557,7 +289,7 @@ export class JobsPage {
   }
 
   // -------------------------------------------------------------------------
-  // Visibility, URL, language
+  // Page hooks (registry.js): visibility, URL, language
 
   show(hash) {
     this.visible = true;
@@ -607,6 +339,11 @@ export class JobsPage {
     this.render();
   }
 
+  // The header's picker is hidden here; the range is kept in the URL.
+  onRange(key) {
+    history.replaceState(null, '', jobsHash(key, jobIdFromHash(location.hash)));
+  }
+
   // -------------------------------------------------------------------------
   // Data
 
@@ -646,9 +383,7 @@ export class JobsPage {
     const w = eventsWindow(range.seconds, Date.now());
     try {
       const body = await api.getJson('/api/v1/events', { start_ms: w.start_ms, end_ms: w.end_ms }, ctrl.signal);
-      const evs = body?.data?.events;
-      this.nodeEvents = (Array.isArray(evs) ? evs : []).filter((e) => e && Number.isFinite(num(e.time_ms)))
-        .sort((a, b) => num(a.time_ms) - num(b.time_ms));
+      this.nodeEvents = nodeEventsFrom(body?.data);
       this.nevError = null;
       this.nodeEventsApi = true;
     } catch (e) {
@@ -669,7 +404,7 @@ export class JobsPage {
     const win = jobWindow(job, Date.now());
     // A running job's charts follow their own timer; a new window (another
     // job, a longer step, the job's end) fetches at once.
-    const key = `${job.id}|${win.start}|${win.step}|${win.live ? 'live' : win.end}`;
+    const key = chartWindowKey(job, win);
     if (key === this.winKey) return;
     this.winKey = key;
     this.refreshCharts();
@@ -685,19 +420,7 @@ export class JobsPage {
     const ctrl = new AbortController();
     this.chartCtrl = ctrl;
     const win = jobWindow(job, Date.now());
-    const sel = trainingSelector(job);
-    const node = job.node ? `{node=${quote(job.node)}}` : '';
-    const queries = {
-      loss: `avg(training_loss${sel})`,
-      lr: `avg(training_learning_rate${sel})`,
-      grad: `avg(training_grad_norm${sel})`,
-      tokens: `avg(training_tokens_per_second${sel})`,
-      samples: `avg(training_samples_per_second${sel})`,
-      iterations: `avg(training_iterations_per_second${sel})`,
-      util: `DCGM_FI_DEV_GPU_UTIL${node}`,
-      used: `DCGM_FI_DEV_FB_USED${node}`,
-      free: `DCGM_FI_DEV_FB_FREE${node}`,
-    };
+    const queries = chartQueries(job);
     const keys = Object.keys(queries);
     // The job's other training series are looked up next to them, then
     // fetched (a lookup that fails leaves them out, quietly).
@@ -705,7 +428,7 @@ export class JobsPage {
       ctrl.signal).then((b) => extraTrainingNames(b?.data), () => ({ names: [], more: 0 }));
     const settled = await Promise.allSettled(keys.map((k) => api.queryRange(queries[k], win, ctrl.signal)));
     const extra = await lookup;
-    const extraSettled = await Promise.allSettled(extra.names.map((n) => api.queryRange(`avg(${n}${sel})`, win, ctrl.signal)));
+    const extraSettled = await Promise.allSettled(extra.names.map((n) => api.queryRange(extraQuery(job, n), win, ctrl.signal)));
     if (gen !== this.chartGen || ctrl.signal.aborted || !this.visible) return;
     const res = {};
     let err = null;
@@ -719,42 +442,11 @@ export class JobsPage {
       return [];
     });
     this.chartError = err;
-    this.view = this.computeView(job, win, res, extra);
+    this.view = buildJobView(job, win, res, extra);
     this.renderCharts();
     this.renderNote();
     const next = chartRefreshMs(win);
     if (next && this.visible) this.chartTimer = setTimeout(() => this.refreshCharts(), next);
-  }
-
-  computeView(job, win, res, extra = { names: [], more: 0 }) {
-    const xs = api.timeAxis(win);
-    const align = (s) => api.alignValues(s, win, xs);
-    const empty = () => new Array(xs.length).fill(null);
-    const first = (k) => (res[k][0] ? align(res[k][0]) : empty());
-    const training = {};
-    for (const k of ['loss', 'lr', 'grad', ...THROUGHPUT]) training[k] = first(k);
-    const extras = extra.names.map((name, i) => ({ name, ys: res.extra?.[i]?.[0] ? align(res.extra[i][0]) : empty() }));
-    // Only the job's own GPUs when known; else every GPU of its node.
-    const own = jobGpus(job).gpus;
-    const byGpu = (k) => {
-      const m = new Map();
-      for (const s of gpuFilter(res[k], own)) if (s.metric?.gpu != null) m.set(String(s.metric.gpu), align(s));
-      return m;
-    };
-    const util = byGpu('util'), used = byGpu('used'), free = byGpu('free');
-    const gpus = own.length ? own : [...new Set([...util.keys(), ...used.keys()])]
-      .sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
-    const gib = (v) => (v == null ? null : v / 1024); // MiB to GiB
-    let totalGiB = NaN;
-    const mem = gpus.map((g) => {
-      const u = used.get(g) ?? empty(), f = free.get(g) ?? empty();
-      u.forEach((v, i) => {
-        if (v != null && f[i] != null) totalGiB = Math.max(Number.isFinite(totalGiB) ? totalGiB : 0, (v + f[i]) / 1024);
-      });
-      return u.map(gib);
-    });
-    return { win, xs, training, extras, more: extra.more, ownGpus: own.length > 0, gpus,
-      util: gpus.map((g) => util.get(g) ?? empty()), mem, totalGiB };
   }
 
   clearCharts() {
@@ -785,21 +477,21 @@ export class JobsPage {
     const jobs = this.jobs ? sortJobs(this.jobs) : [];
     const range = this.getRange().key;
     // Before the first answer: loading (or nothing, when the note says why).
-    if (this.jobs === null) this.listEmpty.replaceChildren(t('jobs.loading'));
+    if (this.jobs === null) this.listEmpty.replaceChildren(t('loading'));
     else this.listEmpty.replaceChildren(...withCode(t('jobs.none')));
     this.listEmpty.hidden = this.jobs === null ? !!this.listError : jobs.length > 0;
     setText(this.listCount, jobs.length ? String(jobs.length) : '');
     // A server with agents lists several nodes' jobs: then each says whose.
-    const severalNodes = new Set(jobs.map((j) => String(j.node ?? ''))).size > 1;
+    const whose = severalNodes(jobs);
     const rows = jobs.map((j) => {
       const dur = jobDurationSec(j, now);
       const kind = j.kind ? tLabel('jobs.kind', j.kind) : '';
       return {
         id: String(j.id), href: jobsHash(range, String(j.id)), name: String(j.name ?? ''),
-        kind: [kind, severalNodes ? String(j.node ?? '') : ''].filter(Boolean).join(' · '), state: j.state,
+        kind: [kind, whose ? String(j.node ?? '') : ''].filter(Boolean).join(' · '), state: j.state,
         stateText: stateBadge(j.state).key ? t(stateBadge(j.state).key) : '',
-        fw: [j.framework, j.launcher].filter(Boolean).join(' · ') || '–',
-        ranks: Number.isFinite(num(j.world_size)) ? String(j.world_size) : '–',
+        fw: frameworkText(j),
+        ranks: ranksText(j),
         started: dateTime(num(j.start_time_ms)), dur: Number.isFinite(dur) ? duration(dur) : '–',
         // The server's text, else the kind of event that ended it.
         reason: String(j.reason_text || (j.reason && j.reason !== 'completed' ? tLabel('event', j.reason) : '')),
@@ -807,10 +499,7 @@ export class JobsPage {
     });
     // Rebuilt only when something shown changed (a row under the pointer
     // being replaced every 5 s can swallow a click).
-    const key = JSON.stringify(rows);
-    if (key === this.listKey) return;
-    this.listKey = key;
-    this.listBody.replaceChildren(...rows.map((r, i) => h('tr', { class: 'job-row', 'data-id': r.id, onclick: (e) => {
+    this.listTable.update(JSON.stringify(rows), () => rows.map((r, i) => h('tr', { class: 'job-row', 'data-id': r.id, onclick: (e) => {
       if (e.target.closest?.('a')) return;
       location.hash = r.href;
     } },
@@ -831,7 +520,7 @@ export class JobsPage {
     this.detailBody.hidden = !job;
     this.missing.hidden = !!job;
     if (!job) {
-      setText(this.missing, this.jobs === null ? t('jobs.loading') : t('jobs.notFound'));
+      setText(this.missing, this.jobs === null ? t('loading') : t('jobs.notFound'));
       return;
     }
     const now = Date.now();
@@ -841,10 +530,7 @@ export class JobsPage {
     this.logsLink.href = logsLinkFor(job, now, this.ranges);
 
     // Why it ended (or what is wrong while it runs).
-    const reason = job.reason ? tLabel('event', job.reason) : '';
-    const why = [reason, job.reason_text].filter(Boolean);
-    // "CUDA out of memory: CUDA out of memory. Tried ..." says it twice.
-    if (why.length === 2 && why[1].toLowerCase().startsWith(why[0].toLowerCase())) why.shift();
+    const why = endReason(job.reason ? tLabel('event', job.reason) : '', job.reason_text);
     setText(this.dReason, why.join(': '));
     this.dReason.hidden = why.length === 0;
     this.dReason.className = `job-reason ${stateBadge(job.state).tone}`;
@@ -854,10 +540,10 @@ export class JobsPage {
     if (job.exit_signal) exit.push(String(job.exit_signal));
     const dur = jobDurationSec(job, now);
     const facts = [
-      ['jobs.f.framework', [job.framework, job.launcher].filter(Boolean).join(' · ') || '–'],
+      ['jobs.f.framework', frameworkText(job)],
       ['jobs.f.node', job.node || '–'],
       ['jobs.f.container', job.container_id || '–'],
-      ['jobs.f.ranks', Number.isFinite(num(job.world_size)) ? String(job.world_size) : '–'],
+      ['jobs.f.ranks', ranksText(job)],
       ['jobs.f.gpus', gpuSummary(job) || t('jobs.gpusUnknown')],
       ['jobs.f.started', dateTime(num(job.start_time_ms))],
       ['jobs.f.ended', Number.isFinite(num(job.end_time_ms)) ? dateTime(num(job.end_time_ms)) : (isActive(job) ? t('jobs.stillRunning') : '–')],
@@ -874,14 +560,13 @@ export class JobsPage {
     const procs = Array.isArray(job.processes) ? job.processes : [];
     setText(this.procCount, `(${procs.length})`);
     const rank = (r) => (r == null || Number(r) < 0 ? '–' : String(r));
-    const procKey = JSON.stringify([lang(), procs.slice(0, MAX_PROCESSES)]);
-    if (procKey !== this.procKey) this.procBody.replaceChildren(...procs.slice(0, MAX_PROCESSES).map((p) => h('tr', null,
+    const shownProcs = procs.slice(0, MAX_PROCESSES);
+    this.procTable.update(JSON.stringify([lang(), shownProcs]), () => shownProcs.map((p) => h('tr', null,
       h('td', { class: 'num' }, String(p.pid ?? '')),
       h('td', null, p.role ? tLabel('jobs.role', p.role) : '–'),
       h('td', { class: 'num' }, rank(p.rank)),
       h('td', { class: 'num' }, rank(p.local_rank)),
       h('td', { class: 'cmdline' }, String(p.cmdline ?? '')))));
-    this.procKey = procKey;
     setText(this.procMore, procs.length > MAX_PROCESSES ? t('jobs.moreProcs', { n: procs.length - MAX_PROCESSES }) : '');
 
     const own = jobGpus(job).gpus.length > 0;
@@ -893,9 +578,7 @@ export class JobsPage {
     setText(this.axisNote, t(win.live ? 'jobs.axisLive' : 'jobs.axisEnded', {
       from: dateTime(win.start * 1000), to: dateTime(win.end * 1000) }));
 
-    this.events = (Array.isArray(job.events) ? job.events : [])
-      .filter((e) => Number.isFinite(num(e?.time_ms)))
-      .sort((a, b) => num(a.time_ms) - num(b.time_ms));
+    this.events = jobEvents(job);
     this.renderEvents(job, win);
     if (this.view) this.renderCharts();
   }
@@ -907,14 +590,13 @@ export class JobsPage {
       ...Object.entries(ev.details ?? {}).map(([k, v]) => `${k}: ${v}`)].join('\n');
     this.timelineRow.hidden = this.events.length === 0;
     this.timeline.setAttribute('aria-label', t('jobs.timeline'));
-    this.evTable.hidden = this.events.length === 0;
+    this.evTable.el.hidden = this.events.length === 0;
     this.evEmpty.hidden = this.events.length > 0;
     setText(this.evCount, this.events.length ? String(this.events.length) : '');
 
     // Markers on the strip under the charts, at the same x as the charts' lines.
-    const span = win.end - win.start;
     this.timeline.replaceChildren(...this.events.map((ev, i) => {
-      const pos = Math.max(0, Math.min(1, (num(ev.time_ms) / 1000 - win.start) / span));
+      const pos = eventPosition(ev, win);
       const m = h('button', { type: 'button', class: `ev-marker ${eventTone(ev.event)}`, 'data-i': i,
         title: `${title(ev)}\n${eventText(ev)}`, 'aria-label': `${tLabel('event', ev.event)} ${shortTime(num(ev.time_ms), true)}`,
         onclick: () => this.focusEvent(i) });
@@ -925,9 +607,7 @@ export class JobsPage {
     // The list is rebuilt only when it changes, so a selection in it (to
     // copy a message) survives the 5 s refreshes.
     const key = JSON.stringify([lang(), job.id, job.start_time_ms, withDate, this.events]);
-    if (key === this.eventsKey) return;
-    this.eventsKey = key;
-    this.evBody.replaceChildren(...this.events.map((ev, i) => h('tr', { class: `ev-row ${eventTone(ev.event)}`, 'data-i': i, 'data-event': String(ev.event ?? ''), title: title(ev) },
+    this.evTable.update(key, () => this.events.map((ev, i) => h('tr', { class: `ev-row ${eventTone(ev.event)}`, 'data-i': i, 'data-event': String(ev.event ?? ''), title: title(ev) },
       h('td', { class: 'nowrap' }, shortTime(num(ev.time_ms), withDate)),
       h('td', { class: 'nowrap' }, Number.isFinite(start) ? `+${duration(Math.max(0, (num(ev.time_ms) - start) / 1000))}` : ''),
       h('td', { class: 'nowrap ev-kind' }, tLabel('event', ev.event)),
@@ -935,8 +615,8 @@ export class JobsPage {
   }
 
   focusEvent(i) {
-    for (const r of this.evBody.children) setClass(r, 'focus', r.dataset.i === String(i));
-    const row = this.evBody.querySelector(`tr[data-i="${i}"]`);
+    for (const r of this.evTable.body.children) setClass(r, 'focus', r.dataset.i === String(i));
+    const row = this.evTable.body.querySelector(`tr[data-i="${i}"]`);
     row?.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
   }
 
@@ -944,11 +624,9 @@ export class JobsPage {
     const v = this.view;
     if (!v || !this.charts) return;
     const tr = v.training;
-    const has = (a) => a.some((x) => x != null);
-    const shown = new Set(['loss', 'lr', 'grad'].filter((k) => has(tr[k])));
-    for (const k of throughputToShow(tr)) shown.add(k);
+    const shown = trainingChartsToShow(tr);
     this.noMetrics.replaceChildren(...withCode(t('jobs.noMetrics')));
-    const extras = v.extras.filter((e) => has(e.ys));
+    const extras = v.extras.filter((e) => hasValues(e.ys));
     this.noMetrics.hidden = shown.size > 0 || extras.length > 0;
     for (const [k, c] of Object.entries(this.charts)) {
       c.wrap.hidden = !shown.has(k);
@@ -956,7 +634,7 @@ export class JobsPage {
     }
     const ex = this.makeExtraCharts(v.extras.map((e) => e.name));
     v.extras.forEach((e, i) => {
-      ex.charts[i].wrap.hidden = !has(e.ys);
+      ex.charts[i].wrap.hidden = !hasValues(e.ys);
       ex.charts[i].set(v.win, [v.xs, e.ys]);
     });
     setText(this.extraMore, v.more ? t('jobs.moreSeries', { n: v.more }) : '');
@@ -976,9 +654,7 @@ export class JobsPage {
     // The range of the events shown (until those of a newly picked one come).
     setText(this.nevRange, t('jobs.nodeEventsRange', { range: t(`range.${this.nevRangeKey ?? range.key}`) }));
     for (const b of this.nevButtons) {
-      const on = b.dataset.range === range.key;
-      setClass(b, 'active', on);
-      b.setAttribute('aria-pressed', String(on));
+      setPressed(b, b.dataset.range === range.key);
       setText(b, t(`range.${b.dataset.range}`));
     }
     const evs = this.nodeEvents ?? [];
@@ -986,16 +662,14 @@ export class JobsPage {
     const err = this.nevError;
     this.nevEmpty.hidden = evs.length > 0 && !err;
     setText(this.nevEmpty, err ? t('jobs.nodeEventsFailed', { err: err.message }) : t('jobs.noNodeEvents'));
-    this.nevTable.hidden = evs.length === 0;
+    this.nevTable.el.hidden = evs.length === 0;
     const language = lang();
     const withDate = range.seconds > 86400;
     const jobs = new Map((this.jobs ?? []).map((j) => [String(j.id), j]));
     // Newest first; rebuilt only when something shown changed.
     const rows = [...evs].reverse();
     const key = JSON.stringify([language, range.key, rows, rows.map((e) => jobs.get(String(e.job_id ?? ''))?.name ?? null)]);
-    if (key === this.nevKey) return;
-    this.nevKey = key;
-    this.nevBody.replaceChildren(...rows.map((ev) => {
+    this.nevTable.update(key, () => rows.map((ev) => {
       const d = ev.details && typeof ev.details === 'object' ? ev.details : {};
       const { meaning, action } = nodeEventTexts(ev, language);
       const kind = tLabel('event', ev.event) + (d.xid != null && d.xid !== '' ? ` ${d.xid}` : '');
@@ -1015,3 +689,12 @@ export class JobsPage {
     }));
   }
 }
+
+registerPage({
+  id: 'jobs',
+  hash: 'jobs',
+  label: 'nav.jobs',
+  strings,
+  rangePicker: false, // a job's charts span its life, not the picked range
+  create: (shell) => new JobsPage(shell.range, shell.ranges),
+});

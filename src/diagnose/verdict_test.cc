@@ -1,8 +1,8 @@
-#include "collect/jobs/verdict.h"
+#include "diagnose/verdict.h"
 
 #include <gtest/gtest.h>
 
-namespace vigil::collect::jobs {
+namespace vigil::diagnose {
 namespace {
 
 using parse::training::Event;
@@ -153,5 +153,22 @@ TEST(JudgeTest, XidReasonNamesTheCodeAndItsMeaning) {
   EXPECT_EQ(v.reason_text, "Xid 79: GPU has fallen off the bus");
 }
 
+// The kernel's OOM-killer line names the process it killed (collect/jobs
+// reads it from /dev/kmsg); the verdict says so.
+TEST(VerdictTest, AnOomKillNamesTheProcessItKilled) {
+  JobEvidence ev;
+  ev.ended = true;
+  ev.end_ms = kEnd;
+  ev.run_exit = Signal("KILL");
+  TimedEvent oom = At(kEnd - 500, EventKind::kOomKilled);
+  oom.event.AddString("process", "python");
+  ev.events.push_back(oom);
+  JobVerdict v = Judge(ev);
+  EXPECT_EQ(v.state, JobState::kCrashed);
+  EXPECT_EQ(v.reason, "oom_killed");
+  EXPECT_EQ(v.reason_text,
+            "killed by the kernel's OOM killer: the machine ran out of memory (python)");
+}
+
 }  // namespace
-}  // namespace vigil::collect::jobs
+}  // namespace vigil::diagnose

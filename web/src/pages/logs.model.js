@@ -1,6 +1,7 @@
-// The log explorer's pure parts (no DOM, tested in node): LogQL built from
-// the filter controls, highlight splitting, histogram shaping, paging cursors
-// and the explorer's URL state. docs/log-api.md describes the query language.
+// The log explorer's model (no DOM, tested in node): LogQL built from the
+// filter controls, highlight splitting, histogram shaping, paging cursors and
+// the explorer's URL state. docs/log-api.md describes the query language.
+// The Jobs tab links here with logsHash() and quotes its PromQL with quote().
 
 export const LEVELS = ['unknown', 'trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 export const FLAGS = ['truncated', 'partial', 'converted'];

@@ -1,4 +1,4 @@
-#include "ingest/remote_jobs.h"
+#include "ingest/job_store.h"
 
 #include <gtest/gtest.h>
 
@@ -12,42 +12,42 @@ namespace {
 
 std::string Snapshot(const std::string& node, std::vector<std::string> job_ids,
                      bool ended = false) {
-  collect::jobs::JobsSnapshot s;
+  wire::JobsSnapshot s;
   s.node = node;
   s.time_ms = 1'764'460'800'000;
   for (const std::string& id : job_ids) {
-    collect::jobs::TrackedJob t;
-    t.job.id = id;
-    t.job.name = "train";
+    wire::JobRecord t;
+    t.id = id;
+    t.name = "train";
     t.ended = ended;
     s.jobs.push_back(t);
   }
-  collect::jobs::NodeKernelEvent k;
+  wire::NodeKernelEventRecord k;
   k.kernel.time_ms = 5;
-  k.kernel.event.kind = parse::training::EventKind::kXid;
-  k.kernel.event.AddNumber("xid", 79);
+  k.kernel.event.kind = "xid";
+  k.kernel.event.details.push_back({"xid", "79", true});
   s.node_events.push_back(k);
-  return collect::jobs::EncodeSnapshot(s);
+  return wire::EncodeJobsSnapshot(s);
 }
 
-std::vector<std::string> NodesOf(const RemoteJobs& r) {
+std::vector<std::string> NodesOf(const JobStore& r) {
   std::vector<std::string> out;
   for (const NodeJobs& n : r.Nodes()) {
     std::string jobs;
-    for (const auto& t : n.snapshot.jobs) jobs += t.job.id + (t.ended ? "(ended)" : "") + ",";
+    for (const auto& t : n.snapshot.jobs) jobs += t.id + (t.ended ? "(ended)" : "") + ",";
     out.push_back(n.snapshot.node + ":" + jobs);
   }
   return out;
 }
 
-TEST(RemoteJobsTest, TheNewestSnapshotOfEachNodeIsKeptAndSurvivesARestart) {
+TEST(JobStoreTest, TheNewestSnapshotOfEachNodeIsKeptAndSurvivesARestart) {
   TempDir dir;
   ManualClockEnv env;
-  RemoteJobsOptions o;
+  JobStoreOptions o;
   o.dir = dir.path() + "/nodes";
   o.env = &env;
   {
-    RemoteJobs r(o);
+    JobStore r(o);
     ASSERT_TRUE(r.Receive(Snapshot("gpu-1", {"a", "b"})).ok());
     ASSERT_TRUE(r.Receive(Snapshot("../../etc/passwd", {"c"})).ok());
     env.now += 10'000;
@@ -56,8 +56,7 @@ TEST(RemoteJobsTest, TheNewestSnapshotOfEachNodeIsKeptAndSurvivesARestart) {
     auto nodes = r.Nodes();
     EXPECT_EQ(nodes[1].received_ms, env.now);
     ASSERT_EQ(nodes[1].snapshot.node_events.size(), 1u);
-    EXPECT_EQ(nodes[1].snapshot.node_events[0].kernel.event.kind,
-              parse::training::EventKind::kXid);
+    EXPECT_EQ(nodes[1].snapshot.node_events[0].kernel.event.kind, "xid");
   }
   // Files are named by the node's hex, inside the directory.
   auto files = Env::Default()->ListDir(o.dir);
@@ -65,30 +64,30 @@ TEST(RemoteJobsTest, TheNewestSnapshotOfEachNodeIsKeptAndSurvivesARestart) {
   EXPECT_EQ(files->size(), 2u);
   for (const std::string& f : *files) EXPECT_EQ(f.find('/'), std::string::npos) << f;
 
-  RemoteJobs again(o);
+  JobStore again(o);
   EXPECT_EQ(NodesOf(again), (std::vector<std::string>{"../../etc/passwd:c,", "gpu-1:a(ended),"}));
 }
 
-TEST(RemoteJobsTest, BadSnapshotsAreRefusedAndChangeNothing) {
+TEST(JobStoreTest, BadSnapshotsAreRefusedAndChangeNothing) {
   ManualClockEnv env;
-  RemoteJobsOptions o;
+  JobStoreOptions o;
   o.env = &env;
-  RemoteJobs r(o);
+  JobStore r(o);
   ASSERT_TRUE(r.Receive(Snapshot("gpu-1", {"a"})).ok());
   EXPECT_EQ(r.Receive("{not json").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r.Receive(Snapshot("", {"x"})).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r.Receive(Snapshot(std::string(300, 'n'), {"x"})).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(r.Receive(std::string(kMaxJobsSnapshotBytes + 1, ' ')).code(),
+  EXPECT_EQ(r.Receive(std::string(wire::kMaxJobsSnapshotBytes + 1, ' ')).code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(NodesOf(r), (std::vector<std::string>{"gpu-1:a,"}));
 }
 
-TEST(RemoteJobsTest, AtMostMaxNodesTheLeastRecentlyHeardGoes) {
+TEST(JobStoreTest, AtMostMaxNodesTheLeastRecentlyHeardGoes) {
   ManualClockEnv env;
-  RemoteJobsOptions o;
+  JobStoreOptions o;
   o.env = &env;
   o.max_nodes = 2;
-  RemoteJobs r(o);
+  JobStore r(o);
   ASSERT_TRUE(r.Receive(Snapshot("n1", {"a"})).ok());
   env.now += 1;
   ASSERT_TRUE(r.Receive(Snapshot("n2", {"b"})).ok());
@@ -99,13 +98,13 @@ TEST(RemoteJobsTest, AtMostMaxNodesTheLeastRecentlyHeardGoes) {
   EXPECT_EQ(NodesOf(r), (std::vector<std::string>{"n1:a,", "n3:c,"}));
 }
 
-TEST(RemoteJobsTest, TheIngesterTakesJobsFramesOnlyWhereTheyAreKept) {
+TEST(JobStoreTest, TheIngesterTakesJobsFramesOnlyWhereTheyAreKept) {
   ManualClockEnv env;
-  RemoteJobsOptions o;
+  JobStoreOptions o;
   o.env = &env;
-  RemoteJobs r(o);
+  JobStore r(o);
   IngesterOptions io;
-  io.remote_jobs = &r;
+  io.job_store = &r;
   Ingester ingester(nullptr, nullptr, io);
   std::string frame = wire::EncodeFrame(wire::FrameKind::kJobs, Snapshot("gpu-9", {"z"}), true);
   ASSERT_TRUE(ingester.Receive(frame).ok());

@@ -14,19 +14,16 @@
 #include <vector>
 
 #include "parse/training/log_events.h"
+#include "wire/jobs.h"
 
-namespace vigil::collect::jobs {
+namespace vigil::diagnose {
 
 enum class JobState { kRunning, kStalled, kCompleted, kCrashed, kKilled, kExited };
 const char* JobStateName(JobState state);  // "running", "stalled", ...
 
-// How a `vigil run` wrapper saw its command end (its spool record).
-struct RunExit {
-  int64_t ended_ms = 0;
-  std::optional<int> exit_code;  // set when it exited
-  int signal = 0;                // set when a signal killed it
-  std::string signal_name;       // "TERM", "KILL", ... (as sigabbrev_np gives it)
-};
+// How a `vigil run` wrapper saw its command end (its spool record), as the
+// agent reports it (wire/jobs.h).
+using RunExit = wire::RunExitRecord;
 
 // An event read from the job's logs, with the time of its line.
 struct TimedEvent {
@@ -70,4 +67,4 @@ JobVerdict Judge(const JobEvidence& evidence);
 // completion).
 bool IsFailure(parse::training::EventKind kind);
 
-}  // namespace vigil::collect::jobs
+}  // namespace vigil::diagnose

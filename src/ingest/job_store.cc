@@ -1,4 +1,4 @@
-#include "ingest/remote_jobs.h"
+#include "ingest/job_store.h"
 
 #include <algorithm>
 
@@ -23,7 +23,7 @@ std::string HexName(std::string_view node) {
 
 }  // namespace
 
-RemoteJobs::RemoteJobs(RemoteJobsOptions options)
+JobStore::JobStore(JobStoreOptions options)
     : options_(std::move(options)), env_(options_.env ? options_.env : Env::Default()) {
   if (options_.dir.empty() || !env_->FileExists(options_.dir)) return;
   auto files = env_->ListDir(options_.dir);
@@ -34,38 +34,38 @@ RemoteJobs::RemoteJobs(RemoteJobsOptions options)
   for (const std::string& name : *files) {
     if (name.size() <= sizeof(kSuffix) - 1 || !name.ends_with(kSuffix)) continue;
     const std::string path = options_.dir + "/" + name;
-    auto text = env_->ReadFile(path, kMaxJobsSnapshotBytes);
-    auto snapshot = text.ok() ? collect::jobs::DecodeSnapshot(*text)
-                              : Result<collect::jobs::JobsSnapshot>(text.status());
+    auto text = env_->ReadFile(path, wire::kMaxJobsSnapshotBytes);
+    auto snapshot = text.ok() ? wire::DecodeJobsSnapshot(*text)
+                              : Result<wire::JobsSnapshot>(text.status());
     if (!snapshot.ok() || snapshot->node.empty() || PathOf(snapshot->node) != path) {
       Logf(LogLevel::kWarn, "remote jobs: %s skipped: %s", path.c_str(),
            snapshot.ok() ? "not this node's file" : snapshot.status().ToString().c_str());
       continue;
     }
     Entry& e = nodes_[snapshot->node];
-    e.written_key = collect::jobs::JobsKey(snapshot->jobs);
+    e.written_key = wire::JobsKey(snapshot->jobs);
     e.jobs.received_ms = snapshot->time_ms;  // the best guess of when it came
     e.jobs.snapshot = std::move(*snapshot);
   }
 }
 
-std::string RemoteJobs::PathOf(const std::string& node) const {
+std::string JobStore::PathOf(const std::string& node) const {
   return options_.dir + "/" + HexName(node) + kSuffix;
 }
 
-Status RemoteJobs::Receive(std::string_view payload) {
-  if (payload.size() > kMaxJobsSnapshotBytes) {
+Status JobStore::Receive(std::string_view payload) {
+  if (payload.size() > wire::kMaxJobsSnapshotBytes) {
     return InvalidArgument("jobs snapshot of " + std::to_string(payload.size()) +
-                           " bytes; at most " + std::to_string(kMaxJobsSnapshotBytes));
+                           " bytes; at most " + std::to_string(wire::kMaxJobsSnapshotBytes));
   }
-  auto snapshot = collect::jobs::DecodeSnapshot(payload);
+  auto snapshot = wire::DecodeJobsSnapshot(payload);
   if (!snapshot.ok()) return snapshot.status();
-  if (snapshot->node.empty() || snapshot->node.size() > kMaxNodeNameBytes) {
+  if (snapshot->node.empty() || snapshot->node.size() > wire::kMaxJobsNodeBytes) {
     return InvalidArgument("jobs snapshot without a valid node name");
   }
   const int64_t now = env_->NowMillis();
   const std::string node = snapshot->node;
-  const std::string key = collect::jobs::JobsKey(snapshot->jobs);
+  const std::string key = wire::JobsKey(snapshot->jobs);
   bool write = false;
   {
     std::lock_guard lock(mu_);
@@ -102,7 +102,7 @@ Status RemoteJobs::Receive(std::string_view payload) {
   return Status::Ok();
 }
 
-std::vector<NodeJobs> RemoteJobs::Nodes() const {
+std::vector<NodeJobs> JobStore::Nodes() const {
   std::lock_guard lock(mu_);
   std::vector<NodeJobs> out;
   out.reserve(nodes_.size());

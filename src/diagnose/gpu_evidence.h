@@ -21,7 +21,7 @@
 
 #include "store/tsdb/db.h"
 
-namespace vigil::api {
+namespace vigil::diagnose {
 
 struct JobGpu {
   std::string gpu;                     // NVML index, as the `gpu` label of DCGM_FI_DEV_* series
@@ -56,4 +56,4 @@ std::string PciKey(std::string_view pci);
 // up to `now_ms`.
 std::map<std::string, std::string> GpusByPci(tsdb::Db* db, const std::string& node, int64_t now_ms);
 
-}  // namespace vigil::api
+}  // namespace vigil::diagnose

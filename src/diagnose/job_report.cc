@@ -1,0 +1,339 @@
+#include "diagnose/job_report.h"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <span>
+
+#include "core/strings.h"
+#include "parse/training/wire_events.h"
+#include "parse/training/xid.h"
+
+namespace vigil::diagnose {
+namespace {
+
+namespace training = parse::training;
+using training::EventKind;
+
+constexpr int64_t kNsPerMs = 1'000'000;
+// Lines a job's processes print after it was last seen alive (the launcher's
+// summary of a failed rank) still belong to its end.
+constexpr int64_t kAfterEndMs = 60'000;
+// Progress is judged on the recent past only.
+constexpr int64_t kStepWindowMs = 6 * 3600 * 1000;
+constexpr size_t kStepIntervals = 20;
+// An Xid NVML reported within this long of one the kernel logged with the
+// same code is the same fault (the kernel's line has the pid and PCI address).
+constexpr int64_t kSameXidMs = 60'000;
+
+// A kernel event of a node, read back from its snapshot.
+struct KernelEvent {
+  int64_t time_ms = 0;
+  training::Event event;
+  std::string job_id;  // "" when it names no job's process
+};
+
+// An Xid NVML reported, as an event like the kernel's.
+training::Event XidEvent(const GpuXid& x) {
+  training::Event ev;
+  ev.kind = EventKind::kXid;
+  const training::XidInfo& info = training::DescribeXid(x.xid);
+  ev.AddNumber("xid", x.xid);
+  ev.AddString("gpu", x.gpu);
+  ev.AddNumber("count", x.count);
+  ev.AddString("source", "nvml");
+  ev.AddString("meaning", info.meaning_en);
+  ev.AddString("action", info.action_en);
+  return ev;
+}
+
+std::optional<int64_t> XidCode(const training::Event& e) {
+  if (e.kind != EventKind::kXid) return std::nullopt;
+  const training::EventDetail* code = e.Find("xid");
+  return code ? ParseInt64(code->value) : std::nullopt;
+}
+
+// Whether `events` already hold Xid `code` within kSameXidMs of `time_ms`.
+template <typename Events, typename TimeOf, typename EventOf>
+bool HasXidNear(const Events& events, int code, int64_t time_ms, TimeOf time_of, EventOf event_of) {
+  return std::any_of(events.begin(), events.end(), [&](const auto& e) {
+    return XidCode(event_of(e)) == code && std::llabs(time_of(e) - time_ms) <= kSameXidMs;
+  });
+}
+
+// The GPU a kernel event's PCI address names ("" when unknown).
+std::string GpuOf(const training::Event& e, const std::map<std::string, std::string>& by_pci) {
+  const training::EventDetail* pci = e.Find("pci");
+  if (pci == nullptr) return "";
+  auto it = by_pci.find(PciKey(pci->value));
+  return it == by_pci.end() ? "" : it->second;
+}
+
+std::vector<int> PidsOf(const wire::JobRecord& job) {
+  std::vector<int> pids;
+  pids.reserve(job.processes.size());
+  for (const wire::JobProcessRecord& p : job.processes) pids.push_back(p.pid);
+  return pids;
+}
+
+}  // namespace
+
+// One node's jobs as a request sees them: the snapshot its agent (or this
+// process's own tracker) sent, with the node's kernel events and which GPU
+// each PCI address is.
+struct JobReporter::NodeView {
+  std::string node;
+  std::vector<wire::JobRecord> jobs;
+  std::vector<KernelEvent> kernel;
+  std::map<std::string, std::string> gpus_by_pci;
+  // A node that has not reported lately: what it said last is shown, but its
+  // running jobs' state is not known.
+  bool silent = false;
+  int64_t reported_ms = 0;
+};
+
+// The log events of ended jobs are final once their last lines are in: kept
+// across calls.
+class JobReporter::EndedEventsCache {
+ public:
+  template <typename Read>
+  std::vector<TimedEvent> Get(const std::string& key, bool final, Read read) {
+    if (final) {
+      std::lock_guard lock(mu_);
+      auto it = events_.find(key);
+      if (it != events_.end()) return it->second;
+    }
+    std::vector<TimedEvent> events = read();
+    if (final) {
+      std::lock_guard lock(mu_);
+      events_[key] = events;
+    }
+    return events;
+  }
+  // Forgets jobs no longer listed.
+  void Keep(const std::set<std::string>& keys) {
+    std::lock_guard lock(mu_);
+    std::erase_if(events_, [&](const auto& e) { return keys.count(e.first) == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::vector<TimedEvent>> events_;  // guarded by mu_
+};
+
+JobReporter::JobReporter(JobReportSources sources, JobReporterOptions options)
+    : sources_(sources), options_(options), cache_(std::make_unique<EndedEventsCache>()) {
+  if (sources_.env == nullptr) sources_.env = Env::Default();
+}
+
+JobReporter::~JobReporter() = default;
+
+std::string JobLogSelector(const std::string& job, const std::string& node) {
+  auto quoted = [](const std::string& v) {
+    std::string out = "\"";
+    for (char c : v) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(c);
+    }
+    return out + "\"";
+  };
+  return "{job=" + quoted(job) + ", node=" + quoted(node) + "}";
+}
+
+// Events in the job's newest log lines, oldest first: one detector per
+// stream, records in order.
+std::vector<TimedEvent> JobReporter::EventsFromLogs(const std::string& node,
+                                                    const wire::JobRecord& job) const {
+  std::vector<TimedEvent> out;
+  if (sources_.logs == nullptr || job.name.empty()) return out;
+  logstore::LogQuery q;
+  q.matchers = {{logstore::MatchType::kEqual, "job", job.name},
+                {logstore::MatchType::kEqual, "node", node}};
+  q.start_ns = std::max<int64_t>(0, job.start_time_ms - 1000) * kNsPerMs;
+  q.end_ns = job.ended ? (job.last_seen_ms + kAfterEndMs) * kNsPerMs : INT64_MAX;
+  q.limit = options_.event_lines;
+  q.forward = false;  // the newest lines: that is where a run ends
+  auto result = sources_.logs->Query(q);
+  if (!result.ok()) return out;
+  std::map<uint64_t, training::LogEventDetector> detectors;
+  for (auto it = result->entries.rbegin(); it != result->entries.rend(); ++it) {
+    auto ev = detectors[it->ref.stream_id].Detect(it->line, 1);
+    if (ev) out.push_back({it->time_ns / kNsPerMs, std::move(*ev)});
+  }
+  return out;
+}
+
+StepProgress JobReporter::ProgressOf(const std::string& node, const wire::JobRecord& job,
+                                     int64_t now) const {
+  StepProgress p;
+  if (sources_.db == nullptr || job.name.empty()) return p;
+  auto series = sources_.db->Select({{tsdb::MatchType::kEqual, "__name__", "training_step"},
+                                     {tsdb::MatchType::kEqual, "job", job.name},
+                                     {tsdb::MatchType::kEqual, "node", node}},
+                                    std::max(job.start_time_ms, now - kStepWindowMs), now);
+  if (!series.ok()) return p;
+  // Several streams (stdout, a log file) may report the step: merge by time.
+  std::vector<wire::Sample> samples;
+  for (const auto& s : *series) samples.insert(samples.end(), s.samples.begin(), s.samples.end());
+  std::sort(samples.begin(), samples.end(),
+            [](const wire::Sample& a, const wire::Sample& b) { return a.t_ms < b.t_ms; });
+  if (samples.empty()) return p;
+  std::vector<int64_t> changes;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (i == 0 || samples[i].value != samples[i - 1].value) changes.push_back(samples[i].t_ms);
+  }
+  p.last_step = samples.back().value;
+  p.last_step_ms = samples.back().t_ms;
+  p.last_change_ms = changes.back();
+  if (changes.size() >= 3) {
+    std::vector<int64_t> gaps;
+    for (size_t i = changes.size() > kStepIntervals ? changes.size() - kStepIntervals : 1;
+         i < changes.size(); ++i) {
+      gaps.push_back(changes[i] - changes[i - 1]);
+    }
+    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+    p.interval_ms = std::max<int64_t>(1, gaps[gaps.size() / 2]);
+  }
+  return p;
+}
+
+// GPU faults on the job's GPUs during its life that name none of its
+// processes: Xids NVML reported, and kernel Xid lines without a pid (or with
+// one the driver could not tie to a process), placed by their PCI address.
+void JobReporter::AddGpuFaults(const wire::JobRecord& job, const std::vector<JobGpu>& gpus,
+                               const NodeView& node, int64_t now,
+                               std::vector<TimedEvent>* events) const {
+  if (gpus.empty()) return;
+  std::set<std::string> ours;
+  for (const JobGpu& g : gpus) ours.insert(g.gpu);
+  const int64_t start = job.start_time_ms - 1000;
+  const int64_t end = (job.ended ? job.last_seen_ms : now) + kAfterEndMs;
+  for (const KernelEvent& k : node.kernel) {
+    if (!k.job_id.empty() || k.time_ms < start || k.time_ms > end) continue;
+    if (XidCode(k.event) && ours.count(GpuOf(k.event, node.gpus_by_pci))) {
+      events->push_back({k.time_ms, k.event});
+    }
+  }
+  std::vector<std::string> gpu_list(ours.begin(), ours.end());
+  for (const GpuXid& x : NvmlXids(sources_.db, node.node, gpu_list, start, end)) {
+    bool logged = HasXidNear(
+        *events, x.xid, x.time_ms, [](const TimedEvent& e) { return e.time_ms; },
+        [](const TimedEvent& e) -> const training::Event& { return e.event; });
+    if (!logged) events->push_back({x.time_ms, XidEvent(x)});
+  }
+}
+
+JobReport JobReporter::Report(const wire::JobRecord& job, bool with_events, int64_t now,
+                              const NodeView& node) {
+  JobReport r;
+  r.node = node.node;
+  r.job = job;
+  const int64_t until = job.ended ? job.last_seen_ms : node.silent ? node.reported_ms : now;
+  r.gpus = JobGpus(sources_.db, node.node, PidsOf(job), until);
+  JobEvidence ev;
+  ev.ended = job.ended;
+  ev.end_ms = job.last_seen_ms;
+  ev.run_exit = job.run_exit;
+  ev.now_ms = now;
+  if (with_events) {
+    const bool final = job.ended && now > job.last_seen_ms + kAfterEndMs;
+    ev.events = cache_->Get(node.node + "/" + job.id, final,
+                            [&] { return EventsFromLogs(node.node, job); });
+  }
+  // What the kernel said about its processes (OOM killer, Xid) joins them in time.
+  for (const wire::KernelEventRecord& k : job.kernel_events) {
+    if (auto e = training::FromWireEvent(k.event)) ev.events.push_back({k.time_ms, std::move(*e)});
+  }
+  AddGpuFaults(job, r.gpus, node, now, &ev.events);
+  std::stable_sort(ev.events.begin(), ev.events.end(),
+                   [](const TimedEvent& a, const TimedEvent& b) { return a.time_ms < b.time_ms; });
+  r.progress = ProgressOf(node.node, job, now);
+  ev.last_step_change_ms = r.progress.last_change_ms;
+  ev.step_interval_ms = r.progress.interval_ms;
+  r.verdict = Judge(ev);
+  r.state = JobStateName(r.verdict.state);
+  if (node.silent && !job.ended) {
+    r.state = "unknown";
+    r.verdict.reason = "node_silent";
+    r.verdict.reason_text = "running when node " + node.node + " last reported, " +
+                            std::to_string((now - node.reported_ms) / 1000) +
+                            " s ago; its agent is not reporting (stopped, or the network is down)";
+  }
+  r.events = std::move(ev.events);
+  return r;
+}
+
+std::vector<JobReporter::NodeView> JobReporter::ReadNodes(int64_t now,
+                                                          const std::string& only_node) const {
+  std::vector<NodeView> nodes;
+  for (ingest::NodeJobs& r : sources_.jobs->Nodes()) {
+    if (!only_node.empty() && r.snapshot.node != only_node) continue;
+    NodeView& n = nodes.emplace_back();
+    n.node = r.snapshot.node;
+    n.jobs = std::move(r.snapshot.jobs);
+    for (const wire::NodeKernelEventRecord& k : r.snapshot.node_events) {
+      if (auto e = training::FromWireEvent(k.kernel.event)) {
+        n.kernel.push_back({k.kernel.time_ms, std::move(*e), k.job_id});
+      }
+    }
+    n.reported_ms = r.received_ms;
+    n.silent = now - r.received_ms > options_.node_silent_ms;
+  }
+  // Only kernel events name a PCI address: a node without any needs no lookup.
+  for (NodeView& n : nodes) {
+    if (!n.kernel.empty()) n.gpus_by_pci = GpusByPci(sources_.db, n.node, now);
+  }
+  return nodes;
+}
+
+std::vector<JobReport> JobReporter::Reports(const std::string& only_node) {
+  const int64_t now = sources_.env->NowMillis();
+  const std::vector<NodeView> nodes = ReadNodes(now, only_node);
+  std::vector<std::pair<const NodeView*, const wire::JobRecord*>> listed;
+  std::set<std::string> keys;
+  for (const NodeView& n : nodes) {
+    for (const wire::JobRecord& j : n.jobs) {
+      listed.emplace_back(&n, &j);
+      keys.insert(n.node + "/" + j.id);
+    }
+  }
+  if (only_node.empty()) cache_->Keep(keys);
+  std::stable_sort(listed.begin(), listed.end(), [](const auto& a, const auto& b) {
+    const wire::JobRecord& x = *a.second;
+    const wire::JobRecord& y = *b.second;
+    if (x.ended != y.ended) return !x.ended;
+    if (x.start_time_ms != y.start_time_ms) return x.start_time_ms > y.start_time_ms;
+    return x.id < y.id;
+  });
+  std::vector<JobReport> out;
+  out.reserve(listed.size());
+  for (size_t i = 0; i < listed.size(); ++i) {
+    out.push_back(Report(*listed[i].second, i < options_.jobs_with_events, now, *listed[i].first));
+  }
+  return out;
+}
+
+std::vector<NodeEvent> JobReporter::NodeEvents(int64_t start_ms, int64_t end_ms,
+                                               const std::string& only_node) {
+  std::vector<NodeEvent> events;
+  for (const NodeView& node : ReadNodes(sources_.env->NowMillis(), only_node)) {
+    const size_t first_of_node = events.size();
+    for (const KernelEvent& k : node.kernel) {
+      if (k.time_ms < start_ms || k.time_ms > end_ms) continue;
+      events.push_back(
+          {k.time_ms, node.node, "kernel", GpuOf(k.event, node.gpus_by_pci), k.job_id, k.event});
+    }
+    for (const GpuXid& x : NvmlXids(sources_.db, node.node, {}, start_ms, end_ms)) {
+      bool logged = HasXidNear(
+          std::span(events).subspan(first_of_node), x.xid, x.time_ms,
+          [](const NodeEvent& e) { return e.time_ms; },
+          [](const NodeEvent& e) -> const training::Event& { return e.event; });
+      if (!logged) events.push_back({x.time_ms, node.node, "nvml", x.gpu, "", XidEvent(x)});
+    }
+  }
+  std::stable_sort(events.begin(), events.end(),
+                   [](const NodeEvent& a, const NodeEvent& b) { return a.time_ms < b.time_ms; });
+  return events;
+}
+
+}  // namespace vigil::diagnose
