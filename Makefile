@@ -1,6 +1,7 @@
-# Vigil: `make up` builds and starts Vigil on this machine; `make test` builds
-# and runs every test (unit, integration with real peers, and the ASan+UBSan
-# build). Both install the Debian packages they need first (scripts/deps.sh).
+# Vigil: `make up` builds the vigil binary (and only it) and starts Vigil on
+# this machine; `make test` builds everything else too and runs every test
+# (unit, integration with real peers, and the ASan+UBSan and TSan builds). Both
+# install the Debian packages they need first (scripts/deps.sh).
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -12,10 +13,11 @@ TSAN_TESTS := core_test collect_loop_test collect_system_test gpu_collector_test
               ship_test jobs_tracker_test
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
+PREFIX     ?= /usr/local
 VIGIL      := $(BUILD)/src/cli/vigil
 CTEST      := ctest --output-on-failure --no-tests=error -j$(JOBS)
 
-.PHONY: all build up down status test test-release test-asan test-tsan bench format clean
+.PHONY: all build build-all install up down status test test-release test-asan test-tsan bench format clean
 
 all: build
 
@@ -30,11 +32,22 @@ $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVIGIL_SANITIZE=ON \
 	  -DVIGIL_BUILD_BENCH=OFF $(CMAKE_ARGS)
 
+# The vigil binary and what it embeds (the web UI, `vigil demo`'s fake NVML):
+# what `make up` runs, without the ~300 test and benchmark targets.
 build:
 	@scripts/deps.sh build
 	@scripts/web.sh $(WEB_FLAGS)
 	@$(MAKE) --no-print-directory $(BUILD)/build.ninja
+	ninja -C $(BUILD) -j$(JOBS) vigil
+
+# Everything: tests, benchmarks, fuzz replays.
+build-all: build
 	ninja -C $(BUILD) -j$(JOBS)
+
+# Installs the binary without its debug info (about 1/20 of the size) as
+# $(PREFIX)/bin/vigil, e.g. make install PREFIX=$$HOME/.local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX) --strip
 
 # Starts Vigil in the background (or says it already runs). ARGS passes flags,
 # e.g. make up ARGS="--listen 127.0.0.1:9400".
@@ -53,7 +66,7 @@ test:
 	@scripts/deps.sh test
 	@$(MAKE) --no-print-directory WEB_FLAGS=--require test-release test-asan test-tsan
 
-test-release: build
+test-release: build-all
 	cd $(BUILD) && $(CTEST)
 
 # Sanitizers catch memory and UB errors the release build hides. Timing-heavy
@@ -73,7 +86,7 @@ test-tsan:
 	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(CTEST) -R '^($(subst $(eval) ,|,$(strip $(TSAN_TESTS))))$$'
 
-bench: build
+bench: build-all
 	@scripts/deps.sh bench
 	bench/run_all.sh
 
