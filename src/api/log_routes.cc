@@ -304,7 +304,8 @@ void AddLogRoutes(net::Router* router, logstore::LogStore* store, LogRouteOption
   router->Handle("POST", "/api/v1/logs/query", query);
   router->Handle("GET", "/api/v1/logs/context",
                  [api](const net::HttpRequest& r) { return api->Context(r); });
-  router->Handle("GET", "/api/v1/logs/tail", [api](const net::HttpRequest& r) { return api->Tail(r); });
+  router->Handle("GET", "/api/v1/logs/tail",
+                 [api](const net::HttpRequest& r) { return api->Tail(r); });
   router->Handle("GET", "/api/v1/logs/histogram",
                  [api](const net::HttpRequest& r) { return api->Histogram(r); });
   router->Handle("GET", "/api/v1/logs/labels",

@@ -10,8 +10,8 @@
 // client's job (the web UI renders it as text, never as HTML).
 #pragma once
 
-#include "net/http_server.h"
 #include "core/env.h"
+#include "net/http_server.h"
 #include "store/logs/log_store.h"
 
 namespace vigil::api {

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "net/http_client.h"
 #include "core/temp_dir.h"
+#include "net/http_client.h"
 
 namespace vigil::api {
 namespace {
@@ -192,7 +192,7 @@ TEST_F(LogRoutesTest, HistogramLabelsAndSources) {
 TEST_F(LogRoutesTest, HostileTextStaysInertJson) {
   Append("web", 1, t0_, 0, "<script>alert(1)</script>\"");
   auto r = net::HttpGet(base_ + "/api/v1/logs/query?query=%7B%7D" + Range(t0_, t0_ + kSec),
-                   std::chrono::seconds(5));
+                        std::chrono::seconds(5));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->body.find("<script>"), std::string::npos) << r->body;
   json j = json::parse(r->body);

@@ -51,7 +51,8 @@ net::HttpResponse Reply(ingest::otlp::Encoding e, int http_status, std::string b
   return r;
 }
 
-net::HttpResponse Failure(ingest::otlp::Encoding e, int http_status, int grpc_code, std::string_view msg) {
+net::HttpResponse Failure(ingest::otlp::Encoding e, int http_status, int grpc_code,
+                          std::string_view msg) {
   return Reply(e, http_status, ingest::otlp::EncodeStatus(e, grpc_code, msg));
 }
 
@@ -92,8 +93,9 @@ net::HttpResponse Export(const OtlpRouteDeps& deps, const net::HttpRequest& req)
                      "cannot store the metrics: " + st.ToString());
     }
   }
-  return Reply(*enc, 200,
-               ingest::otlp::EncodeResponse(*enc, decoded->rejected_points, decoded->rejected_reason));
+  return Reply(
+      *enc, 200,
+      ingest::otlp::EncodeResponse(*enc, decoded->rejected_points, decoded->rejected_reason));
 }
 
 }  // namespace
@@ -102,7 +104,8 @@ void AddOtlpRoutes(net::Router* router, OtlpRouteDeps deps) {
   net::RouteOptions options;
   options.max_body_bytes = ingest::otlp::kMaxBodyBytes;
   router->Handle(
-      "POST", "/v1/metrics", [deps](const net::HttpRequest& req) { return Export(deps, req); }, options);
+      "POST", "/v1/metrics", [deps](const net::HttpRequest& req) { return Export(deps, req); },
+      options);
 }
 
 }  // namespace vigil::api

@@ -10,15 +10,15 @@
 
 #include <string>
 
-#include "net/http_server.h"
 #include "core/env.h"
 #include "ingest/ingester.h"
+#include "net/http_server.h"
 
 namespace vigil::api {
 
 struct OtlpRouteDeps {
   ingest::Ingester* ingester = nullptr;  // required: stores what is received
-  std::string node;        // the `node` label of every stored series
+  std::string node;                      // the `node` label of every stored series
   Env* env = Env::Default();
 };
 

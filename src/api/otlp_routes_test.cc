@@ -1,4 +1,4 @@
-#include "ingest/otlp.h"
+#include "api/otlp_routes.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -14,10 +14,10 @@
 #include <random>
 #include <sstream>
 
-#include "net/http_client.h"
-#include "api/otlp_routes.h"
 #include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
+#include "ingest/otlp.h"
+#include "net/http_client.h"
 
 // The OTLP decoders (ingest/otlp.h) and the route that feeds them to the
 // ingester (api/otlp_routes.h).

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "net/http_server.h"
 #include "core/status.h"
+#include "net/http_server.h"
 
 namespace vigil::api {
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "ingest/exposition.h"
 #include "api/params.h"
 #include "core/strings.h"
+#include "ingest/exposition.h"
 
 namespace vigil::api {
 namespace {

@@ -11,9 +11,9 @@
 
 #include <string>
 
-#include "net/http_server.h"
 #include "core/env.h"
 #include "ingest/ingester.h"
+#include "net/http_server.h"
 
 namespace vigil::api {
 

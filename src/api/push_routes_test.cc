@@ -29,7 +29,7 @@ class PushRoutesTest : public ::testing::Test {
   void TearDown() override { ASSERT_TRUE(db_->Close().ok()); }
 
   net::HttpResponse Send(const std::string& method, const std::string& target, std::string body,
-                    const std::string& content_type = "text/plain; version=0.0.4") {
+                         const std::string& content_type = "text/plain; version=0.0.4") {
     net::HttpRequest req;
     req.method = method;
     req.target = target;
@@ -57,9 +57,9 @@ class PushRoutesTest : public ::testing::Test {
 
 TEST_F(PushRoutesTest, StoresPushedSamplesWithGroupingAndNodeLabels) {
   net::HttpResponse r = Send("PUT", "/metrics/job/train/rank/0",
-                        "# HELP train_loss Loss.\n# TYPE train_loss gauge\n"
-                        "train_loss{phase=\"train\"} 0.25\n"
-                        "# TYPE tokens_total counter\ntokens_total 1024 1764460700000\n");
+                             "# HELP train_loss Loss.\n# TYPE train_loss gauge\n"
+                             "train_loss{phase=\"train\"} 0.25\n"
+                             "# TYPE tokens_total counter\ntokens_total 1024 1764460700000\n");
   ASSERT_EQ(r.status, 200) << r.body;
   auto loss = Select("train_loss");
   ASSERT_EQ(loss.size(), 1u);
@@ -81,7 +81,7 @@ TEST_F(PushRoutesTest, StoresPushedSamplesWithGroupingAndNodeLabels) {
 TEST_F(PushRoutesTest, GroupingLabelsWinAndBase64ValuesAreDecoded) {
   // "/data/run 1" in base64url.
   net::HttpResponse r = Send("POST", "/metrics/job/eval/dir@base64/L2RhdGEvcnVuIDE",
-                        "acc{job=\"other\",dir=\"x\"} 0.9\n");
+                             "acc{job=\"other\",dir=\"x\"} 0.9\n");
   ASSERT_EQ(r.status, 200) << r.body;
   auto acc = Select("acc");
   ASSERT_EQ(acc.size(), 1u);

@@ -212,7 +212,8 @@ void AddQueryRoutes(net::Router* router, tsdb::Db* db, const query::EngineOption
   // shared_ptr: every route's handler (a copyable std::function) owns the API.
   auto api = std::make_shared<QueryApi>(db, options);
   for (const char* method : {"GET", "POST"}) {
-    router->Handle(method, "/api/v1/query", [api](const net::HttpRequest& r) { return api->Query(r); });
+    router->Handle(method, "/api/v1/query",
+                   [api](const net::HttpRequest& r) { return api->Query(r); });
     router->Handle(method, "/api/v1/query_range",
                    [api](const net::HttpRequest& r) { return api->QueryRange(r); });
     router->Handle(method, "/api/v1/series",

@@ -11,8 +11,8 @@
 // POST takes the same parameters form-encoded in the body.
 #pragma once
 
-#include "net/http_server.h"
 #include "core/env.h"
+#include "net/http_server.h"
 #include "query/engine.h"
 #include "store/tsdb/db.h"
 

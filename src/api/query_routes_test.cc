@@ -36,7 +36,7 @@ class QueryRoutesTest : public ::testing::Test {
   void TearDown() override { (void)db_->Close(); }
 
   net::HttpResponse Get(const std::string& path, std::vector<std::pair<std::string, std::string>> q,
-                   const std::string& method = "GET") {
+                        const std::string& method = "GET") {
     net::HttpRequest r;
     r.method = method;
     r.path = path;
@@ -55,7 +55,8 @@ class QueryRoutesTest : public ::testing::Test {
 std::string Secs(int64_t ms) { return query::FormatTimestamp(ms); }
 
 TEST_F(QueryRoutesTest, InstantVectorShape) {
-  net::HttpResponse r = Get("/api/v1/query", {{"query", "gpu_util"}, {"time", Secs(kT0 + 150'000)}});
+  net::HttpResponse r =
+      Get("/api/v1/query", {{"query", "gpu_util"}, {"time", Secs(kT0 + 150'000)}});
   ASSERT_EQ(r.status, 200) << r.body;
   json j = json::parse(r.body);
   EXPECT_EQ(j["status"], "success");
@@ -85,9 +86,9 @@ TEST_F(QueryRoutesTest, ScalarAndSpecialValues) {
 TEST_F(QueryRoutesTest, RangeMatrixShapeWithRfc3339AndDurationStep) {
   // kT0 is 2023-11-14T22:13:20Z.
   net::HttpResponse r = Get("/api/v1/query_range", {{"query", "max(gpu_util)"},
-                                               {"start", "2023-11-14T22:13:20Z"},
-                                               {"end", "2023-11-14T22:15:20.000Z"},
-                                               {"step", "1m"}});
+                                                    {"start", "2023-11-14T22:13:20Z"},
+                                                    {"end", "2023-11-14T22:15:20.000Z"},
+                                                    {"step", "1m"}});
   ASSERT_EQ(r.status, 200) << r.body;
   json j = json::parse(r.body);
   EXPECT_EQ(j["data"]["resultType"], "matrix");

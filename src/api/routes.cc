@@ -5,8 +5,8 @@
 #include <ctime>
 #include <map>
 
-#include "net/exposition.h"
 #include "core/json_writer.h"
+#include "net/exposition.h"
 #include "wire/frame.h"
 
 namespace vigil::api {
@@ -246,7 +246,8 @@ void AddCoreRoutes(net::Router* router, const CoreRouteDeps& deps) {
   router->Handle("GET", "/healthz",
                  [](const net::HttpRequest&) { return net::HttpResponse::Text(200, "ok\n"); });
   router->Handle("GET", "/metrics", [deps](const net::HttpRequest&) { return Metrics(deps); });
-  router->Handle("GET", "/api/v1/status", [deps](const net::HttpRequest&) { return StatusJson(deps); });
+  router->Handle("GET", "/api/v1/status",
+                 [deps](const net::HttpRequest&) { return StatusJson(deps); });
   net::RouteOptions ingest_options;
   ingest_options.max_body_bytes = wire::kMaxPayloadBytes + 64;
   router->Handle(

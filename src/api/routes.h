@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "net/http_server.h"
 #include "ingest/ingester.h"
+#include "net/http_server.h"
 #include "store/logs/log_store.h"
 #include "store/tsdb/db.h"
 

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/temp_dir.h"
 #include "ingest/exposition.h"
 #include "net/http_client.h"
-#include "core/temp_dir.h"
 #include "wire/frame.h"
 
 namespace vigil::api {
@@ -63,7 +63,7 @@ class RoutesTest : public ::testing::Test {
 
 TEST_F(RoutesTest, IngestedFramesAppearOnMetricsAndStatus) {
   auto r = net::HttpPost(base_ + "/api/v1/ingest", Frame(1, Env::Default()->NowMillis()),
-                    "application/x-vigil-wire", seconds(5));
+                         "application/x-vigil-wire", seconds(5));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 204) << r->body;
 
@@ -101,8 +101,8 @@ TEST_F(RoutesTest, IngestedFramesAppearOnMetricsAndStatus) {
 }
 
 TEST_F(RoutesTest, BadIngestIsA400AndHealthzAnswers) {
-  auto r =
-      net::HttpPost(base_ + "/api/v1/ingest", "not a frame", "application/octet-stream", seconds(5));
+  auto r = net::HttpPost(base_ + "/api/v1/ingest", "not a frame", "application/octet-stream",
+                         seconds(5));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("magic"), std::string::npos);

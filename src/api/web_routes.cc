@@ -98,7 +98,8 @@ net::HttpResponse Serve(const Served& s, const net::HttpRequest& req) {
 }
 
 net::HttpResponse NotFound(const net::HttpRequest& req) {
-  net::HttpResponse res = net::HttpResponse::Text(404, "404 not found: no UI asset " + req.path + "\n");
+  net::HttpResponse res =
+      net::HttpResponse::Text(404, "404 not found: no UI asset " + req.path + "\n");
   res.headers.Set("Content-Security-Policy", std::string(kWebContentSecurityPolicy));
   return res;
 }

@@ -15,11 +15,11 @@
 #include <string>
 #include <thread>
 
-#include "net/http_client.h"
-#include "net/http_server.h"
 #include "cli/api_client.h"
 #include "cli/commands.h"
 #include "cli/home.h"
+#include "net/http_client.h"
+#include "net/http_server.h"
 #include "query/parser.h"
 
 namespace vigil::cli {

@@ -46,6 +46,9 @@ namespace {
 
 volatile sig_atomic_t g_child_pid = 0;
 int g_signal_pipe[2] = {-1, -1};
+// Sent to us, passed on to the command (SIGWINCH: resizes its terminal).
+constexpr int kForwardedSignals[] = {SIGINT,  SIGTERM, SIGHUP,   SIGQUIT,
+                                     SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 
 // Forwards signals that were sent to us (kill, sigqueue); the terminal's own
 // SIGINT/SIGQUIT already reach the command, which shares our process group.
@@ -66,9 +69,7 @@ void InstallSignalForwarding() {
   sa.sa_sigaction = OnSignal;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT}) {
-    ::sigaction(sig, &sa, nullptr);
-  }
+  for (int sig : kForwardedSignals) ::sigaction(sig, &sa, nullptr);
 }
 
 // A pseudo-terminal whose slave looks like our terminal (size, modes) but
@@ -173,58 +174,101 @@ Result<RunFlags> ParseRunArgs(int argc, char** argv) {
   return flags;
 }
 
-int RunRun(const RunFlags& flags) {
-  if (flags.command.empty()) {
-    std::fprintf(stderr,
-                 "vigil run: no command given. Usage: vigil run [--name NAME] -- CMD ARGS...\n");
-    return 2;
+namespace {
+
+// Where the command's output is recorded: <base>.log (stdout) and
+// <base>.stderr.log (stderr, opened on its first byte: most runs write none),
+// with the run record in <base>.json. Recording is a bonus; running the
+// command is the promise: a recording that fails stops, the command goes on.
+class Recording {
+ public:
+  Recording(Env* env, const HomePaths& paths, const RunRecord& rec) : env_(env) {
+    base_ =
+        JoinPath(paths.run_spool_dir(), SafeName(rec.name) + "." + std::to_string(rec.started_ms) +
+                                            "-" + std::to_string(::getpid()));
+    path_[0] = base_ + ".log";
+    path_[1] = base_ + ".stderr.log";
+    if (env->CreateDirs(paths.run_spool_dir()).ok()) Open(0);
+    active_ = ok_ = fd_[0] >= 0;
+    if (!active_) {
+      std::fprintf(stderr,
+                   "vigil run: cannot record output under %s (%s); running without recording\n",
+                   paths.run_spool_dir().c_str(), std::strerror(errno));
+    }
   }
-  Env* env = Env::Default();
-  HomePaths paths{ResolveHome(flags.home)};
-  RunRecord rec;
-  rec.cmd = flags.command;
-  rec.name = flags.name.empty() ? discover::JobNameFromCmdline(flags.command, "").name : flags.name;
-  rec.started_ms = env->NowMillis();
-  std::string base =
-      JoinPath(paths.run_spool_dir(), SafeName(rec.name) + "." + std::to_string(rec.started_ms) +
-                                          "-" + std::to_string(::getpid()));
-  const std::string meta_path = base + ".json";
-  // [0] stdout, [1] stderr (opened on its first byte: most runs write none).
-  const std::string log_path[2] = {base + ".log", base + ".stderr.log"};
-  int log_fd[2] = {-1, -1};
-  auto open_log = [&](int i) {
-    log_fd[i] = ::open(log_path[i].c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    return log_fd[i] >= 0;
-  };
-  if (Status st = env->CreateDirs(paths.run_spool_dir()); st.ok()) open_log(0);
-  const bool recording = log_fd[0] >= 0;
-  if (!recording) {
-    // Recording is a bonus; running the command is the promise.
-    std::fprintf(stderr,
-                 "vigil run: cannot record output under %s (%s); running without recording\n",
-                 paths.run_spool_dir().c_str(), std::strerror(errno));
+  // Whether this run is recorded at all (its record is kept even when writing
+  // its output stopped half way).
+  bool active() const { return active_; }
+
+  // Stream i's bytes (0: stdout, 1: stderr).
+  void Write(int i, const char* p, size_t n) {
+    if (!ok_) return;
+    if ((fd_[i] >= 0 || Open(i)) && WriteAll(fd_[i], p, n)) return;
+    std::fprintf(stderr, "vigil run: recording stopped: %s\n", std::strerror(errno));
+    ok_ = false;
+  }
+  void SaveRecord(const RunRecord& rec) {
+    if (active()) (void)env_->WriteFileAtomic(base_ + ".json", RecordJson(rec));
+  }
+  // The command never started: nothing to keep.
+  void Discard() {
+    if (!active_) return;
+    ::close(fd_[0]);
+    ::unlink(path_[0].c_str());
+    fd_[0] = -1;
+    active_ = false;
+  }
+  void Close() {
+    for (int& fd : fd_) {
+      if (fd < 0) continue;
+      ::fsync(fd);
+      ::close(fd);
+      fd = -1;
+    }
   }
 
-  // out[0]/err[0]: what we read; out[1]/err[1]: what the command writes to.
-  int out[2] = {-1, -1}, err[2] = {-1, -1};
-  bool out_tty = ::isatty(STDOUT_FILENO) && OpenPtyLike(STDOUT_FILENO, &out[0], &out[1]);
-  if (!out_tty && ::pipe2(out, O_CLOEXEC) != 0) out[0] = out[1] = -1;
-  bool err_tty = ::isatty(STDERR_FILENO) && OpenPtyLike(STDERR_FILENO, &err[0], &err[1]);
-  if (!err_tty && ::pipe2(err, O_CLOEXEC) != 0) err[0] = err[1] = -1;
-  if (out[0] < 0 || err[0] < 0) {
-    std::fprintf(stderr, "vigil run: cannot create pipes: %s\n", std::strerror(errno));
-    return 125;
+ private:
+  bool Open(int i) {
+    fd_[i] = ::open(path_[i].c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    return fd_[i] >= 0;
   }
-  if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return 125;
 
+  Env* env_;
+  std::string base_;
+  std::string path_[2];
+  int fd_[2] = {-1, -1};
+  bool active_ = false;
+  bool ok_ = false;  // still writing the output
+};
+
+// What the command writes to and what we read: a pseudo-terminal for each of
+// stdout/stderr that is a terminal here, a pipe otherwise. [0] is our end.
+struct Outputs {
+  int out[2] = {-1, -1};
+  int err[2] = {-1, -1};
+  bool out_tty = false;
+  bool err_tty = false;
+};
+
+bool OpenOutputs(Outputs* o) {
+  o->out_tty = ::isatty(STDOUT_FILENO) && OpenPtyLike(STDOUT_FILENO, &o->out[0], &o->out[1]);
+  if (!o->out_tty && ::pipe2(o->out, O_CLOEXEC) != 0) o->out[0] = o->out[1] = -1;
+  o->err_tty = ::isatty(STDERR_FILENO) && OpenPtyLike(STDERR_FILENO, &o->err[0], &o->err[1]);
+  if (!o->err_tty && ::pipe2(o->err, O_CLOEXEC) != 0) o->err[0] = o->err[1] = -1;
+  return o->out[0] >= 0 && o->err[0] >= 0;
+}
+
+// Starts the command on the outputs' far ends with the default dispositions
+// of the signals we forward. Signals are blocked until its pid is known (in
+// g_child_pid), so none sent meanwhile is lost. posix_spawnp's error, or 0.
+int Spawn(const std::vector<std::string>& command, const Outputs& o, pid_t* pid) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, o.out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, o.err[1], STDERR_FILENO);
   std::vector<char*> argv;
-  for (const auto& a : flags.command) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  // Block forwarded signals until the pid is known, so none is lost.
   sigset_t all, old;
   sigfillset(&all);
   ::sigprocmask(SIG_BLOCK, &all, &old);
@@ -234,36 +278,24 @@ int RunRun(const RunFlags& flags) {
   posix_spawnattr_setsigmask(&attr, &old);
   sigset_t defaults;
   sigemptyset(&defaults);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT}) {
-    sigaddset(&defaults, sig);
-  }
+  for (int sig : kForwardedSignals) sigaddset(&defaults, sig);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  int rc = ::posix_spawnp(pid, argv[0], &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    ::sigprocmask(SIG_SETMASK, &old, nullptr);
-    std::fprintf(stderr, "vigil run: cannot run %s: %s\n", argv[0], std::strerror(rc));
-    if (recording) {
-      ::close(log_fd[0]);
-      ::unlink(log_path[0].c_str());
-    }
-    return rc == ENOENT ? 127 : 126;
-  }
-  g_child_pid = pid;
-  rec.pid = pid;
+  if (rc == 0) g_child_pid = *pid;
   ::sigprocmask(SIG_SETMASK, &old, nullptr);
-  ::close(out[1]);
-  ::close(err[1]);
-  if (recording) (void)env->WriteFileAtomic(meta_path, RecordJson(rec));
+  return rc;
+}
 
-  // Relay until both outputs reach EOF (a pty master reports EIO when the
-  // last writer closes it).
-  struct pollfd fds[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {g_signal_pipe[0], POLLIN, 0}};
+// Passes the command's output through and records it, until both outputs
+// reach EOF (a pty master reports EIO when the last writer closes it); a
+// resized terminal resizes the command's.
+void Relay(const Outputs& o, Recording* recording) {
+  struct pollfd fds[3] = {
+      {o.out[0], POLLIN, 0}, {o.err[0], POLLIN, 0}, {g_signal_pipe[0], POLLIN, 0}};
   const int dest[2] = {STDOUT_FILENO, STDERR_FILENO};
-  bool log_ok = recording;
   char buf[65536];
   int open_outputs = 2;
   while (open_outputs > 0) {
@@ -275,8 +307,12 @@ int RunRun(const RunFlags& flags) {
       while (::read(g_signal_pipe[0], buf, sizeof(buf)) > 0) {
       }
       struct winsize ws {};
-      if (out_tty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) ::ioctl(out[0], TIOCSWINSZ, &ws);
-      if (err_tty && ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0) ::ioctl(err[0], TIOCSWINSZ, &ws);
+      if (o.out_tty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
+        ::ioctl(o.out[0], TIOCSWINSZ, &ws);
+      }
+      if (o.err_tty && ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0) {
+        ::ioctl(o.err[0], TIOCSWINSZ, &ws);
+      }
     }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
@@ -289,35 +325,63 @@ int RunRun(const RunFlags& flags) {
         continue;
       }
       (void)WriteAll(dest[i], buf, static_cast<size_t>(n));
-      if (!log_ok) continue;
-      const bool logged =
-          (log_fd[i] >= 0 || open_log(i)) && WriteAll(log_fd[i], buf, static_cast<size_t>(n));
-      if (log_ok && !logged) {
-        std::fprintf(stderr, "vigil run: recording stopped: %s\n", std::strerror(errno));
-        log_ok = false;
-      }
+      recording->Write(i, buf, static_cast<size_t>(n));
     }
   }
+}
 
+// Waits for the command and notes how it ended.
+void WaitFor(pid_t pid, Env* env, RunRecord* rec) {
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
   g_child_pid = 0;
-  rec.ended = true;
-  rec.ended_ms = env->NowMillis();
+  rec->ended = true;
+  rec->ended_ms = env->NowMillis();
   if (WIFSIGNALED(wstatus)) {
-    rec.signal = WTERMSIG(wstatus);
+    rec->signal = WTERMSIG(wstatus);
   } else {
-    rec.exit_code = WEXITSTATUS(wstatus);
+    rec->exit_code = WEXITSTATUS(wstatus);
   }
-  if (recording) {
-    for (int fd : log_fd) {
-      if (fd < 0) continue;
-      ::fsync(fd);
-      ::close(fd);
-    }
-    (void)env->WriteFileAtomic(meta_path, RecordJson(rec));
+}
+
+}  // namespace
+
+int RunRun(const RunFlags& flags) {
+  if (flags.command.empty()) {
+    std::fprintf(stderr,
+                 "vigil run: no command given. Usage: vigil run [--name NAME] -- CMD ARGS...\n");
+    return 2;
   }
+  Env* env = Env::Default();
+  RunRecord rec;
+  rec.cmd = flags.command;
+  rec.name = flags.name.empty() ? discover::JobNameFromCmdline(flags.command, "").name : flags.name;
+  rec.started_ms = env->NowMillis();
+  Recording recording(env, HomePaths{ResolveHome(flags.home)}, rec);
+
+  Outputs outputs;
+  if (!OpenOutputs(&outputs)) {
+    std::fprintf(stderr, "vigil run: cannot create pipes: %s\n", std::strerror(errno));
+    return 125;
+  }
+  if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return 125;
+  pid_t pid = 0;
+  if (int rc = Spawn(flags.command, outputs, &pid); rc != 0) {
+    std::fprintf(stderr, "vigil run: cannot run %s: %s\n", flags.command[0].c_str(),
+                 std::strerror(rc));
+    recording.Discard();
+    return rc == ENOENT ? 127 : 126;
+  }
+  rec.pid = pid;
+  ::close(outputs.out[1]);
+  ::close(outputs.err[1]);
+  recording.SaveRecord(rec);
+
+  Relay(outputs, &recording);
+  WaitFor(pid, env, &rec);
+  recording.Close();
+  recording.SaveRecord(rec);
   if (rec.signal != 0) {
     // Die the same way, so a shell or scheduler sees what the command did.
     ::signal(rec.signal, SIG_DFL);

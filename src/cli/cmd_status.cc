@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "net/http_client.h"
 #include "cli/api_client.h"
 #include "cli/commands.h"
 #include "cli/home.h"
 #include "core/strings.h"
+#include "net/http_client.h"
 
 namespace vigil::cli {
 namespace {
@@ -77,8 +77,8 @@ void PrintHuman(const json& s, const std::string& url) {
 // `vigil agent`: where it ships and what waits in its outboxes. A dropped
 // frame is said plainly: it is data that never reached the server.
 void PrintAgent(const json& s, const std::string& url) {
-  std::printf("Vigil %s agent is running at %s (pid %d)\n", Str(s, "version").c_str(),
-              url.c_str(), static_cast<int>(Num(s, "pid")));
+  std::printf("Vigil %s agent is running at %s (pid %d)\n", Str(s, "version").c_str(), url.c_str(),
+              static_cast<int>(Num(s, "pid")));
   std::printf("Node:      %s\n", Str(s, "node").c_str());
   std::printf("Server:    %s\n", Str(s, "server_url").c_str());
   std::printf("Home:      %s\n", Str(s, "home").c_str());
@@ -89,7 +89,8 @@ void PrintAgent(const json& s, const std::string& url) {
                 HumanBytes(static_cast<uint64_t>(Num(o, "queued_bytes"))).c_str(),
                 Num(o, "sent_frames"));
     if (Num(o, "dropped_frames") > 0) {
-      std::printf(", DROPPED %.0f oldest frames (%s): the outbox was full", Num(o, "dropped_frames"),
+      std::printf(", DROPPED %.0f oldest frames (%s): the outbox was full",
+                  Num(o, "dropped_frames"),
                   HumanBytes(static_cast<uint64_t>(Num(o, "dropped_bytes"))).c_str());
     }
     std::printf("\n");

@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "net/http_client.h"
 #include "cli/collectors.h"
 #include "cli/commands.h"
 #include "cli/config.h"
@@ -22,6 +21,7 @@
 #include "cli/preflight.h"
 #include "core/env.h"
 #include "core/log.h"
+#include "net/http_client.h"
 
 extern char** environ;
 

@@ -198,8 +198,7 @@ void AddAgentRoutes(const InstanceOptions& options, int64_t started_ms, const Ag
     r.body = net::RenderExposition(batch.families, points);
     return r;
   });
-  router->Handle("GET", "/api/v1/status", [options, started_ms,
-                                           outboxes](const net::HttpRequest&) {
+  router->Handle("GET", "/api/v1/status", [options, started_ms, outboxes](const net::HttpRequest&) {
     const int64_t now = Env::Default()->NowMillis();
     JsonWriter w;
     w.BeginObject().Key("role").String("agent").Key("version").String(kVersion);
@@ -297,8 +296,8 @@ void Instance::StartAgentSide(const InstanceOptions& options,
   // In-process, a snapshot costs a copy: often, so the jobs page keeps up
   // with the tracker.
   if (!remote) shipper_options.interval_ms = 2000;
-  impl->job_shipper = std::make_unique<collect::jobs::JobShipper>(impl->jobs.get(), shipper_options,
-                                                                  send);
+  impl->job_shipper =
+      std::make_unique<collect::jobs::JobShipper>(impl->jobs.get(), shipper_options, send);
   impl->job_shipper->Start();
   if (!options.collect_logs) return;
   impl->log_agent =

@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "net/http_server.h"
 #include "core/env.h"
 #include "core/strings.h"
+#include "net/http_server.h"
 
 namespace vigil::cli {
 namespace {

@@ -1,5 +1,5 @@
 // A bounded reader of the protobuf wire format, for the few messages Vigil
-// decodes without a protobuf library: OTLP/HTTP metrics (api/otlp.cc) and
+// decodes without a protobuf library: OTLP/HTTP metrics (ingest/otlp.cc) and
 // TensorBoard event files (parse/training/tfevents.cc). It reads one
 // message's bytes; a nested message is read by a new PbReader over the
 // bytes Bytes() returned. Every read checks what is left, the first error is

@@ -99,8 +99,7 @@ class JobReporter {
   struct NodeView;
   class EndedEventsCache;
   std::vector<NodeView> ReadNodes(int64_t now, const std::string& only_node) const;
-  JobReport Report(const wire::JobRecord& job, bool with_events, int64_t now,
-                   const NodeView& node);
+  JobReport Report(const wire::JobRecord& job, bool with_events, int64_t now, const NodeView& node);
   std::vector<TimedEvent> EventsFromLogs(const std::string& node, const wire::JobRecord& job) const;
   StepProgress ProgressOf(const std::string& node, const wire::JobRecord& job, int64_t now) const;
   void AddGpuFaults(const wire::JobRecord& job, const std::vector<JobGpu>& gpus,

@@ -35,8 +35,8 @@ JobStore::JobStore(JobStoreOptions options)
     if (name.size() <= sizeof(kSuffix) - 1 || !name.ends_with(kSuffix)) continue;
     const std::string path = options_.dir + "/" + name;
     auto text = env_->ReadFile(path, wire::kMaxJobsSnapshotBytes);
-    auto snapshot = text.ok() ? wire::DecodeJobsSnapshot(*text)
-                              : Result<wire::JobsSnapshot>(text.status());
+    auto snapshot =
+        text.ok() ? wire::DecodeJobsSnapshot(*text) : Result<wire::JobsSnapshot>(text.status());
     if (!snapshot.ok() || snapshot->node.empty() || PathOf(snapshot->node) != path) {
       Logf(LogLevel::kWarn, "remote jobs: %s skipped: %s", path.c_str(),
            snapshot.ok() ? "not this node's file" : snapshot.status().ToString().c_str());

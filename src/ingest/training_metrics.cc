@@ -102,14 +102,21 @@ TrainingMetricsFromLogs::SourceState* TrainingMetricsFromLogs::StateFor(const st
   return sources_.emplace(key, std::move(state)).first->second.get();
 }
 
+// What one stream's records add to the output batch, kept across its records.
+struct TrainingMetricsFromLogs::StreamOutput {
+  const wire::LogStream* stream;
+  wire::MetricBatch* out;
+  std::map<std::string, size_t>* family_index;  // names already in out->families
+  // Series of this stream in `out`, by series name.
+  std::unordered_map<std::string, size_t> series_of;
+};
+
 void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
                                       const std::vector<uint64_t>& committed,
                                       wire::MetricBatch* out) {
   std::lock_guard lock(mu_);
-  std::vector<parse::training::MetricSample> found;
-  std::map<std::string, size_t> family_index;  // names already in out->families
+  std::map<std::string, size_t> family_index;
   for (size_t f = 0; f < out->families.size(); ++f) family_index[out->families[f].name] = f;
-
   for (size_t si = 0; si < batch.streams.size(); ++si) {
     const wire::LogStream& stream = batch.streams[si];
     const uint64_t from = si < committed.size() ? committed[si] : 0;
@@ -117,105 +124,120 @@ void TrainingMetricsFromLogs::Extract(const wire::LogBatch& batch,
     key.push_back('\0');
     key += stream.source_id;
     SourceState* state = nullptr;
-    // Series of this stream in `out`, by series name.
-    std::unordered_map<std::string, size_t> series_of;
+    StreamOutput output{&stream, out, &family_index, {}};
     for (const wire::LogRecord& rec : stream.records) {
       if (rec.offset < from) continue;  // stored before: read then
       if (state == nullptr) state = StateFor(key);
-      const int64_t line_ms = rec.time_ns / 1'000'000;
-      const bool memo_on = options_.skip_saturated_templates;
-      const uint64_t shape = memo_on ? TemplateHash(rec.line) : 0;
-      if (memo_on) {
-        auto memo = state->templates.find(shape);
-        if (memo != state->templates.end() && !memo->second.empty() &&
-            AllOutOfTokens(memo->second, line_ms)) {
-          // A flood: every value this template gave would be thinned.
-          stats_.thinned += memo->second.size();
-          ++stats_.records_skipped;
-          continue;
-        }
-      }
-      std::vector<SeriesState*>& checked = checked_;  // under mu_
-      checked.clear();
-      bool every_value_checked = true;
-      found.clear();
-      // A record may be several physical lines (a joined traceback).
-      std::string_view text = rec.line;
-      while (!text.empty()) {
-        size_t nl = text.find('\n');
-        state->extractor.Extract(text.substr(0, nl), &found);
-        if (nl == std::string_view::npos) break;
-        text.remove_prefix(nl + 1);
-      }
-      for (size_t i = 0; i < found.size(); ++i) {
-        const auto& sample = found[i];
-        bool superseded = false;  // a later value of the same metric in this record
-        for (size_t j = i + 1; j < found.size() && !superseded; ++j) {
-          superseded = found[j].name == sample.name;
-        }
-        if (superseded) continue;
-        SeriesState* found_series = nullptr;
-        if (auto cached = state->by_metric.find(sample.name); cached != state->by_metric.end()) {
-          found_series = cached->second;
-        } else {
-          std::string name = TrainingSeriesName(sample.name);
-          if (name.size() == kTrainingMetricPrefix.size()) {  // no usable character
-            every_value_checked = false;
-            continue;
-          }
-          auto it = state->series.find(name);
-          if (it == state->series.end()) {
-            if (state->series.size() >= options_.max_names_per_source) {
-              ++stats_.names_dropped;
-              every_value_checked = false;
-              continue;
-            }
-            it = state->series.emplace(name, SeriesState{}).first;
-            it->second.name = name;
-            it->second.tokens = options_.burst;
-            it->second.refilled_ms = line_ms;
-          }
-          found_series = &it->second;
-          // Bounded: several spellings may share a series, not without end.
-          if (state->by_metric.size() < 4 * options_.max_names_per_source) {
-            state->by_metric.emplace(sample.name, found_series);
-          }
-        }
-        SeriesState& ss = *found_series;
-        const std::string& name = ss.name;
-        checked.push_back(&ss);
-        Refill(&ss, line_ms);
-        if (ss.tokens < 1) {
-          ++stats_.thinned;
-          continue;
-        }
-        ss.tokens -= 1;
-        const int64_t t = ss.last_ms == INT64_MIN ? line_ms : std::max(line_ms, ss.last_ms + 1);
-        ss.last_ms = t;
-        // find before emplace: emplace builds a node (a copy of the name)
-        // even when the key is there.
-        auto sit = series_of.find(name);
-        if (sit == series_of.end()) {
-          sit = series_of.emplace(name, out->series.size()).first;
-          wire::Series series;
-          series.labels = stream.labels;
-          series.labels.push_back({std::string(wire::kMetricNameLabel), name});
-          wire::NormalizeLabels(&series.labels);
-          out->series.push_back(std::move(series));
-        }
-        out->series[sit->second].samples.push_back({t, sample.value});
-        if (family_index.find(name) == family_index.end()) {
-          family_index.emplace(name, out->families.size());
-          out->families.push_back({name, wire::MetricType::kGauge, HelpFor(sample.name)});
-        }
-        ++stats_.samples;
-      }
-      if (memo_on && every_value_checked) {
-        if (state->templates.size() >= kMaxTemplates) state->templates.clear();
-        state->templates[shape] = checked;
-      }
+      ExtractRecord(rec, state, &output);
     }
   }
+}
+
+void TrainingMetricsFromLogs::ExtractRecord(const wire::LogRecord& rec, SourceState* state,
+                                            StreamOutput* output) {
+  const int64_t line_ms = rec.time_ns / 1'000'000;
+  const bool memo_on = options_.skip_saturated_templates;
+  const uint64_t shape = memo_on ? TemplateHash(rec.line) : 0;
+  if (memo_on) {
+    auto memo = state->templates.find(shape);
+    if (memo != state->templates.end() && !memo->second.empty() &&
+        AllOutOfTokens(memo->second, line_ms)) {
+      // A flood: every value this template gave would be thinned.
+      stats_.thinned += memo->second.size();
+      ++stats_.records_skipped;
+      return;
+    }
+  }
+  std::vector<SeriesState*>& checked = checked_;  // under mu_
+  checked.clear();
+  bool every_value_checked = true;
+  std::vector<parse::training::MetricSample>& found = found_;  // under mu_
+  found.clear();
+  // A record may be several physical lines (a joined traceback).
+  std::string_view text = rec.line;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    state->extractor.Extract(text.substr(0, nl), &found);
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  for (size_t i = 0; i < found.size(); ++i) {
+    const auto& sample = found[i];
+    bool superseded = false;  // a later value of the same metric in this record
+    for (size_t j = i + 1; j < found.size() && !superseded; ++j) {
+      superseded = found[j].name == sample.name;
+    }
+    if (superseded) continue;
+    SeriesState* ss = SeriesFor(state, sample.name, line_ms);
+    if (ss == nullptr) {
+      every_value_checked = false;
+      continue;
+    }
+    checked.push_back(ss);
+    Refill(ss, line_ms);
+    if (ss->tokens < 1) {
+      ++stats_.thinned;
+      continue;
+    }
+    ss->tokens -= 1;
+    const int64_t t = ss->last_ms == INT64_MIN ? line_ms : std::max(line_ms, ss->last_ms + 1);
+    ss->last_ms = t;
+    Emit(*ss, sample, t, output);
+  }
+  if (memo_on && every_value_checked) {
+    if (state->templates.size() >= kMaxTemplates) state->templates.clear();
+    state->templates[shape] = checked;
+  }
+}
+
+TrainingMetricsFromLogs::SeriesState* TrainingMetricsFromLogs::SeriesFor(SourceState* state,
+                                                                         const std::string& metric,
+                                                                         int64_t line_ms) {
+  if (auto cached = state->by_metric.find(metric); cached != state->by_metric.end()) {
+    return cached->second;
+  }
+  std::string name = TrainingSeriesName(metric);
+  if (name.size() == kTrainingMetricPrefix.size()) return nullptr;  // no usable character
+  auto it = state->series.find(name);
+  if (it == state->series.end()) {
+    if (state->series.size() >= options_.max_names_per_source) {
+      ++stats_.names_dropped;
+      return nullptr;
+    }
+    it = state->series.emplace(name, SeriesState{}).first;
+    it->second.name = name;
+    it->second.tokens = options_.burst;
+    it->second.refilled_ms = line_ms;
+  }
+  // Bounded: several spellings may share a series, not without end.
+  if (state->by_metric.size() < 4 * options_.max_names_per_source) {
+    state->by_metric.emplace(metric, &it->second);
+  }
+  return &it->second;
+}
+
+void TrainingMetricsFromLogs::Emit(const SeriesState& ss,
+                                   const parse::training::MetricSample& sample, int64_t t,
+                                   StreamOutput* output) {
+  const std::string& name = ss.name;
+  wire::MetricBatch* out = output->out;
+  // find before emplace: emplace builds a node (a copy of the name) even
+  // when the key is there.
+  auto sit = output->series_of.find(name);
+  if (sit == output->series_of.end()) {
+    sit = output->series_of.emplace(name, out->series.size()).first;
+    wire::Series series;
+    series.labels = output->stream->labels;
+    series.labels.push_back({std::string(wire::kMetricNameLabel), name});
+    wire::NormalizeLabels(&series.labels);
+    out->series.push_back(std::move(series));
+  }
+  out->series[sit->second].samples.push_back({t, sample.value});
+  if (output->family_index->find(name) == output->family_index->end()) {
+    output->family_index->emplace(name, out->families.size());
+    out->families.push_back({name, wire::MetricType::kGauge, HelpFor(sample.name)});
+  }
+  ++stats_.samples;
 }
 
 void TrainingMetricsFromLogs::Refill(SeriesState* ss, int64_t line_ms) const {

@@ -82,7 +82,16 @@ class TrainingMetricsFromLogs {
  private:
   struct SeriesState;
   struct SourceState;
+  struct StreamOutput;
   SourceState* StateFor(const std::string& key);  // under mu_
+  // The rest under mu_ too. One record's values, rate-limited, into `output`.
+  void ExtractRecord(const wire::LogRecord& rec, SourceState* state, StreamOutput* output);
+  // The series of a metric name in a source; nullptr when the name has no
+  // usable character or the source is over its budget of names.
+  SeriesState* SeriesFor(SourceState* state, const std::string& metric, int64_t line_ms);
+  // Appends one value at `t` to the stream's series in the output.
+  void Emit(const SeriesState& ss, const parse::training::MetricSample& sample, int64_t t,
+            StreamOutput* output);
   // Token bucket of a series, brought up to line_ms.
   void Refill(SeriesState* ss, int64_t line_ms) const;
   // Refills them all; true when none may take a value at line_ms.
@@ -93,7 +102,8 @@ class TrainingMetricsFromLogs {
   std::list<std::string> lru_;  // most recent first
   std::unordered_map<std::string, std::unique_ptr<SourceState>> sources_;
   TrainingMetricsStats stats_;
-  std::vector<SeriesState*> checked_;  // of the record being read; reused
+  std::vector<SeriesState*> checked_;                 // of the record being read; reused
+  std::vector<parse::training::MetricSample> found_;  // of the record being read; reused
 };
 
 }  // namespace vigil::ingest

@@ -12,9 +12,9 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include "net/http_internal.h"
 #include "core/strings.h"
 #include "core/version.h"
+#include "net/http_internal.h"
 
 namespace vigil::net {
 namespace {

@@ -27,8 +27,8 @@
 #include <string>
 #include <string_view>
 
-#include "net/http_server.h"
 #include "core/status.h"
+#include "net/http_server.h"
 
 namespace vigil::net {
 

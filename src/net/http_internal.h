@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "net/http_server.h"
 #include "core/status.h"
+#include "net/http_server.h"
 
 namespace vigil::net {
 

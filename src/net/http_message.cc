@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/strings.h"
 #include "net/http_internal.h"
 #include "net/http_server.h"
-#include "core/strings.h"
 
 namespace vigil::net {
 namespace {

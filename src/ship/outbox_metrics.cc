@@ -11,8 +11,7 @@ void AddOutboxMetrics(const std::string& outbox, const OutboxStats& s, int64_t n
     out->Add(name, labels, v);
   };
   add("vigil_outbox_queued_frames", MetricType::kGauge,
-      "Frames waiting in the agent's outbox for the server.",
-      static_cast<double>(s.queued_frames));
+      "Frames waiting in the agent's outbox for the server.", static_cast<double>(s.queued_frames));
   add("vigil_outbox_queued_bytes", MetricType::kGauge, "Bytes waiting in the agent's outbox.",
       static_cast<double>(s.queued_bytes));
   add("vigil_outbox_oldest_age_seconds", MetricType::kGauge,

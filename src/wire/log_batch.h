@@ -20,7 +20,7 @@
 
 namespace vigil::wire {
 
-// Severity detected from the line (collect/logs/level.h). Ordered, so a level
+// Severity detected from the line (parse/logs/level.h). Ordered, so a level
 // floor is a comparison.
 enum class LogLevel : uint8_t {
   kUnknown = 0,

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "net/http_client.h"
 #include "cli/home.h"
 #include "core/temp_dir.h"
+#include "net/http_client.h"
 #include "store/tsdb/db.h"
 
 extern char** environ;

@@ -98,3 +98,32 @@ def scalar_event(step, tag, value, wall_time=None):
 def file_version_event(wall_time=1764460800.0):
     """The first Event of every file: wall_time and file_version "brain.Event:2"."""
     return pb_key(1, 1) + struct.pack("<d", wall_time) + pb_bytes(3, b"brain.Event:2")
+
+
+class ServerAgentCase:
+    """A mixin for tests of a `vigil server` and a `vigil agent` as separate
+    processes in a temporary root: setUp makes the root, the server's port,
+    URL and environment; tearDown kills whatever still runs and removes the
+    root. Use with unittest.TestCase: class T(ServerAgentCase, unittest.TestCase)."""
+    prefix = "vigil-"
+
+    def setUp(self):
+        import tempfile
+        self.root = tempfile.mkdtemp(prefix=self.prefix)
+        self.port, self.url, self.env = private_instance(os.path.join(self.root, "unused"))
+        self.logs = open(os.path.join(self.root, "vigil.out"), "w")
+        self.server = self.agent = None
+
+    def tearDown(self):
+        import shutil
+        for p in (self.agent, self.server):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+        self.logs.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def start_server(self):
+        self.server = start_foreground(
+            ["server", "--home", os.path.join(self.root, "server"),
+             "--listen", f"127.0.0.1:{self.port}"], self.env, self.logs, wait_url=self.url)

@@ -6,16 +6,14 @@ Environment (set by CTest): VIGIL_BIN, VIGIL_FAKE_NVML, VIGIL_SOURCE_DIR.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import free_port, private_instance, start_foreground, wait_for  # noqa: E402
+from e2e_util import ServerAgentCase, free_port, start_foreground, wait_for  # noqa: E402
 
 VIGIL = os.environ["VIGIL_BIN"]
 
@@ -28,25 +26,8 @@ raise RuntimeError("fleet run lost its way")
 """
 
 
-class FleetJobsE2E(unittest.TestCase):
-    def setUp(self):
-        self.root = tempfile.mkdtemp(prefix="vigil-fleet-jobs-")
-        self.port, self.url, self.env = private_instance(os.path.join(self.root, "unused"))
-        self.logs = open(os.path.join(self.root, "vigil.out"), "w")
-        self.server = self.agent = None
-
-    def tearDown(self):
-        for p in (self.agent, self.server):
-            if p and p.poll() is None:
-                p.kill()
-                p.wait()
-        self.logs.close()
-        shutil.rmtree(self.root, ignore_errors=True)
-
-    def start_server(self):
-        self.server = start_foreground(
-            ["server", "--home", os.path.join(self.root, "server"),
-             "--listen", f"127.0.0.1:{self.port}"], self.env, self.logs, wait_url=self.url)
+class FleetJobsE2E(ServerAgentCase, unittest.TestCase):
+    prefix = "vigil-fleet-jobs-"
 
     def jobs(self, **params):
         qs = urllib.parse.urlencode(params)

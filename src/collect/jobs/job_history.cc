@@ -19,7 +19,7 @@ wire::KernelEventRecord KernelToWire(const KernelEvent& k) {
 }
 
 wire::JobProcessRecord ProcessToWire(const discover::JobProcess& p) {
-  return {p.pid,  p.ppid,          discover::JobProcessRoleName(p.role), p.rank, p.local_rank,
+  return {p.pid,           p.ppid,   discover::JobProcessRoleName(p.role), p.rank, p.local_rank,
           p.start_time_ms, p.cmdline};
 }
 

@@ -37,8 +37,8 @@ void JobShipper::Stop() {
 }
 
 Status JobShipper::ShipOnce() {
-  wire::JobsSnapshot snapshot = SnapshotOf(options_.node, env_->NowMillis(), tracker_->Jobs(),
-                                           tracker_->NodeEvents());
+  wire::JobsSnapshot snapshot =
+      SnapshotOf(options_.node, env_->NowMillis(), tracker_->Jobs(), tracker_->NodeEvents());
   return send_(wire::EncodeFrame(wire::FrameKind::kJobs, wire::EncodeJobsSnapshot(snapshot),
                                  options_.compress));
 }

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "parse/training/log_events.h"
 #include "core/env.h"
 #include "core/status.h"
+#include "parse/training/log_events.h"
 
 namespace vigil::collect::jobs {
 

@@ -8,8 +8,8 @@
 #include <charconv>
 #include <vector>
 
-#include "parse/training/log_metrics.h"
 #include "core/strings.h"
+#include "parse/training/log_metrics.h"
 
 namespace vigil::collect::jobs {
 

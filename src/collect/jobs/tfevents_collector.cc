@@ -6,8 +6,8 @@
 
 #include <cerrno>
 
-#include "parse/training/log_metrics.h"
 #include "core/log.h"
+#include "parse/training/log_metrics.h"
 
 namespace vigil::collect::jobs {
 

@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "parse/training/tfevents_test_util.h"
 #include "core/temp_dir.h"
+#include "parse/training/tfevents_test_util.h"
 
 namespace vigil::collect::jobs {
 namespace {

@@ -6,9 +6,9 @@
 #include <map>
 #include <string_view>
 
-#include "parse/logs/encoding.h"
 #include "collect/logs/file_watcher.h"
 #include "core/log.h"
+#include "parse/logs/encoding.h"
 #include "wire/frame.h"
 #include "wire/log_batch.h"
 
@@ -46,9 +46,10 @@ struct LogAgent::Source {
   void ResetPipeline(const LogAgentOptions& o) {
     encoding = std::make_unique<parse::logs::EncodingNormalizer>();
     parse::logs::EnvelopeOptions eo = o.envelope;
-    eo.format = spec.format == discover::LogFormat::kDockerJson ? parse::logs::EnvelopeFormat::kDocker
-                : spec.format == discover::LogFormat::kCri      ? parse::logs::EnvelopeFormat::kCri
-                                                                : parse::logs::EnvelopeFormat::kPlain;
+    eo.format = spec.format == discover::LogFormat::kDockerJson
+                    ? parse::logs::EnvelopeFormat::kDocker
+                : spec.format == discover::LogFormat::kCri ? parse::logs::EnvelopeFormat::kCri
+                                                           : parse::logs::EnvelopeFormat::kPlain;
     envelope = std::make_unique<parse::logs::EnvelopeParser>(eo);
     joiners.clear();
     acked_end.clear();
@@ -59,9 +60,11 @@ struct LogAgent::Source {
     return stream.empty() ? sid : sid + "#" + std::string(stream);
   }
 
-  parse::logs::MultilineJoiner& Joiner(std::string_view stream, const parse::logs::MultilineOptions& o) {
+  parse::logs::MultilineJoiner& Joiner(std::string_view stream,
+                                       const parse::logs::MultilineOptions& o) {
     auto it = joiners.find(stream);
-    if (it == joiners.end()) it = joiners.emplace(std::string(stream), parse::logs::MultilineJoiner(o)).first;
+    if (it == joiners.end())
+      it = joiners.emplace(std::string(stream), parse::logs::MultilineJoiner(o)).first;
     return it->second;
   }
 

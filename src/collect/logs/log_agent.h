@@ -24,13 +24,13 @@
 #include <vector>
 
 #include "collect/logs/checkpoint.h"
-#include "parse/logs/envelope.h"
-#include "parse/logs/multiline.h"
 #include "collect/logs/tailer.h"
 #include "collect/logs/volume.h"
 #include "core/env.h"
 #include "core/status.h"
 #include "discover/log_sources.h"
+#include "parse/logs/envelope.h"
+#include "parse/logs/multiline.h"
 #include "ship/backoff.h"
 
 namespace vigil::collect::logs {

@@ -192,6 +192,50 @@ uint64_t FileTailer::NextGeneration(uint64_t dev, uint64_t ino) {
   return gen;
 }
 
+// Rotated copies of the file that a checkpoint may now be in: everything in
+// its directory but compressed rotations, listed once per Resume (bounded).
+const std::vector<std::string>& FileTailer::Siblings(
+    std::optional<std::vector<std::string>>* cache) {
+  if (*cache) return **cache;
+  cache->emplace();
+  auto names = env_->ListDir(DirName(path_));
+  if (names.ok()) {
+    for (auto& n : *names) {
+      if ((*cache)->size() >= options_.max_sibling_scan) break;
+      if (!discover::IsRotatedCompressed(n)) (*cache)->push_back(JoinPath(DirName(path_), n));
+    }
+  }
+  return **cache;
+}
+
+std::string FileTailer::Locate(const SourceCheckpoint& cp, const struct stat* at_path,
+                               std::optional<std::vector<std::string>>* siblings, int64_t now,
+                               bool* seen) {
+  const auto& id = cp.identity;
+  std::vector<std::string> candidates;
+  if (at_path != nullptr && static_cast<uint64_t>(at_path->st_dev) == id.dev &&
+      static_cast<uint64_t>(at_path->st_ino) == id.ino) {
+    candidates.push_back(path_);
+  } else {
+    for (const auto& f : Siblings(siblings)) {
+      struct stat st {};
+      if (f == path_ || ::stat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (static_cast<uint64_t>(st.st_dev) == id.dev &&
+          static_cast<uint64_t>(st.st_ino) == id.ino) {
+        candidates.push_back(f);
+        break;
+      }
+    }
+  }
+  *seen = !candidates.empty();
+  std::string found;
+  for (const auto& f : candidates) {
+    auto s = OpenSource(f, now);
+    if (s.ok() && Verify(**s, id, cp.offset, &buf_)) found = f;
+  }
+  return found;
+}
+
 Status FileTailer::Resume(std::vector<SourceCheckpoint> checkpoints) {
   int64_t now = env_->MonotonicMillis();
   struct stat pst {};
@@ -199,71 +243,45 @@ Status FileTailer::Resume(std::vector<SourceCheckpoint> checkpoints) {
   if (path_exists && !S_ISREG(pst.st_mode)) {
     return InvalidArgument(path_ + " is not a regular file; not tailed");
   }
-  // Candidate files for checkpoints whose inode is no longer at the path:
-  // everything in the directory that could be a rotated copy.
-  std::vector<std::string> siblings;
-  bool listed = false;
-
+  std::optional<std::vector<std::string>> siblings;  // listed when first needed
   // (dev, ino) -> best match: highest generation wins; the others are lost.
-  struct Match {
-    SourceCheckpoint cp;
-    std::string file;
-  };
-  std::map<std::pair<uint64_t, uint64_t>, Match> matches;
+  CheckpointMatches matches;
   for (auto& cp : checkpoints) {
     const auto& id = cp.identity;
     auto key = std::make_pair(id.dev, id.ino);
     generations_[key] = std::max(generations_[key], id.generation);
-    std::vector<std::string> candidates;
-    if (path_exists && static_cast<uint64_t>(pst.st_dev) == id.dev &&
-        static_cast<uint64_t>(pst.st_ino) == id.ino) {
-      candidates.push_back(path_);
-    } else {
-      if (!listed) {
-        listed = true;
-        auto names = env_->ListDir(DirName(path_));
-        if (names.ok()) {
-          for (auto& n : *names) {
-            if (siblings.size() >= options_.max_sibling_scan) break;
-            if (!discover::IsRotatedCompressed(n)) siblings.push_back(JoinPath(DirName(path_), n));
-          }
-        }
-      }
-      for (const auto& f : siblings) {
-        struct stat st {};
-        if (f == path_ || ::stat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-        if (static_cast<uint64_t>(st.st_dev) == id.dev &&
-            static_cast<uint64_t>(st.st_ino) == id.ino) {
-          candidates.push_back(f);
-          break;
-        }
-      }
-    }
-    std::string found;
-    for (const auto& f : candidates) {
-      auto s = OpenSource(f, now);
-      if (s.ok() && Verify(**s, id, cp.offset, &buf_)) found = f;
-    }
+    bool seen = false;
+    std::string found = Locate(cp, path_exists ? &pst : nullptr, &siblings, now, &seen);
     if (found.empty()) {
-      lost_.push_back({cp, candidates.empty() ? "file not found (deleted, compressed or moved away)"
-                                              : "file no longer holds the checkpointed bytes"});
+      lost_.push_back({cp, seen ? "file no longer holds the checkpointed bytes"
+                                : "file not found (deleted, compressed or moved away)"});
       continue;
     }
     auto it = matches.find(key);
-    if (it != matches.end() && it->second.cp.identity.generation > id.generation) {
+    if (it != matches.end() && it->second.first.identity.generation > id.generation) {
       lost_.push_back({cp, "superseded by a later generation of the same file"});
       continue;
     }
-    if (it != matches.end()) lost_.push_back({it->second.cp, "superseded by a later generation"});
+    if (it != matches.end())
+      lost_.push_back({it->second.first, "superseded by a later generation"});
     matches[key] = {cp, found};
   }
   stats_.lost_sources += lost_.size();
+  Reopen(checkpoints, matches, now);
+  if (current_ || !path_exists) return Status::Ok();
+  // The file at the path is new to us: rotated while we were down (start at
+  // 0), or first seen (start where the options say).
+  return OpenCurrent(options_.start_at_end && checkpoints.empty());
+}
 
-  // Matched checkpoints become sources again, in checkpoint order.
-  for (auto& cp : checkpoints) {
+// Matched checkpoints become sources again, in checkpoint order: the one at
+// the path is current, the rest drain.
+void FileTailer::Reopen(const std::vector<SourceCheckpoint>& checkpoints,
+                        const CheckpointMatches& matches, int64_t now) {
+  for (const auto& cp : checkpoints) {
     auto it = matches.find({cp.identity.dev, cp.identity.ino});
-    if (it == matches.end() || !(it->second.cp == cp)) continue;
-    auto opened = OpenSource(it->second.file, now);
+    if (it == matches.end() || !(it->second.first == cp)) continue;
+    auto opened = OpenSource(it->second.second, now);
     if (!opened.ok()) {  // renamed or removed since we looked
       lost_.push_back({cp, opened.status().ToString()});
       ++stats_.lost_sources;
@@ -276,7 +294,7 @@ Status FileTailer::Resume(std::vector<SourceCheckpoint> checkpoints) {
     s->read_pos = s->consumed = cp.offset;
     s->skipping = cp.resume == ResumeState::kSkipToNewline;
     s->after_partial = cp.resume == ResumeState::kAfterPartial;
-    if (it->second.file == path_ && !current_) {
+    if (it->second.second == path_ && !current_) {
       current_ = std::move(s);
     } else {
       s->detached_ms = now;
@@ -287,10 +305,6 @@ Status FileTailer::Resume(std::vector<SourceCheckpoint> checkpoints) {
   for (size_t i = 0; i + options_.max_draining < draining_.size(); ++i) {
     draining_[i]->force_finish = true;
   }
-  if (current_ || !path_exists) return Status::Ok();
-  // The file at the path is new to us: rotated while we were down (start at
-  // 0), or first seen (start where the options say).
-  return OpenCurrent(options_.start_at_end && checkpoints.empty());
 }
 
 Status FileTailer::OpenCurrent(bool at_end) {

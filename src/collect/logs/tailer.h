@@ -22,9 +22,12 @@
 // Thread safety: none; one FileTailer is used by one thread at a time.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -143,6 +146,17 @@ class FileTailer {
  private:
   FileTailer(std::string path, TailerOptions options);
   Status Resume(std::vector<SourceCheckpoint> checkpoints);
+  // (dev, ino) -> the checkpoint of that file to resume and the file it is in.
+  using CheckpointMatches =
+      std::map<std::pair<uint64_t, uint64_t>, std::pair<SourceCheckpoint, std::string>>;
+  const std::vector<std::string>& Siblings(std::optional<std::vector<std::string>>* cache);
+  // The file holding `cp`'s bytes now ("" for none): the path itself while its
+  // inode is still there (`at_path`, nullptr when nothing is), else a rotated
+  // sibling; *seen says whether a file with its inode exists at all.
+  std::string Locate(const SourceCheckpoint& cp, const struct stat* at_path,
+                     std::optional<std::vector<std::string>>* siblings, int64_t now, bool* seen);
+  void Reopen(const std::vector<SourceCheckpoint>& checkpoints, const CheckpointMatches& matches,
+              int64_t now);
   Status CheckPath(int64_t now, bool* changed);
   Status OpenCurrent(bool at_end);
   Status Pump(Source& s, bool is_current, size_t max_bytes, int64_t now, TailChunk* out);

@@ -161,7 +161,23 @@ GpuSnapshot GpuSampler::Sample() {
   return snap;
 }
 
+// Every field of one GPU, in DCGM's units. A fatal error on the first call
+// (the GPU fell off the bus, the driver went away) marks the GPU down and
+// reads nothing more from it; any other field NVML cannot give is left out.
 void GpuSampler::ReadDevice(Device* d, GpuReading* r) {
+  if (!ReadUtilizationAndMemory(d, r)) return;
+  ReadThermalsAndPower(d, r);
+  ReadClocks(d, r);
+  ReadEcc(d, r);
+  if (events_ != nullptr) {
+    r->at(GpuField::kXidLast) = static_cast<double>(d->last_xid);
+    r->xid_counts = d->xid_counts;
+  }
+  ReadGpm(d, r);
+  if (options_.processes) ReadProcesses(d, r);
+}
+
+bool GpuSampler::ReadUtilizationAndMemory(Device* d, GpuReading* r) {
   const int g = static_cast<int>(d->info.index);
   nvml::nvmlDevice_t h = d->handle;
   nvml::nvmlUtilization_t util = {};
@@ -169,7 +185,7 @@ void GpuSampler::ReadDevice(Device* d, GpuReading* r) {
   if (IsFatal(rc)) {
     r->up = false;
     r->error = lib_->ErrorText("nvmlDeviceGetUtilizationRates", rc);
-    return;
+    return false;
   }
   if (rc == NVML_SUCCESS) {
     r->at(GpuField::kGpuUtil) = util.gpu;
@@ -193,7 +209,12 @@ void GpuSampler::ReadDevice(Device* d, GpuReading* r) {
     r->at(GpuField::kMemTotalBytes) = static_cast<double>(mem2.total);
     r->at(GpuField::kMemUsedBytes) = static_cast<double>(mem2.used);
   }
+  return true;
+}
 
+void GpuSampler::ReadThermalsAndPower(Device* d, GpuReading* r) {
+  const int g = static_cast<int>(d->info.index);
+  nvml::nvmlDevice_t h = d->handle;
   unsigned int u = 0;
   if (NV(g, nvmlDeviceGetTemperature, h, nvml::NVML_TEMPERATURE_GPU, &u) == NVML_SUCCESS) {
     r->at(GpuField::kTemp) = u;
@@ -216,6 +237,13 @@ void GpuSampler::ReadDevice(Device* d, GpuReading* r) {
   if (NV(g, nvmlDeviceGetTotalEnergyConsumption, h, &ull) == NVML_SUCCESS) {
     r->at(GpuField::kEnergyMj) = static_cast<double>(ull);
   }
+}
+
+void GpuSampler::ReadClocks(Device* d, GpuReading* r) {
+  const int g = static_cast<int>(d->info.index);
+  nvml::nvmlDevice_t h = d->handle;
+  unsigned int u = 0;
+  unsigned long long ull = 0;
   // Each PCIe query samples for ~20 ms inside the driver; the pass bound allows for it.
   if (NV(g, nvmlDeviceGetPcieThroughput, h, nvml::NVML_PCIE_UTIL_TX_BYTES, &u) == NVML_SUCCESS) {
     r->at(GpuField::kPcieTxKbs) = u;
@@ -236,44 +264,42 @@ void GpuSampler::ReadDevice(Device* d, GpuReading* r) {
     r->at(GpuField::kMemClockMaxMhz) = u;
   }
   // The "event reasons" name replaced "throttle reasons" in R535; same bits.
-  rc = NV(g, nvmlDeviceGetCurrentClocksEventReasons, h, &ull);
+  nvmlReturn_t rc = NV(g, nvmlDeviceGetCurrentClocksEventReasons, h, &ull);
   if (rc != NVML_SUCCESS) rc = NV(g, nvmlDeviceGetCurrentClocksThrottleReasons, h, &ull);
   if (rc == NVML_SUCCESS) r->at(GpuField::kClockEventReasons) = static_cast<double>(ull);
+}
 
+// ECC counters, on GPUs where ECC is on (asked once per GPU).
+void GpuSampler::ReadEcc(Device* d, GpuReading* r) {
+  const int g = static_cast<int>(d->info.index);
+  nvml::nvmlDevice_t h = d->handle;
   if (!d->ecc_checked) {
     nvml::nvmlEnableState_t current = nvml::NVML_FEATURE_DISABLED;
     nvml::nvmlEnableState_t pending = nvml::NVML_FEATURE_DISABLED;
-    rc = NV(g, nvmlDeviceGetEccMode, h, &current, &pending);
+    nvmlReturn_t rc = NV(g, nvmlDeviceGetEccMode, h, &current, &pending);
     d->ecc_checked = rc == NVML_SUCCESS || rc == nvml::NVML_ERROR_NOT_SUPPORTED;
     d->ecc_enabled = rc == NVML_SUCCESS && current == nvml::NVML_FEATURE_ENABLED;
   }
-  if (d->ecc_enabled) {
-    const struct {
-      nvml::nvmlMemoryErrorType_t type;
-      nvml::nvmlEccCounterType_t counter;
-      GpuField field;
-    } ecc[] = {
-        {nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml::NVML_VOLATILE_ECC,
-         GpuField::kEccSbeVolatile},
-        {nvml::NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml::NVML_VOLATILE_ECC,
-         GpuField::kEccDbeVolatile},
-        {nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml::NVML_AGGREGATE_ECC,
-         GpuField::kEccSbeAggregate},
-        {nvml::NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml::NVML_AGGREGATE_ECC,
-         GpuField::kEccDbeAggregate},
-    };
-    for (const auto& e : ecc) {
-      if (NV(g, nvmlDeviceGetTotalEccErrors, h, e.type, e.counter, &ull) == NVML_SUCCESS) {
-        r->at(e.field) = static_cast<double>(ull);
-      }
+  if (!d->ecc_enabled) return;
+  const struct {
+    nvml::nvmlMemoryErrorType_t type;
+    nvml::nvmlEccCounterType_t counter;
+    GpuField field;
+  } ecc[] = {
+      {nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml::NVML_VOLATILE_ECC, GpuField::kEccSbeVolatile},
+      {nvml::NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml::NVML_VOLATILE_ECC,
+       GpuField::kEccDbeVolatile},
+      {nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml::NVML_AGGREGATE_ECC,
+       GpuField::kEccSbeAggregate},
+      {nvml::NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml::NVML_AGGREGATE_ECC,
+       GpuField::kEccDbeAggregate},
+  };
+  unsigned long long ull = 0;
+  for (const auto& e : ecc) {
+    if (NV(g, nvmlDeviceGetTotalEccErrors, h, e.type, e.counter, &ull) == NVML_SUCCESS) {
+      r->at(e.field) = static_cast<double>(ull);
     }
   }
-  if (events_ != nullptr) {
-    r->at(GpuField::kXidLast) = static_cast<double>(d->last_xid);
-    r->xid_counts = d->xid_counts;
-  }
-  ReadGpm(d, r);
-  if (options_.processes) ReadProcesses(d, r);
 }
 
 void GpuSampler::ReadGpm(Device* d, GpuReading* r) {

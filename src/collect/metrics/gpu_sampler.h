@@ -120,6 +120,11 @@ class GpuSampler {
   GpuSnapshot Open();
   void Close();
   void ReadDevice(Device* d, GpuReading* r);
+  // Parts of ReadDevice; the first is false when the GPU is down.
+  bool ReadUtilizationAndMemory(Device* d, GpuReading* r);
+  void ReadThermalsAndPower(Device* d, GpuReading* r);
+  void ReadClocks(Device* d, GpuReading* r);
+  void ReadEcc(Device* d, GpuReading* r);
   void ReadGpm(Device* d, GpuReading* r);
   void ReadProcesses(Device* d, GpuReading* r);
   void DrainXidEvents();

@@ -6,7 +6,7 @@
 // The same stages as the agent, on a byte stream (a file or stdin):
 // physical lines (a '\r' progress update stays inside its line; a line is
 // cut at kMaxLineBytes), the metric extractor per physical line, and the
-// multiline joiner (collect/logs/multiline.h) then the event detector per
+// multiline joiner (parse/logs/multiline.h) then the event detector per
 // record. A `nan_loss` event is raised from the metric values themselves:
 // once per run of consecutive non-finite values of a loss-like metric.
 //

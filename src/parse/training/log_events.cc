@@ -2,10 +2,10 @@
 
 #include <utility>
 
-#include "parse/logs/level.h"
-#include "parse/training/xid.h"
 #include "core/json_writer.h"
 #include "core/strings.h"
+#include "parse/logs/level.h"
+#include "parse/training/xid.h"
 
 namespace vigil::parse::training {
 namespace {

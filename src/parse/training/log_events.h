@@ -2,7 +2,7 @@
 // run died (CUDA out of memory, an NCCL error or watchdog timeout, a
 // device-side assert, a segfault, the OOM killer, an Xid), or that it ended
 // normally. A record is one or more physical lines the multiline stage joined
-// (collect/logs/multiline.h): a whole Python traceback, an NCCL WARN block,
+// (parse/logs/multiline.h): a whole Python traceback, an NCCL WARN block,
 // a CUDA error with its hint lines. Each record yields at most one event, the
 // most specific one: a traceback ending in torch.cuda.OutOfMemoryError is
 // `cuda_oom`, not `traceback`. docs/training-events.md lists the kinds, the

@@ -14,8 +14,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "parse/training/log_metrics_internal.h"
 #include "core/json_writer.h"
+#include "parse/training/log_metrics_internal.h"
 
 namespace vigil::parse::training {
 namespace internal {

@@ -1,5 +1,5 @@
 // Write-ahead log of the log store's heads: format.h records in the shared WAL
-// segment files (store/common/wal.h; layout in docs/logstore.md).
+// segment files (core/wal_segments.h; layout in docs/logstore.md).
 //
 // Thread safety: none; LogStoreImpl serialises all calls (see log_store_impl.h).
 #pragma once

@@ -1,5 +1,5 @@
 // Write-ahead log of the head: the records the metrics store writes into the
-// shared WAL segment files (store/common/wal.h; format in docs/tsdb.md):
+// shared WAL segment files (core/wal_segments.h; format in docs/tsdb.md):
 // each body is a type byte and its payload.
 //
 // Thread safety: none. WalWriter is used under the Db's head mutex; replay runs
