@@ -233,8 +233,11 @@ Status OpenAgentLink(const InstanceOptions& options, ingest::Ingester* local, Ag
     link->send_logs = [local](wire::LogBatch* batch) { return local->ReceiveLogBatch(batch); };
     return Status::Ok();
   }
-  link->transport = std::make_unique<ship::HttpTransport>(options.server_url);
-  link->log_transport = std::make_unique<ship::HttpTransport>(options.server_url);
+  // A send in flight holds up a stop (the outbox waits for it): short enough
+  // for `vigil down`, long enough for a large log batch on a slow link.
+  constexpr std::chrono::seconds kSendTimeout{10};
+  link->transport = std::make_unique<ship::HttpTransport>(options.server_url, kSendTimeout);
+  link->log_transport = std::make_unique<ship::HttpTransport>(options.server_url, kSendTimeout);
   ship::OutboxOptions o;
   o.dir = options.paths.outbox_dir();
   o.name = "metrics";
