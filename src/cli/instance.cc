@@ -338,8 +338,6 @@ Result<std::unique_ptr<Instance>> Instance::Start(
   if (agent_side) {
     VIGIL_RETURN_IF_ERROR(OpenAgentLink(options, impl->server.ingester.get(), &impl->link));
     if (!server_side) AddAgentRoutes(options, started_ms, &impl->link, &router);
-  }
-  if (agent_side) {
     // Jobs are found where they run; their verdict uses the stores when this
     // process has them (docs/jobs.md).
     collect::jobs::JobTrackerOptions jobs_options;

@@ -44,6 +44,8 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return 0;
 }
 
+void AppendEscaped(std::string* out, std::string_view s, bool help);
+
 void AppendName(std::string* out, const wire::Labels& labels, std::string_view name) {
   out->append(name);
   bool first = true;
@@ -51,7 +53,9 @@ void AppendName(std::string* out, const wire::Labels& labels, std::string_view n
     if (l.name == wire::kMetricNameLabel || l.value.empty()) continue;
     out->append(first ? "{" : ",");
     first = false;
-    out->append(l.name).append("=\"").append(EscapeExposition(l.value, false)).append("\"");
+    out->append(l.name).append("=\"");
+    AppendEscaped(out, l.value, /*help=*/false);
+    out->push_back('"');
   }
   if (!first) out->append("}");
 }
@@ -72,28 +76,49 @@ bool RenderableLabels(const wire::Labels& labels) {
 bool IsValidMetricName(std::string_view s) { return IsValidName(s, true); }
 bool IsValidLabelName(std::string_view s) { return IsValidName(s, false); }
 
-std::string EscapeExposition(std::string_view s, bool help) {
-  std::string out;
-  out.reserve(s.size());
+namespace {
+
+// Appends `s` escaped. Most values (GPU indexes, UUIDs, modes) need no escape
+// and are ASCII: those are appended whole, without the byte-by-byte walk.
+void AppendEscaped(std::string* out, std::string_view s, bool help) {
+  bool plain = true;
+  for (char c : s) {
+    if (c == '\\' || c == '\n' || (c == '"' && !help) || static_cast<unsigned char>(c) >= 0x80) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) {
+    out->append(s);
+    return;
+  }
   for (size_t i = 0; i < s.size();) {
     size_t n = Utf8SequenceLength(s, i);
     if (n == 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD: Prometheus rejects invalid UTF-8
+      *out += "\xEF\xBF\xBD";  // U+FFFD: Prometheus rejects invalid UTF-8
       ++i;
       continue;
     }
     char c = s[i];
     if (c == '\\') {
-      out += "\\\\";
+      *out += "\\\\";
     } else if (c == '\n') {
-      out += "\\n";
+      *out += "\\n";
     } else if (c == '"' && !help) {
-      out += "\\\"";
+      *out += "\\\"";
     } else {
-      out.append(s.substr(i, n));
+      out->append(s.substr(i, n));
     }
     i += n;
   }
+}
+
+}  // namespace
+
+std::string EscapeExposition(std::string_view s, bool help) {
+  std::string out;
+  out.reserve(s.size());
+  AppendEscaped(&out, s, help);
   return out;
 }
 
@@ -154,12 +179,14 @@ std::string RenderExposition(std::span<const wire::MetricFamily> families,
     groups[name].push_back(&p);
   }
   std::string out;
+  out.reserve(points.size() * 128);  // a GPU series' line is about 100 bytes
   for (const auto& [name, group] : groups) {
     auto it = family_of.find(name);
     if (it != family_of.end()) {
       const wire::MetricFamily& f = *it->second;
       if (!f.help.empty()) {
-        out.append("# HELP ").append(name).append(" ").append(EscapeExposition(f.help, true));
+        out.append("# HELP ").append(name).append(" ");
+        AppendEscaped(&out, f.help, /*help=*/true);
         out += '\n';
       }
       out.append("# TYPE ").append(name).append(" ").append(wire::MetricTypeName(f.type));

@@ -423,6 +423,7 @@ std::vector<LatestPoint> DbImpl::Latest(int64_t since_ms) const {
   std::vector<LatestPoint> out;
   {
     std::lock_guard lock(mu_);
+    out.reserve(head_.series().size());
     for (const auto& [id, hs] : head_.series()) {
       if (!hs.has_last || hs.last.t_ms < since_ms) continue;
       out.push_back({*index_.LabelsOf(id), hs.last});
