@@ -55,8 +55,10 @@ struct AgentLink {
   std::unique_ptr<ship::Transport> log_transport;  // logs: a slow batch never holds up metrics
   std::unique_ptr<ship::Outbox> outbox;
   std::unique_ptr<ship::Outbox> log_outbox;
-  // Where frames go: the outbox, or the in-process ingester.
+  // Where frames go: the outbox, or the in-process ingester. In process,
+  // metric and log batches skip the frame (set only then).
   std::function<Status(std::string_view frame)> send;
+  collect::CollectionLoop::BatchSink send_metrics;
   collect::logs::LogAgent::Sender send_logs;
 
   void Stop() {
@@ -230,6 +232,9 @@ void AddAgentRoutes(const InstanceOptions& options, int64_t started_ms, const Ag
 Status OpenAgentLink(const InstanceOptions& options, ingest::Ingester* local, AgentLink* link) {
   if (local != nullptr) {
     link->send = [local](std::string_view frame) { return local->Receive(frame); };
+    link->send_metrics = [local](wire::MetricBatch* batch) {
+      return local->ReceiveMetricBatch(batch);
+    };
     link->send_logs = [local](wire::LogBatch* batch) { return local->ReceiveLogBatch(batch); };
     return Status::Ok();
   }
@@ -289,8 +294,13 @@ void Instance::StartAgentSide(const InstanceOptions& options,
   loop_options.source = options.node_name;
   loop_options.interval_ms = options.interval_ms;
   loop_options.compress = remote;
-  impl->loop = std::make_unique<collect::CollectionLoop>(
-      loop_options, std::move(collectors), [send](std::string frame) { return send(frame); });
+  if (impl->link.send_metrics) {
+    impl->loop = std::make_unique<collect::CollectionLoop>(loop_options, std::move(collectors),
+                                                           impl->link.send_metrics);
+  } else {
+    impl->loop = std::make_unique<collect::CollectionLoop>(
+        loop_options, std::move(collectors), [send](std::string frame) { return send(frame); });
+  }
   impl->loop->Start();
   impl->jobs->Start();
   collect::jobs::JobShipperOptions shipper_options;

@@ -47,7 +47,14 @@ Status Validate(const wire::MetricBatch& b) {
     if (!ValidName(name, true)) {
       return InvalidArgument("invalid metric name '" + std::string(name) + "'");
     }
+    // The decoder's bounds, for batches handed over in process too.
+    if (s.labels.size() > wire::kMaxLabelsPerSeries) {
+      return InvalidArgument("too many labels on " + std::string(name));
+    }
     for (const auto& l : s.labels) {
+      if (l.value.size() > wire::kMaxLabelBytes) {
+        return InvalidArgument("label " + l.name + " too long on " + std::string(name));
+      }
       if (l.name != wire::kMetricNameLabel && !ValidName(l.name, false)) {
         return InvalidArgument("invalid label name '" + l.name + "' on " + std::string(name));
       }
@@ -136,6 +143,10 @@ Status Ingester::ReceiveJobs(std::string_view payload) {
 Status Ingester::ReceiveMetrics(std::string_view payload) {
   auto batch = wire::DecodeMetricBatch(payload);
   if (!batch.ok()) return Reject(batch.status());
+  return ReceiveMetricBatch(&*batch);
+}
+
+Status Ingester::ReceiveMetricBatch(wire::MetricBatch* batch) {
   Status valid = Validate(*batch);
   if (!valid.ok()) return Reject(valid);
 

@@ -67,6 +67,10 @@ class Ingester {
   // frame. Normalises the streams' labels in place (drops empty values, sets
   // node); calling it again with the same batch is a retry like any other.
   Status ReceiveLogBatch(wire::LogBatch* batch);
+  // A metrics batch from an in-process agent (`vigil up`), without a frame:
+  // the same checks, deduplication by sequence and node label as a decoded
+  // frame's. Labels are normalised in place.
+  Status ReceiveMetricBatch(wire::MetricBatch* batch);
   // A batch decoded by a standard protocol's receiver on this server
   // (Pushgateway, OTLP): no sequence to deduplicate by. Validated, tagged
   // with node="<batch->source>" and stored; InvalidArgument for names outside

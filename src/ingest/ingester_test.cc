@@ -46,6 +46,34 @@ class IngesterTest : public ::testing::Test {
   std::unique_ptr<Ingester> ingester_;
 };
 
+// `vigil up` hands its batches over without a frame: stored, tagged and
+// deduplicated exactly as the same batch in a frame, and frames and batches
+// of one source share one sequence.
+TEST_F(IngesterTest, ABatchHandedOverInProcessIsAFrameWithoutTheBytes) {
+  wire::MetricBatchBuilder b("gpu-node-7", 1000);
+  b.Family("node_load1", wire::MetricType::kGauge, "1m load average.");
+  b.Add("node_load1", {{"zone", "a"}, {"node", "spoofed"}}, 0.5);
+  wire::MetricBatch batch = b.Release();
+  batch.sequence = 1;
+  ASSERT_TRUE(ingester_->ReceiveMetricBatch(&batch).ok());
+  wire::MetricBatch again = batch;
+  ASSERT_TRUE(ingester_->ReceiveMetricBatch(&again).ok());     // a retry
+  ASSERT_TRUE(ingester_->Receive(Frame(1, 1500, 0.75)).ok());  // same sequence: a duplicate
+  ASSERT_TRUE(ingester_->Receive(Frame(2, 2000, 1.0)).ok());
+  auto series = All();
+  ASSERT_EQ(series.size(), 2u);
+  EXPECT_EQ(wire::LabelsToString(series[1].labels),
+            "{__name__=\"node_load1\",node=\"gpu-node-7\",zone=\"a\"}");
+  EXPECT_EQ(series[1].samples.size(), 1u);
+  EXPECT_EQ(ingester_->Stats().duplicate_batches, 2u);
+
+  wire::MetricBatchBuilder big("gpu-node-7", 3000);
+  big.Add("node_load1", {{"zone", std::string(wire::kMaxLabelBytes + 1, 'x')}}, 1);
+  wire::MetricBatch too_long = big.Release();
+  too_long.sequence = 3;
+  EXPECT_EQ(ingester_->ReceiveMetricBatch(&too_long).code(), StatusCode::kInvalidArgument);
+}
+
 TEST_F(IngesterTest, StoresSamplesTaggedWithTheirNode) {
   ASSERT_TRUE(ingester_->Receive(Frame(1, 1000, 0.5)).ok());
   ASSERT_TRUE(ingester_->Receive(Frame(2, 2000, 0.75, /*compress=*/true)).ok());

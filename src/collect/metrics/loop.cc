@@ -62,6 +62,13 @@ CollectionLoop::CollectionLoop(LoopOptions options,
       // restarts; the server drops a batch whose sequence it has seen.
       next_sequence_(static_cast<uint64_t>(options_.env->NowMillis()) * 1000) {}
 
+CollectionLoop::CollectionLoop(LoopOptions options,
+                               std::vector<std::unique_ptr<MetricCollector>> collectors,
+                               BatchSink sink)
+    : CollectionLoop(std::move(options), std::move(collectors), FrameSink()) {
+  batch_sink_ = std::move(sink);
+}
+
 CollectionLoop::~CollectionLoop() { Stop(); }
 
 void CollectionLoop::Start() {
@@ -122,9 +129,10 @@ void CollectionLoop::RunPass(int64_t t_ms) {
 
   wire::MetricBatch batch = b.Release();
   batch.sequence = next_sequence_++;
-  std::string frame = wire::EncodeFrame(wire::FrameKind::kMetrics, wire::EncodeMetricBatch(batch),
-                                        options_.compress);
-  Status st = sink_(std::move(frame));
+  Status st = batch_sink_
+                  ? batch_sink_(&batch)
+                  : sink_(wire::EncodeFrame(wire::FrameKind::kMetrics,
+                                            wire::EncodeMetricBatch(batch), options_.compress));
   if (!st.ok()) {
     ++sink_errors_;
     // Once per outage, not once per pass, while a server is away.

@@ -1,5 +1,8 @@
 // CollectionLoop: runs every metric collector once per interval and hands the
-// pass's batch, as an encoded wire frame, to a sink (the ship stage).
+// pass's batch, as an encoded wire frame, to a sink (the ship stage) — or, in
+// `vigil up`, the batch itself to the in-process ingester (a BatchSink), as
+// log batches are: encoding and decoding a frame nobody sends cost about a
+// tenth of the process's CPU (docs/design-notes.md).
 //
 // Passes start on interval boundaries of the wall clock (…:01.000, …:02.000),
 // and every sample of a pass carries that boundary as its timestamp: regular
@@ -48,9 +51,13 @@ class CollectionLoop {
  public:
   // Receives each encoded frame; a non-OK status is counted and logged.
   using FrameSink = std::function<Status(std::string frame)>;
+  // Receives each pass's batch, to take or copy from as it likes.
+  using BatchSink = std::function<Status(wire::MetricBatch* batch)>;
 
   CollectionLoop(LoopOptions options, std::vector<std::unique_ptr<MetricCollector>> collectors,
                  FrameSink sink);
+  CollectionLoop(LoopOptions options, std::vector<std::unique_ptr<MetricCollector>> collectors,
+                 BatchSink sink);
   ~CollectionLoop();
 
   void Start();
@@ -66,7 +73,8 @@ class CollectionLoop {
 
   LoopOptions options_;
   std::vector<std::unique_ptr<MetricCollector>> collectors_;
-  FrameSink sink_;
+  FrameSink sink_;  // one of the two is set
+  BatchSink batch_sink_;
   uint64_t next_sequence_;                         // only touched by the pass thread
   std::map<std::string, std::string> last_error_;  // collector -> last error; pass thread only
   double boot_time_s_ = -1;                        // read once; pass thread only

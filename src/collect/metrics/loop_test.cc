@@ -54,6 +54,39 @@ const wire::Series* Find(const wire::MetricBatch& b, std::string_view name,
   return nullptr;
 }
 
+// In process (`vigil up`) the sink gets the batch itself: the same batch a
+// frame sink would have decoded, sequence included.
+TEST(CollectionLoopTest, ABatchSinkGetsWhatAFrameSinkDecodes) {
+  Captured framed;
+  CollectionLoop by_frame = MakeLoop(&framed);
+  std::vector<wire::MetricBatch> handed;
+  std::vector<std::unique_ptr<MetricCollector>> cs;
+  cs.push_back(std::make_unique<FixedCollector>(false));
+  cs.push_back(std::make_unique<FixedCollector>(true));
+  LoopOptions o;
+  o.source = "node-a";
+  CollectionLoop by_batch(o, std::move(cs), [&handed](wire::MetricBatch* b) {
+    handed.push_back(std::move(*b));
+    return Status::Ok();
+  });
+  by_frame.RunPass(5000);
+  by_batch.RunPass(5000);
+  by_batch.RunPass(6000);
+  ASSERT_EQ(framed.batches.size(), 1u);
+  ASSERT_EQ(handed.size(), 2u);
+  EXPECT_EQ(handed[0].source, "node-a");
+  EXPECT_EQ(handed[1].sequence, handed[0].sequence + 1);
+  const wire::Series* v = Find(handed[0], "test_value");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->samples[0].t_ms, 5000);
+  // Same series, same labels, same families (process metrics aside, which move).
+  EXPECT_EQ(handed[0].families.size(), framed.batches[0].families.size());
+  EXPECT_EQ(handed[0].series.size(), framed.batches[0].series.size());
+  EXPECT_EQ(
+      wire::LabelsToString(Find(handed[0], "vigil_collector_success", "broken")->labels),
+      wire::LabelsToString(Find(framed.batches[0], "vigil_collector_success", "broken")->labels));
+}
+
 TEST(CollectionLoopTest, PassStampsTimeAndReportsCollectorHealth) {
   Captured cap;
   CollectionLoop loop = MakeLoop(&cap);
