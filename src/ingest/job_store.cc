@@ -28,7 +28,7 @@ JobStore::JobStore(JobStoreOptions options)
   if (options_.dir.empty() || !env_->FileExists(options_.dir)) return;
   auto files = env_->ListDir(options_.dir);
   if (!files.ok()) {
-    Logf(LogLevel::kWarn, "remote jobs: %s", files.status().ToString().c_str());
+    Logf(LogLevel::kWarn, "job store: %s", files.status().ToString().c_str());
     return;
   }
   for (const std::string& name : *files) {
@@ -38,7 +38,7 @@ JobStore::JobStore(JobStoreOptions options)
     auto snapshot =
         text.ok() ? wire::DecodeJobsSnapshot(*text) : Result<wire::JobsSnapshot>(text.status());
     if (!snapshot.ok() || snapshot->node.empty() || PathOf(snapshot->node) != path) {
-      Logf(LogLevel::kWarn, "remote jobs: %s skipped: %s", path.c_str(),
+      Logf(LogLevel::kWarn, "job store: %s skipped: %s", path.c_str(),
            snapshot.ok() ? "not this node's file" : snapshot.status().ToString().c_str());
       continue;
     }
@@ -97,7 +97,7 @@ Status JobStore::Receive(std::string_view payload) {
     std::lock_guard lock(mu_);
     auto it = nodes_.find(node);
     if (it != nodes_.end()) it->second.written_key.clear();
-    Logf(LogLevel::kWarn, "remote jobs of %s: %s", node.c_str(), st.ToString().c_str());
+    Logf(LogLevel::kWarn, "job store, node %s: %s", node.c_str(), st.ToString().c_str());
   }
   return Status::Ok();
 }

@@ -1,5 +1,7 @@
 #include "collect/jobs/job_history.h"
 
+#include <algorithm>
+
 #include "parse/training/wire_events.h"
 
 namespace vigil::collect::jobs {
@@ -108,6 +110,21 @@ wire::JobsSnapshot SnapshotOf(std::string node, int64_t time_ms,
   return s;
 }
 
+std::string EncodeWithinBound(wire::JobsSnapshot snapshot) {
+  std::string out = wire::EncodeJobsSnapshot(snapshot);
+  while (out.size() > wire::kMaxJobsSnapshotBytes && !snapshot.jobs.empty() &&
+         snapshot.jobs.back().ended) {
+    // Drop about the share of ended jobs that is over, at least one.
+    const size_t over = out.size() - wire::kMaxJobsSnapshotBytes;
+    size_t drop = std::max<size_t>(1, snapshot.jobs.size() * over / out.size());
+    while (drop-- > 0 && !snapshot.jobs.empty() && snapshot.jobs.back().ended) {
+      snapshot.jobs.pop_back();
+    }
+    out = wire::EncodeJobsSnapshot(snapshot);
+  }
+  return out;
+}
+
 std::string JobsKey(const std::vector<TrackedJob>& jobs) {
   std::vector<wire::JobRecord> records;
   records.reserve(jobs.size());
@@ -116,7 +133,7 @@ std::string JobsKey(const std::vector<TrackedJob>& jobs) {
 }
 
 std::string EncodeJobs(const std::vector<TrackedJob>& jobs) {
-  return wire::EncodeJobsSnapshot(SnapshotOf("", 0, jobs, {}));
+  return EncodeWithinBound(SnapshotOf("", 0, jobs, {}));
 }
 
 Result<std::vector<TrackedJob>> DecodeJobs(std::string_view text) {

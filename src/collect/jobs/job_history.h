@@ -43,6 +43,12 @@ wire::JobsSnapshot SnapshotOf(std::string node, int64_t time_ms,
                               const std::vector<TrackedJob>& jobs,
                               const std::vector<NodeKernelEvent>& node_events);
 
+// The snapshot's document, within wire::kMaxJobsSnapshotBytes: past it, the
+// oldest ended jobs are left out (jobs are running first, then ended newest
+// first, as JobTracker::Jobs() lists them), so the server and the next start
+// can always read what was written.
+std::string EncodeWithinBound(wire::JobsSnapshot snapshot);
+
 // What `jobs` say in substance (wire::JobsKey): writers compare it to skip
 // rewriting what did not change.
 std::string JobsKey(const std::vector<TrackedJob>& jobs);

@@ -78,6 +78,35 @@ TEST(JobHistoryTest, EveryFieldSurvivesARoundTrip) {
   EXPECT_FALSE((*back)[1].ended);
 }
 
+// A history (or snapshot) past the wire's bound would be refused by the next
+// start and by the server: the oldest ended jobs are left out instead, never a
+// running one.
+TEST(JobHistoryTest, AnOversizedHistoryLeavesOutTheOldestEndedJobs) {
+  std::vector<TrackedJob> jobs;
+  auto job = [](const std::string& id, bool ended) {
+    TrackedJob t;
+    t.job.id = id;
+    t.ended = ended;
+    for (int p = 0; p < 200; ++p) {
+      discover::JobProcess proc;
+      proc.pid = p;
+      proc.cmdline = std::string(4000, 'x');  // a helper with a long command line
+      t.job.processes.push_back(proc);
+    }
+    return t;
+  };
+  jobs.push_back(job("running", false));
+  for (int i = 0; i < 40; ++i) jobs.push_back(job("ended-" + std::to_string(i), true));
+  std::string doc = EncodeJobs(jobs);
+  EXPECT_LE(doc.size(), wire::kMaxJobsSnapshotBytes);
+  auto back = DecodeJobs(doc);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_GE(back->size(), 2u);
+  EXPECT_LT(back->size(), jobs.size());
+  EXPECT_EQ((*back)[0].job.id, "running");
+  EXPECT_EQ((*back)[1].job.id, "ended-0");  // the newest ended ones stay
+}
+
 TEST(JobHistoryTest, DamagedEntriesCostOnlyThemselves) {
   auto jobs = DecodeJobs(R"({"version":1,"future":true,"jobs":[
       {"name":"no id"}, 7, {"id":"a","world_size":"two","processes":[1,{"pid":5,"role":"?"}],

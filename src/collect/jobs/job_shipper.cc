@@ -39,7 +39,7 @@ void JobShipper::Stop() {
 Status JobShipper::ShipOnce() {
   wire::JobsSnapshot snapshot =
       SnapshotOf(options_.node, env_->NowMillis(), tracker_->Jobs(), tracker_->NodeEvents());
-  return send_(wire::EncodeFrame(wire::FrameKind::kJobs, wire::EncodeJobsSnapshot(snapshot),
+  return send_(wire::EncodeFrame(wire::FrameKind::kJobs, EncodeWithinBound(std::move(snapshot)),
                                  options_.compress));
 }
 
