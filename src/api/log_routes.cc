@@ -6,6 +6,7 @@
 
 #include "api/params.h"
 #include "core/json_writer.h"
+#include "core/strings.h"
 #include "query/logql.h"
 
 namespace vigil::api {
@@ -132,6 +133,16 @@ class LogApi {
         return InvalidArgument("invalid parameter \"direction\": use forward or backward");
       }
       q.forward = *dir == "forward";
+    }
+    // cursor=<ts>-<seq> of the last entry a client got: the page after it.
+    if (auto cursor = Param(p, "cursor"); cursor.has_value() && !cursor->empty()) {
+      size_t dash = cursor->find('-');
+      auto ts = ParseInt64(cursor->substr(0, dash));
+      auto seq = dash == std::string::npos ? std::nullopt : ParseInt64(cursor->substr(dash + 1));
+      if (!ts || !seq || *seq < 0) {
+        return InvalidArgument("invalid parameter \"cursor\": use <ts>-<seq> of an entry");
+      }
+      q.after = std::make_pair(*ts, static_cast<uint64_t>(*seq));
     }
     return q;
   }

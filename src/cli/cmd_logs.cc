@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -94,6 +95,42 @@ const json& StreamLabels(const json& data, const json& entry) {
   return streams.contains(id) ? streams[id] : kEmpty;
 }
 
+// The server answers at most this many lines a request (docs/log-api.md);
+// the CLI pages through longer answers.
+constexpr int64_t kPageLines = 5000;
+
+// Pages through the lines of `query` in [start, end): newest first
+// (backward) or oldest first (forward), until `max_lines` (or all, when
+// negative). Each page continues after the last entry of the one before
+// (the API's cursor: its time and append order), so pages meet cleanly even
+// inside one timestamp. `fn(data, entry)` gets each line once; false from it
+// stops. Errors are the server's.
+Status ForEachLine(const std::string& base, const std::string& query, const std::string& start,
+                   const std::string& end, bool forward, int64_t max_lines,
+                   const std::function<bool(const json& data, const json& entry)>& fn) {
+  std::string cursor;
+  int64_t given = 0;
+  while (max_lines < 0 || given < max_lines) {
+    const int64_t want = max_lines < 0 ? kPageLines : std::min(kPageLines, max_lines - given);
+    std::string url = base + "/api/v1/logs/query?query=" + UrlEncode(query) +
+                      "&start=" + UrlEncode(start) + "&limit=" + std::to_string(want) +
+                      "&direction=" + (forward ? "forward" : "backward");
+    if (!end.empty()) url += "&end=" + UrlEncode(end);
+    if (!cursor.empty()) url += "&cursor=" + cursor;
+    VIGIL_ASSIGN_OR_RETURN(json r, GetJson(url));
+    const json& data = r["data"];
+    const json& entries = data["entries"];
+    for (const json& e : entries) {
+      ++given;
+      if (!fn(data, e)) return Status::Ok();
+    }
+    if (static_cast<int64_t>(entries.size()) < want) return Status::Ok();  // the range is done
+    const json& last = entries.back();
+    cursor = last.value("ts", "0") + "-" + last.value("seq", "0");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunLogs(const LogsFlags& flags) {
@@ -119,36 +156,55 @@ int RunLogs(const LogsFlags& flags) {
     std::fprintf(stderr, "%s\n", since.status().message().c_str());
     return 2;
   }
-  std::string range = "&start=" + std::to_string(now_ns - *since);
-  if (!flags.until.empty()) range += "&end=" + UrlEncode(flags.until);
 
   Printer printer(::isatty(STDOUT_FILENO) != 0);
-  // Newest N first from the server, printed oldest first, as `tail` would.
-  auto r = GetJson(*base + "/api/v1/logs/query?query=" + UrlEncode(query) + range +
-                   "&direction=backward&limit=" + std::to_string(flags.lines));
-  if (!r.ok()) {
-    std::fprintf(stderr, "vigil logs: %s\n", r.status().message().c_str());
-    return r.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
-  }
-  const json& data = (*r)["data"];
-  const json& entries = data["entries"];
   uint64_t cursor = 0;
-  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    cursor = std::max<uint64_t>(cursor, std::stoull(it->value("seq", "0")));
+  bool first_match = true;
+  Status ctx_error;
+  // One line, with its context when asked.
+  auto print = [&](const json& data, const json& e) {
+    cursor = std::max<uint64_t>(cursor, std::stoull(e.value("seq", "0")));
     if (flags.context == 0) {
-      printer.Print(*it, StreamLabels(data, *it));
-      continue;
+      printer.Print(e, StreamLabels(data, e));
+      return true;
     }
-    auto ctx = GetJson(*base + "/api/v1/logs/context?stream=" + it->value("stream", "") +
-                       "&line=" + std::to_string(it->value("line", 0)) + "&before=" +
+    auto ctx = GetJson(*base + "/api/v1/logs/context?stream=" + e.value("stream", "") +
+                       "&line=" + std::to_string(e.value("line", 0)) + "&before=" +
                        std::to_string(flags.context) + "&after=" + std::to_string(flags.context));
     if (!ctx.ok()) {
-      std::fprintf(stderr, "vigil logs: %s\n", ctx.status().message().c_str());
-      return 1;
+      ctx_error = ctx.status();
+      return false;
     }
-    if (it != entries.rbegin()) printer.Separator();
+    if (!first_match) printer.Separator();
+    first_match = false;
     const json& cdata = (*ctx)["data"];
-    for (const auto& e : cdata["entries"]) printer.Print(e, StreamLabels(cdata, e));
+    for (const auto& c : cdata["entries"]) printer.Print(c, StreamLabels(cdata, c));
+    return true;
+  };
+  const std::string start = std::to_string(now_ns - *since);
+  Status st;
+  if (flags.all) {
+    // Everything in the range, oldest first, as it arrives page by page.
+    st = ForEachLine(*base, query, start, flags.until, /*forward=*/true, -1, print);
+  } else {
+    // The newest N, printed oldest first, as `tail` would.
+    std::vector<std::pair<json, json>> newest;  // (page data's streams, entry)
+    st = ForEachLine(*base, query, start, flags.until, /*forward=*/false, flags.lines,
+                     [&](const json& data, const json& e) {
+                       json streams = json::object();
+                       std::string id = e.value("stream", "");
+                       streams["streams"][id] = StreamLabels(data, e);
+                       newest.emplace_back(std::move(streams), e);
+                       return true;
+                     });
+    for (auto it = newest.rbegin(); st.ok() && it != newest.rend(); ++it) {
+      if (!print(it->first, it->second)) break;
+    }
+  }
+  if (st.ok()) st = ctx_error;
+  if (!st.ok()) {
+    std::fprintf(stderr, "vigil logs: %s\n", st.message().c_str());
+    return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   std::fflush(stdout);
   if (!flags.follow) return 0;

@@ -49,8 +49,9 @@ struct LogsFlags {
   std::string server;  // URL of an instance; overrides --home
   bool follow = false;
   std::string since = "1h";
-  std::string until;  // RFC3339 or Unix seconds; default now
-  int lines = 100;
+  std::string until;    // RFC3339 or Unix seconds; default now
+  int64_t lines = 100;  // any number: the CLI pages through the API's 5000-line cap
+  bool all = false;     // every line in the range, oldest first, streamed
   int context = 0;
   std::string query;  // LogQL or plain words
 };

@@ -95,9 +95,10 @@ Subcommand AddLogs(CLI::App* app) {
   cmd->add_option("--since", logs->since, "How far back to look (30s, 10m, 2h, 7d)")
       ->capture_default_str();
   cmd->add_option("--until", logs->until, "End of the time range (RFC3339 or Unix seconds)");
-  cmd->add_option("-n,--lines", logs->lines, "Number of lines (the newest)")
-      ->check(CLI::Range(1, 5000))
+  cmd->add_option("-n,--lines", logs->lines, "Number of lines (the newest); any number")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_flag("--all", logs->all, "Every line in the range, oldest first (ignores -n)");
   cmd->add_option("-C,--context", logs->context, "Lines of context around each match")
       ->check(CLI::Range(0, 1000));
   AddHomeAndServer(cmd, &logs->home, &logs->server);

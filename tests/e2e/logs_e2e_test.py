@@ -136,6 +136,24 @@ class LogsE2E(unittest.TestCase):
         self.assertEqual(bad.returncode, 2)
         self.assertIn("parse error", bad.stderr)
 
+    def test_vigil_logs_pages_past_the_apis_cap(self):
+        # 12,000 lines in one burst: more than one API page (5,000), many of
+        # them on the same timestamp, so pages meet inside a timestamp.
+        p = subprocess.run([VIGIL, "run", "--name", "bulk", "--", "sh", "-c",
+                            "seq 1 12000 | sed 's/^/bulk-line-/'"],
+                           capture_output=True, env=self.env, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        want = [f"bulk-line-{i}" for i in range(1, 12001)]
+        every = wait_for(lambda: (lambda out: out if len(out) >= 12000 else None)(
+            self.vigil("logs", "--since", "1h", "--all", '{job="bulk"}').stdout.splitlines()),
+            timeout=60, what="the 12,000 lines stored")
+        self.assertEqual(every, want)
+        newest = self.vigil("logs", "--since", "1h", "-n", "7000", '{job="bulk"}')
+        self.assertEqual(newest.stdout.splitlines(), want[-7000:])
+        self.assertEqual(
+            self.vigil("logs", "--since", "1h", "-n", "100000", '{job="bulk"}').stdout.splitlines(),
+            want)
+
     def test_vigil_run_passes_output_through_and_records_it(self):
         # A stderr line in the middle of a stdout traceback: the streams are
         # recorded apart, so the traceback stays one record.

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,6 +81,10 @@ struct LogQuery {
   int64_t end_ns = INT64_MAX;  // exclusive
   size_t limit = 1000;
   bool forward = false;  // false: newest first (LogQL default "backward")
+  // Paging: only the entries after this one in the query's order (time, then
+  // append order `seq`): later ones going forward, earlier ones backward. A
+  // client pages with the last entry it got, even inside one timestamp.
+  std::optional<std::pair<int64_t, uint64_t>> after;  // (time_ns, seq)
 };
 
 // Where a line sits: its stream and its position in that stream. Stable for

@@ -390,6 +390,12 @@ Result<QueryResult> LogStoreImpl::Query(const LogQuery& query) const {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<Compiled> q, Compile(query));
   QueryResult result;
   const bool backward = !query.forward;
+  // Entries at or before the cursor (in the query's direction) are not asked for.
+  auto past_cursor = [&](const Key& key) {
+    if (!query.after) return true;
+    const Key cursor{query.after->first, query.after->second};
+    return backward ? key < cursor : key > cursor;
+  };
   TopK top(ClampLimit(query.limit), backward);
   std::vector<Candidate> cands;
   {
@@ -403,7 +409,7 @@ Result<QueryResult> LogStoreImpl::Query(const LogQuery& query) const {
         }
         if (!q->LineMatches(s->head.Text(l))) continue;
         Key key{l.time_ns, l.seq};
-        if (top.Accepts(key)) top.Add(key, EntryFromHead(*s, l));
+        if (past_cursor(key) && top.Accepts(key)) top.Add(key, EntryFromHead(*s, l));
       }
       for (const BlockRef& b : s->blocks) {
         if (!Overlaps(b.header.min_time, b.header.max_time, query.start_ns, query.end_ns)) continue;
@@ -429,7 +435,7 @@ Result<QueryResult> LogStoreImpl::Query(const LogQuery& query) const {
     VIGIL_RETURN_IF_ERROR(ScanBlock(c, *q, query.start_ns, query.end_ns, &slot->counters,
                                     [&](const DecodedBlock& b, size_t i) {
                                       Key key{b.times[i], b.seqs[i]};
-                                      if (local.Accepts(key)) {
+                                      if (past_cursor(key) && local.Accepts(key)) {
                                         local.Add(key, EntryFromBlock(c, b, i));
                                       }
                                     }));
