@@ -188,6 +188,13 @@ void AddAgentRoutes(const InstanceOptions& options, int64_t started_ms, const Ag
     if (link->log_outbox) out.emplace_back("logs", link->log_outbox->Stats());
     return out;
   };
+  // Jobs are judged and listed by the server the agent reports to.
+  const std::string server_url = options.server_url;
+  router->Handle("GET", "/api/v1/jobs", [server_url](const net::HttpRequest&) {
+    return net::HttpResponse::Text(
+        404, "this is a vigil agent: its jobs are listed by its server, " + server_url +
+                 " (vigil jobs --server " + server_url + ")\n");
+  });
   router->Handle("GET", "/metrics", [outboxes](const net::HttpRequest&) {
     const int64_t now = Env::Default()->NowMillis();
     wire::MetricBatchBuilder b("", now);

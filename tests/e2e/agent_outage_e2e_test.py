@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import unittest
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -78,6 +79,11 @@ class AgentOutageE2E(ServerAgentCase, unittest.TestCase):
         with urllib.request.urlopen(self.agent_url + "/metrics", timeout=10) as r:
             text = r.read().decode()
         self.assertIn('vigil_outbox_queued_frames{outbox="metrics"}', text)
+        # Jobs are listed by the server; the agent says which.
+        with self.assertRaises(urllib.error.HTTPError) as jobs:
+            urllib.request.urlopen(self.agent_url + "/api/v1/jobs", timeout=10)
+        self.assertEqual(jobs.exception.code, 404)
+        self.assertIn(self.url, jobs.exception.read().decode())
 
         self.start_server()
         up_at = time.time()
