@@ -110,6 +110,8 @@ std::string_view CanonicalOfLower(std::string_view k) {
       {"learningrate", "learning_rate"},
       {"grad_norm", "grad_norm"},
       {"gradient_norm", "grad_norm"},
+      {"gnorm", "grad_norm"},       // fairseq
+      {"total_norm", "grad_norm"},  // torch.nn.utils.clip_grad_norm_'s name for it
       {"samples_per_second", "samples_per_second"},
       {"samples_per_sec", "samples_per_second"},
       {"samples/s", "samples_per_second"},

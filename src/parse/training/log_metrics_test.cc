@@ -378,7 +378,7 @@ TEST(Extract, Fairseq) {
                R"("metric": "ppl", "value": 119.5, "step": 1000})",
                R"("metric": "step", "value": 1000, "step": 1000})",
                R"("metric": "learning_rate", "value": 0.0005, "step": 1000})",
-               R"("metric": "gnorm", "value": 1.1, "step": 1000})"}));
+               R"("metric": "grad_norm", "value": 1.1, "step": 1000})"}));
 }
 
 TEST(Extract, TensorFlowPaddleMindSpore) {
