@@ -1,4 +1,4 @@
-// Private to vigil_http: the Boost-free pieces of the server and client
+// Private to vigil_net: the Boost-free pieces of the server and client
 // (request-target parsing, response serialisation), kept out of the Beast
 // translation units so they compile fast and can be unit-tested directly.
 #pragma once
