@@ -65,6 +65,13 @@ struct AgentLink {
     if (outbox) outbox->Stop();
     if (log_outbox) log_outbox->Stop();
   }
+  // Each outbox's name (its `outbox` label) and stats; none in `vigil up`.
+  std::vector<std::pair<std::string, ship::OutboxStats>> OutboxStats() const {
+    std::vector<std::pair<std::string, ship::OutboxStats>> out;
+    if (outbox) out.emplace_back("metrics", outbox->Stats());
+    if (log_outbox) out.emplace_back("logs", log_outbox->Stats());
+    return out;
+  }
 };
 
 // The outboxes' health, shipped with the other metrics (ship/outbox_metrics.h).
@@ -73,11 +80,8 @@ class OutboxCollector final : public collect::MetricCollector {
   explicit OutboxCollector(const AgentLink* link) : link_(link) {}
   std::string_view name() const override { return "outbox"; }
   Status Collect(wire::MetricBatchBuilder* out) override {
-    if (link_->outbox) {
-      ship::AddOutboxMetrics("metrics", link_->outbox->Stats(), out->timestamp_ms(), out);
-    }
-    if (link_->log_outbox) {
-      ship::AddOutboxMetrics("logs", link_->log_outbox->Stats(), out->timestamp_ms(), out);
+    for (const auto& [name, stats] : link_->OutboxStats()) {
+      ship::AddOutboxMetrics(name, stats, out->timestamp_ms(), out);
     }
     return Status::Ok();
   }
@@ -182,12 +186,7 @@ void AddAgentRoutes(const InstanceOptions& options, int64_t started_ms, const Ag
                     net::Router* router) {
   router->Handle("GET", "/healthz",
                  [](const net::HttpRequest&) { return net::HttpResponse::Text(200, "ok\n"); });
-  auto outboxes = [link] {
-    std::vector<std::pair<std::string, ship::OutboxStats>> out;
-    if (link->outbox) out.emplace_back("metrics", link->outbox->Stats());
-    if (link->log_outbox) out.emplace_back("logs", link->log_outbox->Stats());
-    return out;
-  };
+  auto outboxes = [link] { return link->OutboxStats(); };
   // Jobs are judged and listed by the server the agent reports to.
   const std::string server_url = options.server_url;
   router->Handle("GET", "/api/v1/jobs", [server_url](const net::HttpRequest&) {
