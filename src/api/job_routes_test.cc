@@ -182,8 +182,11 @@ TEST_F(JobRoutesTest, StatesAndReasonsFromLogsMetricsAndExitStatus) {
   EXPECT_EQ(crashy["launcher"], "torchrun");
   EXPECT_EQ(crashy["processes"][0]["role"], "launcher");
   EXPECT_FALSE(crashy["end_time_ms"].is_null());
-  ASSERT_EQ(crashy["events"].size(), 1u);
+  // The OOM and the traceback it came in, with where in the user's code.
+  ASSERT_EQ(crashy["events"].size(), 2u);
   EXPECT_EQ(crashy["events"][0]["event"], "cuda_oom");
+  EXPECT_EQ(crashy["events"][1]["event"], "traceback");
+  EXPECT_FALSE(crashy["events"][1]["frame"].is_null());
   EXPECT_EQ(crashy["log_query"], "{job=\"crashy\", node=\"gpu-1\"}");
 
   const json& hung = by_name["hung"];
@@ -260,9 +263,9 @@ TEST_F(JobRoutesTest, TheJobsGpusAndTheFaultsOnThem) {
       "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
       "bus.",
       1);
-  ASSERT_TRUE(xid.has_value());
+  ASSERT_EQ(xid.size(), 1u);
   wire::NodeKernelEventRecord kernel;
-  kernel.kernel = {kNow - 10'000, 0, parse::training::ToWireEvent(*xid)};
+  kernel.kernel = {kNow - 10'000, 0, parse::training::ToWireEvent(xid[0])};
   Report("gpu-1", {Job("1-1", "train", 100, kNow - 3'600'000)}, {kernel});
 
   const std::string mem = "vigil_gpu_process_memory_bytes";

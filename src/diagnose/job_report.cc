@@ -157,8 +157,9 @@ std::vector<TimedEvent> JobReporter::EventsFromLogs(const std::string& node,
   if (!result.ok()) return out;
   std::map<uint64_t, training::LogEventDetector> detectors;
   for (auto it = result->entries.rbegin(); it != result->entries.rend(); ++it) {
-    auto ev = detectors[it->ref.stream_id].Detect(it->line, 1);
-    if (ev) out.push_back({it->time_ns / kNsPerMs, std::move(*ev)});
+    for (training::Event& ev : detectors[it->ref.stream_id].Detect(it->line, 1)) {
+      out.push_back({it->time_ns / kNsPerMs, std::move(ev)});
+    }
   }
   return out;
 }

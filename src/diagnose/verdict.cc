@@ -94,14 +94,20 @@ JobVerdict Judge(const JobEvidence& ev) {
     return {JobState::kRunning, "", ""};
   }
 
-  const TimedEvent* failure = nullptr;  // the last one near the end
+  // The last failure near the end. A traceback says less than the kind it
+  // comes with (a CUDA OOM is reported as both): it is the reason only when
+  // nothing more specific is near the end.
+  const TimedEvent* failure = nullptr;
+  const TimedEvent* traceback = nullptr;
   const TimedEvent* completed = nullptr;
   const TimedEvent* nan = nullptr;
   for (const TimedEvent& e : ev.events) {
     if (e.event.kind == EventKind::kCompleted) completed = &e;
     if (e.event.kind == EventKind::kNanLoss) nan = &e;
-    if (IsFailure(e.event.kind) && e.time_ms >= ev.end_ms - kFailureWindowMs) failure = &e;
+    if (!IsFailure(e.event.kind) || e.time_ms < ev.end_ms - kFailureWindowMs) continue;
+    (e.event.kind == EventKind::kTraceback ? traceback : failure) = &e;
   }
+  if (failure == nullptr) failure = traceback;
   auto crashed = [&](std::string fallback_reason, std::string fallback_text) -> JobVerdict {
     if (failure != nullptr) return FromEvent(JobState::kCrashed, *failure);
     if (nan != nullptr) return FromEvent(JobState::kCrashed, *nan);

@@ -31,14 +31,14 @@ void KernelLog::OnRecord(std::string_view record, int64_t boot_ms, std::vector<K
   uint64_t usec;
   std::string_view text;
   if (!ParseKmsgRecord(record, &usec, &text)) return;
-  auto ev = detector_.Detect(text, 1);
-  if (!ev) return;
-  KernelEvent k;
-  k.time_ms = boot_ms + static_cast<int64_t>(usec / 1000);
-  if (const auto* pid = ev->Find("pid"))
-    k.pid = static_cast<int>(ParseInt64(pid->value).value_or(0));
-  k.event = std::move(*ev);
-  out->push_back(std::move(k));
+  for (parse::training::Event& ev : detector_.Detect(text, 1)) {
+    KernelEvent k;
+    k.time_ms = boot_ms + static_cast<int64_t>(usec / 1000);
+    if (const auto* pid = ev.Find("pid"))
+      k.pid = static_cast<int>(ParseInt64(pid->value).value_or(0));
+    k.event = std::move(ev);
+    out->push_back(std::move(k));
+  }
 }
 
 Status KernelLog::Poll(std::vector<KernelEvent>* out) {

@@ -112,6 +112,15 @@ wire::LogRecord FirstLine(std::string_view line, uint64_t offset, int64_t time_n
 
 }  // namespace
 
+bool IsTracebackHeader(std::string_view body) {
+  constexpr std::string_view kHeader = "Traceback (most recent call last)";
+  if (body.starts_with(kHeader)) return true;
+  size_t e = body.size();
+  while (e > 0 && (body[e - 1] == ' ' || body[e - 1] == '\r' || body[e - 1] == '\t')) --e;
+  if (e > 0 && body[e - 1] == ':') --e;
+  return e >= kHeader.size() && body.substr(e - kHeader.size(), kHeader.size()) == kHeader;
+}
+
 MultilineJoiner::MultilineJoiner(MultilineOptions options) : options_(options) {
   if (options_.max_lines == 0) options_.max_lines = 1;
 }
@@ -126,11 +135,10 @@ MultilineJoiner::State MultilineJoiner::Continues(std::string_view body) const {
       if (indented || IsExceptionTail(body)) return State::kException;
       return IsChainMessage(body) ? State::kPyChain : State::kIdle;
     case State::kPyChain:
-      return body.starts_with("Traceback (most recent call last)") ? State::kPyFrames
-                                                                   : State::kIdle;
+      return IsTracebackHeader(body) ? State::kPyFrames : State::kIdle;
     case State::kErrorLine:
       if (indented) return State::kErrorLine;
-      if (body.starts_with("Traceback (most recent call last)")) return State::kPyFrames;
+      if (IsTracebackHeader(body)) return State::kPyFrames;
       // log4j's logger.error("msg", e): the exception's class comes next.
       if (IsExceptionLine(body, /*strict=*/true, /*need_dot=*/true)) return State::kException;
       return State::kIdle;
@@ -152,7 +160,7 @@ void MultilineJoiner::Start(std::string_view line, uint64_t offset, int64_t time
   State next = State::kIdle;
   if (body.empty() || IsSpace(body[0])) {
     next = State::kIdle;
-  } else if (body.starts_with("Traceback (most recent call last)")) {
+  } else if (IsTracebackHeader(body)) {
     next = State::kPyFrames;
   } else if (body.starts_with("Exception in thread ") || body.starts_with("CUDA error") ||
              IsExceptionLine(body, /*strict=*/true)) {

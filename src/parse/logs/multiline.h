@@ -104,4 +104,9 @@ class MultilineJoiner {
   int64_t last_push_ms_ = 0;
 };
 
+// Whether a line holds a Python traceback's header: at its start, or at its
+// end after other output (a crash inside a tqdm loop writes the bar and
+// then, with no newline between, "Traceback (most recent call last):").
+bool IsTracebackHeader(std::string_view body);
+
 }  // namespace vigil::parse::logs

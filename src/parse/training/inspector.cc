@@ -104,11 +104,11 @@ void Inspector::OnMetrics(std::string_view line) {
 
 void Inspector::OnRecords() {
   for (const wire::LogRecord& r : records_) {
-    auto ev = detector_.Detect(r.line, static_cast<int64_t>(r.offset));
-    if (!ev) continue;
-    // "Loss is nan" on a line whose value already raised nan_loss.
-    if (ev->kind == EventKind::kNanLoss && ev->line == last_nan_line_) continue;
-    pending_.push_back({ev->line, 1, EventJson(*ev)});
+    for (const Event& ev : detector_.Detect(r.line, static_cast<int64_t>(r.offset))) {
+      // "Loss is nan" on a line whose value already raised nan_loss.
+      if (ev.kind == EventKind::kNanLoss && ev.line == last_nan_line_) continue;
+      pending_.push_back({ev.line, 1, EventJson(ev)});
+    }
   }
   records_.clear();
 }

@@ -130,7 +130,8 @@ TEST(InspectorTest, MetricsBeforeEventsAndLineOrderAcrossAHeldTraceback) {
       "{'loss': 1.5}\n");
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0],
-            R"({"line": 3, "event": "traceback", "exception": "ValueError", "message": "bad"})");
+            R"({"line": 3, "event": "traceback", "exception": "ValueError", "message": "bad", )"
+            R"("frame": "t.py:1 in \u003cmodule\u003e"})");
   EXPECT_EQ(got[1], R"({"line": 4, "metric": "loss", "value": 1.5})");
 }
 

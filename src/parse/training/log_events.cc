@@ -5,13 +5,13 @@
 #include "core/json_writer.h"
 #include "core/strings.h"
 #include "parse/logs/level.h"
+#include "parse/logs/multiline.h"
 #include "parse/training/xid.h"
 
 namespace vigil::parse::training {
 namespace {
 
-// How far back (in lines) a repeated fact of one failure is recognised.
-constexpr int64_t kRepeatWindowLines = 200;
+constexpr int64_t kRepeatWindowLines = LogEventDetector::kRepeatWindowLines;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -99,14 +99,24 @@ bool SplitException(std::string_view line, std::string_view* name, std::string_v
 }
 
 // One physical line of a record, its worker prefix ("[rank0]: ") removed.
+}  // namespace
+
+namespace internal {
 struct Line {
   int64_t number;
   std::string_view body;
   bool searched;  // false for traceback frames and C++ backtraces
 };
+}  // namespace internal
+
+namespace {
+
+using internal::Line;
+
 
 std::vector<Line> SplitRecord(std::string_view record, int64_t first_line) {
-  const bool traceback = Has(record, "Traceback (most recent call last)");
+  // Frames without their header: a post that begins mid-traceback.
+  const bool traceback = Has(record, "Traceback (most recent call last)") || Has(record, "File \"");
   std::vector<Line> lines;
   int64_t number = first_line;
   while (true) {
@@ -194,8 +204,10 @@ constexpr std::string_view kAnchors[] = {
     "DataLoader worker", "shared memory (shm)", "NCCL", "nccl", "CUDA error", "CUDA_ERROR_",
     "CUBLAS_STATUS_", "CUDNN_STATUS_", "cuDNN error", "illegal memory access",
     "unspecified launch failure", "oss is ", "infinite or NaN", "verflow", "OVERFLOW",
-    "Segmentation fault", "SIGSEGV", "exitcode", "omplete", "inished", "raining done", "stopped:",
-    "Traceback (most recent call last)",
+    "egmentation fault", "SIGSEGV", "segfault at ", "exitcode", "omplete", "inished", "raining done",
+    "stopped:", "oom-killer", "Kill process", "oom-kill event", "Out Of Memory", "skipped=",
+    "skipped iterations:", "Training time", "Cuda failure",
+    "Traceback (most recent call last)", "File \"",
 };
 // clang-format on
 
@@ -238,13 +250,43 @@ std::optional<Event> KernelOomRule(const std::vector<Line>& lines) {
       if (!task.empty()) ev.AddString("process", task);
       return ev;
     }
-    if (size_t at = l.body.find("Killed process ");
-        at != std::string_view::npos && FindNoCase(l.body, "out of memory") < at) {
+    // "Killed process N (name) total-vm:..." is printed by the OOM killer
+    // only; older kernels print "Out of memory: Kill process N (name) score
+    // S or sacrifice child" first, memory cgroups "Memory cgroup out of
+    // memory: Kill process ...".
+    size_t at = l.body.find("Killed process ");
+    if (at == std::string_view::npos || FindNoCase(l.body, "out of memory") > at) {
+      if (!Has(l.body, "total-vm:")) at = std::string_view::npos;
+    }
+    if (at == std::string_view::npos) {
+      size_t kill = l.body.find("Kill process ");
+      if (kill != std::string_view::npos && FindNoCase(l.body, "out of memory") < kill) at = kill;
+    }
+    if (at != std::string_view::npos) {
       std::string_view s = l.body.substr(at);
       Event ev = MakeEvent(EventKind::kOomKilled, l);
-      if (auto pid = NumberAfter(s, "Killed process ")) ev.AddNumber("pid", *pid);
+      auto pid = NumberAfter(s, "Killed process ");
+      if (!pid) pid = NumberAfter(s, "Kill process ");
+      if (pid) ev.AddNumber("pid", *pid);
       std::string_view name = TextAfter(s, " (", ")");
       if (!name.empty()) ev.AddString("process", name);
+      return ev;
+    }
+    // "python invoked oom-killer: gfp_mask=...": the process whose
+    // allocation woke the killer (the victim is named further on, if the
+    // log has it); Slurm's "Detected 1 oom-kill event(s) in step 3495064.0
+    // cgroup" and srun's "task 4: Out Of Memory".
+    if (size_t inv = l.body.find(" invoked oom-killer"); inv != std::string_view::npos) {
+      Event ev = MakeEvent(EventKind::kOomKilled, l);
+      size_t b = inv;
+      while (b > 0 && l.body[b - 1] != ' ' && l.body[b - 1] != ']') --b;
+      if (b < inv) ev.AddString("invoked_by", l.body.substr(b, inv - b));
+      return ev;
+    }
+    if (Has(l.body, "oom-kill event") ||
+        (Has(l.body, "srun: error:") && Has(l.body, "Out Of Memory"))) {
+      Event ev = MakeEvent(EventKind::kOomKilled, l);
+      ev.AddString("message", Trim(l.body));
       return ev;
     }
   }
@@ -354,6 +396,22 @@ std::optional<Event> CudaOomRule(const std::vector<Line>& lines) {
       }
     }
   }
+  // The CUDA runtime's and allocators' words outside PyTorch: llama.cpp's
+  // "cudaMalloc failed: out of memory", TensorRT-LLM's "::cudaMallocAsync(...):
+  // out of memory", TGI's "Allocation on device 0 would exceed allowed
+  // memory. (out of memory)". The kernel's OOM killer is matched before.
+  for (const Line& c : lines) {
+    if (l) break;
+    if (!c.searched || FindNoCase(c.body, "out of memory") == std::string_view::npos) continue;
+    if (Has(c.body, " NCCL WARN ")) continue;  // NCCL's report: NcclErrorRule gives its cause
+    if (Has(c.body, "ran out of memory trying to allocate")) continue;  // TF's warning: it may recover
+    for (std::string_view device : {"cudamalloc", "cuda", "gpu", "on device", "vram"}) {
+      if (FindNoCase(c.body, device) != std::string_view::npos) {
+        l = &c;
+        break;
+      }
+    }
+  }
   if (!l) return std::nullopt;
   Event ev = MakeEvent(EventKind::kCudaOom, *l);
   AddMessage(&ev, l->body);
@@ -382,7 +440,8 @@ std::optional<Event> NcclErrorRule(const std::vector<Line>& lines) {
               "ncclInvalidUsage", "ncclRemoteError", "NCCL communicator was aborted"});
   if (!l) {
     for (const Line& c : lines) {
-      if (c.searched && Has(c.body, "unhandled system error") && Has(c.body, "NCCL")) {
+      if (c.searched && Has(c.body, "unhandled system error") &&
+          FindNoCase(c.body, "nccl") != std::string_view::npos) {
         l = &c;
         break;
       }
@@ -442,6 +501,38 @@ std::optional<Event> NanLossTextRule(const std::vector<Line>& lines) {
   return std::nullopt;
 }
 
+// Steps skipped for fp16 overflow as the trainers count them: DeepSpeed's
+// "step=40, skipped=2, lr=[...]" (since the start: a new event when it
+// grows) and Megatron's "number of skipped iterations:  10 |" (in this
+// logging interval: an event when not 0).
+std::optional<Event> SkippedStepsRule(const std::vector<Line>& lines, int64_t* skipped_so_far) {
+  for (const Line& l : lines) {
+    if (!l.searched) continue;
+    std::string_view s = l.body;
+    if (Has(s, "step=") && Has(s, ", skipped=")) {
+      auto skipped = NumberAfter(s, ", skipped=");
+      if (!skipped || *skipped <= *skipped_so_far) {
+        if (skipped) *skipped_so_far = *skipped;
+        continue;
+      }
+      *skipped_so_far = *skipped;
+      Event ev = MakeEvent(EventKind::kLossOverflow, l);
+      ev.AddNumber("skipped", *skipped);
+      return ev;
+    }
+    if (size_t at = s.find("number of skipped iterations:"); at != std::string_view::npos) {
+      std::string_view rest = Trim(s.substr(at + 29));
+      std::string_view n = LeadingNumber(rest);
+      auto skipped = ParseInt64(n);
+      if (!skipped || *skipped <= 0) continue;
+      Event ev = MakeEvent(EventKind::kLossOverflow, l);
+      ev.AddNumber("skipped", *skipped);
+      return ev;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Event> LossOverflowRule(const std::vector<Line>& lines) {
   for (const Line& l : lines) {
     if (!l.searched) continue;
@@ -453,6 +544,13 @@ std::optional<Event> LossOverflowRule(const std::vector<Line>& lines) {
       size_t at = s.find("reducing loss scale to ");
       std::string_view scale =
           at == std::string_view::npos ? std::string_view{} : LeadingNumber(s.substr(at + 23));
+      if (!scale.empty()) ev.AddNumberText("loss_scale", scale);
+      return ev;
+    }
+    // fairseq: "NOTE: overflow detected, setting loss scale to: 0.00048828125"
+    if (Has(s, "overflow detected, setting loss scale to")) {
+      Event ev = MakeEvent(EventKind::kLossOverflow, l);
+      std::string_view scale = LeadingNumber(Trim(TextAfter(s, "setting loss scale to:", "\r")));
       if (!scale.empty()) ev.AddNumberText("loss_scale", scale);
       return ev;
     }
@@ -481,10 +579,24 @@ std::optional<Event> SegfaultRule(const std::vector<Line>& lines) {
   for (const Line& l : lines) {
     if (!l.searched) continue;
     std::string_view s = l.body;
-    if (Has(s, "Segmentation fault") || Has(s, "SIGSEGV") || TorchrunExitCode(s) == -11) {
+    if (FindNoCase(s, "segmentation fault") != std::string_view::npos || Has(s, "SIGSEGV") ||
+        TorchrunExitCode(s) == -11) {
       Event ev = MakeEvent(EventKind::kSegfault, l);
       if (auto pid = PidIn(s)) ev.AddNumber("pid", *pid);
       ev.AddString("message", Trim(s));
+      return ev;
+    }
+    // The kernel's report: "test1[33417]: segfault at 656c6c6f ip ... error 4 in test1[...]".
+    if (size_t at = s.find("]: segfault at "); at != std::string_view::npos) {
+      Event ev = MakeEvent(EventKind::kSegfault, l);
+      size_t open = s.rfind('[', at);
+      if (open != std::string_view::npos) {
+        if (auto pid = ParseInt64(s.substr(open + 1, at - open - 1))) ev.AddNumber("pid", *pid);
+        size_t b = open;
+        while (b > 0 && s[b - 1] != ' ' && s[b - 1] != ']') --b;
+        if (b < open) ev.AddString("process", s.substr(b, open - b));
+      }
+      ev.AddString("message", Trim(s.substr(at + 3)));
       return ev;
     }
   }
@@ -547,7 +659,12 @@ std::optional<Event> CompletedRule(const std::vector<Line>& lines) {
   for (const Line& l : lines) {
     if (!l.searched) continue;
     std::string_view s = Trim(l.body);
-    bool done = Has(s, "Training completed. Do not forget to share your model") ||
+    // MAE/DeiT-style loops end with "Training time 5:47:14" (a duration).
+    size_t tt = s.find("Training time ");
+    bool duration = tt != std::string_view::npos && AtMessageStart(s, tt) &&
+                    tt + 14 < s.size() && IsDigit(s[tt + 14]) &&
+                    s.substr(tt + 14).find(':') != std::string_view::npos;
+    bool done = duration || Has(s, "Training completed. Do not forget to share your model") ||
                 (Has(s, "`Trainer.fit` stopped: `max_") && Has(s, "` reached")) ||
                 Has(s, " epochs completed in ");
     if (!done && FindNoCase(s, "epoch") == std::string_view::npos) {
@@ -570,31 +687,99 @@ std::optional<Event> CompletedRule(const std::vector<Line>& lines) {
   return std::nullopt;
 }
 
-// Any other Python traceback: its last exception line.
-std::optional<Event> TracebackRule(const std::vector<Line>& lines) {
+// A frame line, `  File "path", line N, in function`: its path, number and
+// function.
+struct Frame {
+  std::string_view file, function;
+  std::string_view line;
+};
+bool ParseFrame(std::string_view body, Frame* f) {
+  std::string_view t = Trim(body);
+  if (!t.starts_with("File \"")) return false;
+  size_t close = t.find('"', 6);
+  if (close == std::string_view::npos) return false;
+  f->file = t.substr(6, close - 6);
+  std::string_view rest = t.substr(close + 1);
+  if (!rest.starts_with(", line ")) return false;
+  rest.remove_prefix(7);
+  size_t n = 0;
+  while (n < rest.size() && IsDigit(rest[n])) ++n;
+  if (n == 0) return false;
+  f->line = rest.substr(0, n);
+  rest.remove_prefix(n);
+  f->function = rest.starts_with(", in ") ? Trim(rest.substr(5)) : std::string_view{};
+  return true;
+}
+
+// A frame of the user's own code, not of Python, an installed package or
+// a frozen module: where "in my code" it crashed.
+bool UserFrame(const Frame& f) {
+  for (std::string_view lib : {"site-packages/", "dist-packages/", "/lib/python", "<frozen",
+                               "\\lib\\", "/usr/lib/", "<string>"}) {
+    if (Has(f.file, lib)) return false;
+  }
+  return true;
+}
+
+// A Python traceback: its last exception line, with the innermost frame of
+// the user's code. `frames_before`: the record starts after frames seen in
+// earlier records (a post that begins mid-traceback, or frames the
+// multiline stage could not join), so a leading exception line ends them.
+std::string FrameText(const Frame& at) {
+  std::string where(at.file);
+  where.append(":").append(at.line);
+  if (!at.function.empty()) where.append(" in ").append(at.function);
+  return where;
+}
+
+// `prior_frame`: the frame to name when the frames came in earlier records.
+std::optional<Event> TracebackRule(const std::vector<Line>& lines, bool frames_before,
+                                   std::string_view prior_frame) {
   const Line* found = nullptr;
-  bool in_traceback = false;
+  const Line* header = nullptr;  // the last header with no exception after it yet
+  bool in_traceback = frames_before;
+  // Without a header, only a name that says it is an exception ends the
+  // frames (TensorFlow's "Node: 'MatMul'" after its own frame list is not).
+  bool header_seen = false;
+  Frame frame, user_frame;
+  bool have_frame = false, have_user = false;
   std::string_view name, message;
   for (const Line& l : lines) {
-    if (l.body.starts_with("Traceback (most recent call last)")) {
+    Frame f;
+    if (parse::logs::IsTracebackHeader(l.body)) {
       in_traceback = true;
+      header = &l;
+      header_seen = true;
+      continue;
+    }
+    if (ParseFrame(l.body, &f)) {
+      in_traceback = true;
+      frame = f;
+      have_frame = true;
+      if (UserFrame(f)) user_frame = f, have_user = true;
       continue;
     }
     if (!in_traceback || !l.searched) continue;
     std::string_view n, m;
-    if (SplitException(l.body, &n, &m, /*strict=*/false)) {
+    if (SplitException(l.body, &n, &m, /*strict=*/!header_seen)) {
       found = &l;
       name = n;
       message = m;
       in_traceback = false;
+      header = nullptr;
     }
   }
-  // torchrun's own summary of a failed worker: the worker's output (and the
-  // exit code lines that follow) tell the cause.
-  if (!found || name.ends_with("ChildFailedError")) return std::nullopt;
-  Event ev = MakeEvent(EventKind::kTraceback, *found);
-  ev.AddString("exception", name);
+  // A traceback cut short (the process killed while printing it, or a log
+  // that ends there) is still one, without its exception.
+  if (!found && header == nullptr) return std::nullopt;
+  Event ev = MakeEvent(EventKind::kTraceback, found ? *found : *header);
+  if (found) ev.AddString("exception", name);
   if (!message.empty()) ev.AddString("message", message);
+  if (have_frame) {
+    ev.AddString("frame", FrameText(have_user ? user_frame : frame));
+  } else if (frames_before && !prior_frame.empty()) {
+    ev.AddString("frame", prior_frame);
+  }
   return ev;
 }
 
@@ -696,10 +881,8 @@ bool LogEventDetector::Repeats(const Event& ev, std::string_view key) {
   return false;
 }
 
-std::optional<Event> LogEventDetector::Detect(std::string_view record, int64_t first_line) {
-  if (!MayHaveEvent(record)) return std::nullopt;
-  const std::vector<Line> lines = SplitRecord(record, first_line);
-
+std::optional<Event> LogEventDetector::Specific(const std::vector<Line>& lines,
+                                               std::vector<Event>* extra) {
   auto pid_key = [](const Event& ev) {
     const EventDetail* pid = ev.Find("pid");
     return pid ? pid->value : std::string();
@@ -713,7 +896,7 @@ std::optional<Event> LogEventDetector::Detect(std::string_view record, int64_t f
   // a less specific rule must not speak for the same text.
   if (auto ev = XidRule(lines)) return ev;
   if (auto ev = KernelOomRule(lines)) {
-    std::string key = pid_key(*ev);
+    std::string key = ev->Find("invoked_by") ? "invoked" : pid_key(*ev);
     return once(std::move(ev), key);
   }
   if (auto ev = NcclTimeoutRule(lines)) {
@@ -735,12 +918,29 @@ std::optional<Event> LogEventDetector::Detect(std::string_view record, int64_t f
     // An NCCL WARN block and the Python error it causes are two views of
     // one failure, and each rank prints both.
     std::string key = ev->Find("exception") ? "error" : "warn";
+    // "NCCL WARN Cuda failure 'an illegal memory access was encountered'":
+    // the CUDA error is the cause, NCCL only reports it.
+    if (const Line* cuda = FindLine(lines, {"Cuda failure"}); cuda != nullptr) {
+      bool oom = FindNoCase(cuda->body, "out of memory") != std::string_view::npos;
+      Event cause = MakeEvent(oom ? EventKind::kCudaOom : EventKind::kCudaError, *cuda);
+      std::string_view text = cuda->body.substr(cuda->body.find("Cuda failure"));
+      cause.AddString("message", Trim(text));
+      if (!Repeats(cause, "nccl")) extra->push_back(std::move(cause));
+    }
     return once(std::move(ev), key);
   }
   std::string cuda_key;
   if (auto ev = CudaErrorRule(lines, &cuda_key)) return once(std::move(ev), cuda_key);
   if (auto ev = NanLossTextRule(lines)) return ev;
-  if (auto ev = LossOverflowRule(lines)) return ev;
+  if (auto ev = LossOverflowRule(lines)) {
+    last_overflow_line_ = ev->line;
+    return ev;
+  }
+  if (auto ev = SkippedStepsRule(lines, &skipped_steps_)) {
+    // The count of a skip an OVERFLOW line has just reported.
+    bool reported = last_overflow_line_ > 0 && ev->line - last_overflow_line_ <= kRepeatWindowLines;
+    if (!reported) return ev;
+  }
   if (auto ev = SegfaultRule(lines)) {
     std::string key = pid_key(*ev);
     return once(std::move(ev), key);
@@ -750,7 +950,40 @@ std::optional<Event> LogEventDetector::Detect(std::string_view record, int64_t f
     return once(std::move(ev), key);
   }
   if (auto ev = CompletedRule(lines)) return once(std::move(ev), "");
-  return TracebackRule(lines);
+  return std::nullopt;
+}
+
+std::vector<Event> LogEventDetector::Detect(std::string_view record, int64_t first_line) {
+  std::vector<Event> out;
+  bool frames_before = last_frame_line_ > 0 && first_line > last_frame_line_ &&
+                       first_line - last_frame_line_ <= kFrameGapLines;
+  if (!frames_before && !MayHaveEvent(record)) return out;
+  const std::vector<Line> lines = SplitRecord(record, first_line);
+  if (!frames_before) open_frame_.clear(), open_frame_is_user_ = false;
+  for (const Line& l : lines) {
+    Frame f;
+    if (!ParseFrame(l.body, &f)) continue;
+    last_frame_line_ = l.number;
+    // The innermost frame of the user's code, else the innermost one.
+    bool user = UserFrame(f);
+    if (user || !open_frame_is_user_) open_frame_ = FrameText(f), open_frame_is_user_ = user;
+  }
+  std::vector<Event> extra;
+  if (auto ev = Specific(lines, &extra)) out.push_back(std::move(*ev));
+  for (Event& ev : extra) out.push_back(std::move(ev));
+  // A traceback is reported as such too, with where in the user's code it
+  // happened; the ranks of one job print the same one, reported once.
+  if (auto tb = TracebackRule(lines, frames_before, open_frame_)) {
+    last_frame_line_ = 0;
+    open_frame_.clear();
+    open_frame_is_user_ = false;
+    std::string key;
+    for (const char* k : {"exception", "frame"}) {
+      if (const EventDetail* d = tb->Find(k)) key += d->value + "/";
+    }
+    if (!Repeats(*tb, key)) out.push_back(std::move(*tb));
+  }
+  return out;
 }
 
 }  // namespace vigil::parse::training

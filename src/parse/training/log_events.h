@@ -3,10 +3,13 @@
 // device-side assert, a segfault, the OOM killer, an Xid), or that it ended
 // normally. A record is one or more physical lines the multiline stage joined
 // (parse/logs/multiline.h): a whole Python traceback, an NCCL WARN block,
-// a CUDA error with its hint lines. Each record yields at most one event, the
-// most specific one: a traceback ending in torch.cuda.OutOfMemoryError is
-// `cuda_oom`, not `traceback`. docs/training-events.md lists the kinds, the
-// texts that raise them and their details.
+// a CUDA error with its hint lines. Each record yields at most one event of
+// a specific kind (the most specific: a traceback ending in
+// torch.OutOfMemoryError is `cuda_oom`) and, when it holds a Python
+// traceback, a `traceback` event too, with the exception and the innermost
+// frame of the user's code ("where in my code did it crash?").
+// docs/training-events.md lists the kinds, the texts that raise them and
+// their details.
 //
 // Runs on every record of every job, so no regex: each rule looks for a
 // fixed phrase first, and a record that holds none of them (almost all) is
@@ -76,13 +79,26 @@ struct Event {
 // line, event, then the details in order; ", " and ": " separate.
 std::string EventJson(const Event& event);
 
+namespace internal {
+struct Line;  // log_events.cc
+}
+
 class LogEventDetector {
  public:
+  // How far back (in lines) a repeated fact of one failure is recognised.
+  static constexpr int64_t kRepeatWindowLines = 200;
+
   // Classifies one record: its text (physical lines joined by '\n') and the
-  // 1-based number of its first physical line. At most one event.
-  std::optional<Event> Detect(std::string_view record, int64_t first_line);
+  // 1-based number of its first physical line. At most three events: the
+  // specific kind first, a cause it reports (a CUDA error inside an NCCL
+  // warning), then the traceback.
+  std::vector<Event> Detect(std::string_view record, int64_t first_line);
 
  private:
+  // The first specific rule that matches, when its event is not a repeat;
+  // a cause it reports (a CUDA error inside an NCCL warning) goes to *extra.
+  std::optional<Event> Specific(const std::vector<internal::Line>& lines,
+                                std::vector<Event>* extra);
   // Whether `ev` repeats a recent event of the same kind and key (e.g. the
   // same pid); remembers it when not.
   bool Repeats(const Event& ev, std::string_view key);
@@ -93,6 +109,16 @@ class LogEventDetector {
     int64_t line;
   };
   std::deque<Recent> recent_;  // a few entries, oldest first
+  // The last physical line that was a traceback frame ("  File ..."), 0
+  // when none is open: frames and their exception may come as separate
+  // records (a post that starts mid-traceback).
+  static constexpr int64_t kFrameGapLines = 2;
+  int64_t last_frame_line_ = 0;
+  std::string open_frame_;  // "train.py:30 in step": the frame to report for them
+  bool open_frame_is_user_ = false;
+  // DeepSpeed's count of steps skipped for fp16 overflow, as last printed.
+  int64_t skipped_steps_ = 0;
+  int64_t last_overflow_line_ = 0;  // of the last explicit overflow line
 };
 
 }  // namespace vigil::parse::training

@@ -13,14 +13,22 @@ namespace {
 std::string One(std::string_view record) {
   LogEventDetector d;
   auto ev = d.Detect(record, 1);
-  return ev ? EventJson(*ev) : "";
+  return ev.empty() ? "" : EventJson(ev.front());
+}
+
+// The kinds of every event a fresh detector gives `record`, in order.
+std::vector<std::string> Kinds(std::string_view record) {
+  LogEventDetector d;
+  std::vector<std::string> out;
+  for (const Event& ev : d.Detect(record, 1)) out.push_back(EventKindName(ev.kind));
+  return out;
 }
 
 // The kind a fresh detector gives `record`, or "".
 std::string Kind(std::string_view record) {
   LogEventDetector d;
   auto ev = d.Detect(record, 1);
-  return ev ? EventKindName(ev->kind) : "";
+  return ev.empty() ? "" : EventKindName(ev.front().kind);
 }
 
 TEST(LogEventsTest, OrdinaryLinesHaveNoEvent) {
@@ -30,7 +38,8 @@ TEST(LogEventsTest, OrdinaryLinesHaveNoEvent) {
         "NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
         "CUDA kernel errors might be asynchronously reported",
         "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
-        "python invoked oom-killer: gfp_mask=0x140cca, order=0"}) {
+        "[Rank 0] step=40, skipped=0, lr=[5e-05]", "number of skipped iterations:   0 |",
+        "Training time is measured in hours", "loaded 3 segfault reports"}) {
     EXPECT_EQ(One(s), "") << s;
   }
 }
@@ -58,7 +67,7 @@ TEST(LogEventsTest, MostSpecificWinsInATraceback) {
       "    raise RuntimeError(\"CUDA out of memory\")  # source lines do not count\n"
       "ValueError: shapes differ";
   EXPECT_EQ(One(tb), R"({"line": 4, "event": "traceback", "exception": "ValueError", )"
-                     R"("message": "shapes differ"})");
+                     R"("message": "shapes differ", "frame": "train.py:3 in \u003cmodule\u003e"})");
   EXPECT_EQ(One("Traceback (most recent call last):\n  File \"t.py\", line 1, in f\n"
                 "RuntimeError: CUDA error: device-side assert triggered\n"
                 "CUDA kernel errors might be asynchronously reported at some other API call"),
@@ -72,12 +81,12 @@ TEST(LogEventsTest, MostSpecificWinsInATraceback) {
                 "KeyError: 'x'\n\nDuring handling of the above exception, another exception "
                 "occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 3, in f\n"
                 "[rank0]: KeyboardInterrupt"),
-            R"({"line": 9, "event": "traceback", "exception": "KeyboardInterrupt"})");
+            R"({"line": 9, "event": "traceback", "exception": "KeyboardInterrupt", "frame": "a.py:3 in f"})");
 }
 
 TEST(LogEventsTest, AnyExceptionClassEndsATraceback) {
   EXPECT_EQ(One("Traceback (most recent call last):\n  File \"t.py\", line 1, in f\nStopIteration"),
-            R"({"line": 3, "event": "traceback", "exception": "StopIteration"})");
+            R"({"line": 3, "event": "traceback", "exception": "StopIteration", "frame": "t.py:1 in f"})");
   // Outside a traceback a name must say it is an exception.
   EXPECT_EQ(One("StopIteration: x"), "");
 }
@@ -85,13 +94,16 @@ TEST(LogEventsTest, AnyExceptionClassEndsATraceback) {
 TEST(LogEventsTest, WorkerPrefixesAreIgnored) {
   EXPECT_EQ(One("[rank0]: Traceback (most recent call last):\n[rank0]:   File \"t.py\", line 1\n"
                 "[rank0]: ValueError: x"),
-            R"({"line": 3, "event": "traceback", "exception": "ValueError", "message": "x"})");
+            R"({"line": 3, "event": "traceback", "exception": "ValueError", "message": "x", )"
+            R"("frame": "t.py:1"})");
 }
 
-TEST(LogEventsTest, TorchrunSummaryTracebackIsNotTheCause) {
-  EXPECT_EQ(One("Traceback (most recent call last):\n  File \"/usr/bin/torchrun\", line 8\n"
-                "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: "),
-            "");
+// torchrun's own traceback is a traceback, and says no more than that: the
+// worker's output tells the cause.
+TEST(LogEventsTest, TorchrunSummaryTracebackIsOnlyATraceback) {
+  EXPECT_EQ(Kinds("Traceback (most recent call last):\n  File \"/usr/bin/torchrun\", line 8\n"
+                  "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: "),
+            std::vector<std::string>{"traceback"});
 }
 
 TEST(LogEventsTest, Nccl) {
@@ -172,20 +184,121 @@ TEST(LogEventsTest, XidEvent) {
             R"(applications fail."})");
 }
 
+// A traceback is always reported as one, after the specific kind, with the
+// innermost frame of the user's code (not of an installed package).
+TEST(LogEventsTest, TracebackAlongsideTheSpecificKind) {
+  std::string tb =
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/proj/train.py\", line 42, in <module>\n"
+      "    main()\n"
+      "  File \"/home/u/proj/train.py\", line 30, in step\n"
+      "    loss.backward()\n"
+      "  File \"/usr/lib/python3/dist-packages/torch/_tensor.py\", line 522, in backward\n"
+      "    torch.autograd.backward(\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.";
+  EXPECT_EQ(Kinds(tb), (std::vector<std::string>{"cuda_oom", "traceback"}));
+  LogEventDetector d;
+  auto ev = d.Detect(tb, 1);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(EventJson(ev[1]),
+            R"({"line": 8, "event": "traceback", "exception": "torch.OutOfMemoryError", )"
+            R"("message": "CUDA out of memory. Tried to allocate 2.00 GiB.", )"
+            R"("frame": "/home/u/proj/train.py:30 in step"})");
+  // Eight ranks print the same traceback: one event.
+  EXPECT_TRUE(d.Detect(tb, 9).empty());
+}
+
+// The header after a tqdm bar on the same line still opens the traceback,
+// and the source line inside it is not the reason.
+TEST(LogEventsTest, TracebackHeaderAfterAProgressBar) {
+  std::string tb =
+      "  0%|          | 56/11463 [00:10<35:12,  5.40it/s]Traceback (most recent call last):\n"
+      "  File \"run.py\", line 9, in <module>\n"
+      "    raise OutOfMemoryError(\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.";
+  LogEventDetector d;
+  auto ev = d.Detect(tb, 1);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(EventKindName(ev[0].kind), std::string("cuda_oom"));
+  ASSERT_NE(ev[0].Find("requested"), nullptr);
+  EXPECT_EQ(ev[0].Find("requested")->value, "20.00 MiB");
+  EXPECT_EQ(ev[1].Find("frame")->value, "run.py:9 in <module>");
+}
+
+// Frames without a header (a post that starts mid-traceback, or frames the
+// multiline stage kept apart), then the exception in the next record.
+TEST(LogEventsTest, FramesWithoutHeaderAcrossRecords) {
+  LogEventDetector d;
+  EXPECT_TRUE(d.Detect("  File \"main.py\", line 5, in run", 10).empty());
+  EXPECT_TRUE(d.Detect("    x = load(path)", 11).empty());
+  auto ev = d.Detect("FileNotFoundError: [Errno 2] No such file or directory: 'a.bin'", 12);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(EventKindName(ev[0].kind), std::string("traceback"));
+  EXPECT_EQ(ev[0].Find("frame")->value, "main.py:5 in run");
+  // An exception line far from any frame is not a traceback.
+  EXPECT_TRUE(d.Detect("ValueError: bad", 100).empty());
+}
+
+// The kernel's and the schedulers' words for the OOM killer and a segfault,
+// across kernel versions.
+TEST(LogEventsTest, KernelAndSchedulerForms) {
+  EXPECT_EQ(One("[Thu Mar 14 01:57:54 2019] Out of memory: Kill process 89746 (python) score "
+                "1031 or sacrifice child"),
+            R"({"line": 1, "event": "oom_killed", "pid": 89746, "process": "python"})");
+  EXPECT_EQ(One("kernel: Killed process 42452 (memcg_test_1), UID 0, total-vm:7296kB"),
+            R"({"line": 1, "event": "oom_killed", "pid": 42452, "process": "memcg_test_1"})");
+  EXPECT_EQ(One("[597411.196310] p2pd invoked oom-killer: gfp_mask=0x140cca, order=0"),
+            R"({"line": 1, "event": "oom_killed", "invoked_by": "p2pd"})");
+  EXPECT_EQ(Kind("slurmstepd: error: Detected 1 oom-kill event(s) in step 3495064.0 cgroup."),
+            "oom_killed");
+  EXPECT_EQ(One("[3138705.607699] test1[33417]: segfault at 656c6c6f ip 000055d26855077c"),
+            R"({"line": 1, "event": "segfault", "pid": 33417, "process": "test1", )"
+            R"("message": "segfault at 656c6c6f ip 000055d26855077c"})");
+  EXPECT_EQ(Kind("ERROR: Unexpected segmentation fault encountered in worker."), "segfault");
+}
+
+// fp16 overflow as fairseq, DeepSpeed (a running count) and Megatron print it.
+TEST(LogEventsTest, OverflowCounts) {
+  EXPECT_EQ(Kind("| WARNING: overflow detected, setting loss scale to: 0.0625"), "loss_overflow");
+  LogEventDetector d;
+  EXPECT_TRUE(d.Detect("[Rank 0] step=10, skipped=0, lr=[5e-05]", 1).empty());
+  EXPECT_EQ(d.Detect("[Rank 0] step=20, skipped=2, lr=[5e-05]", 2).size(), 1u);
+  EXPECT_TRUE(d.Detect("[Rank 0] step=30, skipped=2, lr=[5e-05]", 3).empty());  // no new skip
+  EXPECT_EQ(Kind(" iteration 10/ 100 | loss scale: 8388608.0 | number of skipped iterations:  10 |"),
+            "loss_overflow");
+}
+
+// CUDA errors and OOMs reported by NCCL, llama.cpp, TensorRT-LLM and TGI.
+TEST(LogEventsTest, CudaErrorsOutsidePyTorch) {
+  EXPECT_EQ(Kinds("n1:1:2 [0] NCCL WARN Cuda failure 'out of memory'"),
+            (std::vector<std::string>{"nccl_error", "cuda_oom"}));
+  EXPECT_EQ(Kinds("n1:7400:7642 [1] include/alloc.h:125 NCCL WARN Cuda failure 700 'an illegal "
+                  "memory access was encountered'"),
+            (std::vector<std::string>{"nccl_error", "cuda_error"}));
+  EXPECT_EQ(Kind("Error: llama runner process has terminated: cudaMalloc failed: out of memory"),
+            "cuda_oom");
+  EXPECT_EQ(Kind("Allocation on device 0 would exceed allowed memory. (out of memory)"),
+            "cuda_oom");
+  EXPECT_EQ(Kind("tensorflow.python.framework.errors_impl.UnknownError: ncclCommInitRank failed: "
+                 "unhandled system error"),
+            "nccl_error");
+  EXPECT_EQ(Kind("[07:20:32.390498] Training time 5:47:14"), "completed");
+}
+
 TEST(LogEventsTest, RepeatsOfOneFailureAreOneEvent) {
   LogEventDetector d;
   std::string line =
       "Loss.cu:250: nll_loss_kernel: block: [0,0,0], thread: [N,0,0] Assertion `t >= 0` failed.";
-  EXPECT_TRUE(d.Detect(line, 10));
-  EXPECT_FALSE(d.Detect(line, 11));
-  EXPECT_FALSE(d.Detect("RuntimeError: CUDA error: device-side assert triggered", 20));
+  EXPECT_FALSE(d.Detect(line, 10).empty());
+  EXPECT_TRUE(d.Detect(line, 11).empty());
+  EXPECT_TRUE(d.Detect("RuntimeError: CUDA error: device-side assert triggered", 20).empty());
   // Far enough apart, it is a new failure.
-  EXPECT_TRUE(d.Detect(line, 500));
+  EXPECT_FALSE(d.Detect(line, 500).empty());
 
   // torchrun's exit code line and its signal line name the same pid.
-  EXPECT_TRUE(d.Detect("  exitcode  : -11 (pid: 4242)", 600));
-  EXPECT_FALSE(d.Detect("  traceback : Signal 11 (SIGSEGV) received by PID 4242", 602));
-  EXPECT_TRUE(d.Detect("  traceback : Signal 11 (SIGSEGV) received by PID 4243", 603));
+  EXPECT_FALSE(d.Detect("  exitcode  : -11 (pid: 4242)", 600).empty());
+  EXPECT_TRUE(d.Detect("  traceback : Signal 11 (SIGSEGV) received by PID 4242", 602).empty());
+  EXPECT_FALSE(d.Detect("  traceback : Signal 11 (SIGSEGV) received by PID 4243", 603).empty());
 }
 
 TEST(LogEventsTest, MessagesAreBoundedAtAUtf8Boundary) {
@@ -193,8 +306,8 @@ TEST(LogEventsTest, MessagesAreBoundedAtAUtf8Boundary) {
   msg += "\xe4\xbd\xa0\xe5\xa5\xbd";  // two 3-byte characters across byte 300
   LogEventDetector d;
   auto ev = d.Detect("Traceback (most recent call last):\nValueError: " + msg, 1);
-  ASSERT_TRUE(ev);
-  const EventDetail* m = ev->Find("message");
+  ASSERT_EQ(ev.size(), 1u);
+  const EventDetail* m = ev[0].Find("message");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->value, std::string(298, 'a'));
 }

@@ -43,6 +43,11 @@ void SegmentParser::Parse(std::vector<MetricSample>* out) {
       (whole_ || std::count(s_.begin(), s_.end(), '|') >= 2)) {
     ScanCells(s_, 0, '|');
   }
+  // Cells between tabs: PyTorch's ImageNet example, "Time  0.738 ( 0.738)\tLoss ...".
+  if (tqdm_begin_ == std::string_view::npos && s_.find('\t') != std::string_view::npos) {
+    ScanCells(s_, 0, '\t');
+  }
+  if (count_ == 0) ScanMessageTail();
   Finish(out);
 }
 
@@ -82,12 +87,12 @@ void SegmentParser::Finish(std::vector<MetricSample>* out) {
   if (gate && pairs > 1) {
     for (size_t i = 0; i < count_; ++i) {
       if (!is_pair(found_[i])) continue;
-      std::string_view name = Name(found_[i]);
+      std::string_view name = Written(found_[i]);
       listed[listed_count++] = Listed{found_[i].pos, name.data(), name.size()};
     }
   }
   auto repeated = [&](const Candidate& c) {
-    std::string_view name = Name(c);
+    std::string_view name = Written(c);
     for (size_t i = 0; i < listed_count; ++i) {
       const Listed& o = listed[i];
       if (o.name_len == name.size() && o.pos != c.pos &&
@@ -103,6 +108,14 @@ void SegmentParser::Finish(std::vector<MetricSample>* out) {
     c.keep =
         !is_pair(c) || (gate && !(c.multi_word && !c.metric_looking && pairs < 2) && !repeated(c));
     if (c.keep && is_pair(c)) ++kept_pairs;
+  }
+  if (kept_pairs > 1) KeepBestNamed();
+  for (size_t i = 0; i < count_; ++i) {
+    Candidate& c = found_[i];
+    if (c.keep && c.fixed_len == 4 && std::string_view(c.fixed, 4) == "loss") {
+      std::string_view phase = PhaseLossBefore(c.pos);
+      if (!phase.empty()) c.SetFixed(phase);
+    }
   }
   // A head in prose ("resuming from epoch 3") counts only next to pairs.
   for (size_t i = 0; i < count_; ++i) {
@@ -144,6 +157,64 @@ void SegmentParser::Finish(std::vector<MetricSample>* out) {
     sample.name.append(name.data(), name.size());  // into an empty string: cheaper than assign
     sample.value = c.value;
     if (step != nullptr) sample.step.emplace(step_value);
+  }
+}
+
+// The loss on a validation or test line is not the training loss: fairseq's
+// "| valid | epoch 002 | valid on 'valid' subset | loss 9.393", "Eval: loss
+// 0.5". A phase is a word standing alone before the loss ("valid", not
+// "valid_loss" or "/data/test/"), and a "train" after it takes it back.
+std::string_view SegmentParser::PhaseLossBefore(size_t pos) const {
+  struct Phase {
+    std::string_view word, loss;
+  };
+  static constexpr Phase kPhases[] = {
+      {"valid", "valid_loss"}, {"validation", "val_loss"}, {"val", "val_loss"},
+      {"eval", "eval_loss"},   {"evaluation", "eval_loss"}, {"evaluating", "eval_loss"},
+      {"test", "test_loss"},   {"testing", "test_loss"}};
+  std::string_view found;
+  std::string_view s = s_.substr(0, std::min(pos, s_.size()));
+  for (size_t i = 0; i < s.size();) {
+    if (!IsAlpha(s[i])) {
+      ++i;
+      continue;
+    }
+    size_t b = i;
+    while (i < s.size() && IsAlpha(s[i])) ++i;
+    bool alone = (b == 0 || !(IsKeyChar(s[b - 1]) || s[b - 1] == '@')) &&
+                 (i == s.size() || !(IsKeyChar(s[i]) || s[i] == '@'));
+    if (!alone) continue;
+    std::string_view word = s.substr(b, i - b);
+    if (EqualsLower(word, "train") || EqualsLower(word, "training")) found = {};
+    for (const Phase& p : kPhases) {
+      if (EqualsLower(word, p.word)) found = p.loss;
+    }
+  }
+  return found;
+}
+
+void SegmentParser::KeepBestNamed() {
+  for (size_t i = 0; i < count_; ++i) {
+    Candidate& c = found_[i];
+    auto keyed = [](const Candidate& k) {
+      return k.keep && k.fixed_len > 0 && !k.is_step &&
+             (k.source == Source::kPair || k.source == Source::kCell);
+    };
+    if (!keyed(c)) continue;
+    std::string_view name(c.fixed, c.fixed_len);
+    for (size_t j = 0; j < count_ && c.fixed_len > 0; ++j) {
+      const Candidate& o = found_[j];
+      if (j == i || !keyed(o) || o.pos == c.pos || std::string_view(o.fixed, o.fixed_len) != name) {
+        continue;
+      }
+      // Drop c when o names the metric more directly, or as directly and first.
+      // c then goes by the name it was written with: "loss=0.5,
+      // reduced_train_loss=0.7" keeps both, and the loss is the first.
+      if (o.alias_rank < c.alias_rank || (o.alias_rank == c.alias_rank && o.pos < c.pos)) {
+        c.fixed = nullptr;
+        c.fixed_len = 0;
+      }
+    }
   }
 }
 
@@ -244,6 +315,13 @@ void StripControls(std::string_view s, std::string* out) {
   }
 }
 
+bool EndsInNumber(std::string_view line) {
+  size_t e = line.size();
+  while (e > 0 && (line[e - 1] == ' ' || line[e - 1] == '\t')) --e;
+  if (e > 0 && line[e - 1] == '.') --e;  // the end of a sentence
+  return e >= 3 && IsDigit(line[e - 1]) && line[e - 2] != ' ';  // "LR 0.0001", not "epoch 3"
+}
+
 // Whether the line could hold a metric at all: a separator ('=' ':' '|'
 // '/'), and a digit or a non-finite word. Most log lines stop here.
 bool MayHoldMetric(std::string_view line, bool table_rows) {
@@ -262,7 +340,9 @@ bool MayHoldMetric(std::string_view line, bool table_rows) {
     sep = sep || (c & kSepBit);
     digit = digit || (c & kDigitBit);
   }
-  if (!sep) return table_rows && digit;  // YOLO's "all 128 929 ..."
+  // YOLO's "all 128 929 ..."; a message that ends in a number may be a
+  // name and its value ("LR 0.000100", "Changing lr from 1 to 0.8").
+  if (!sep) return (table_rows && digit) || EndsInNumber(line);
   if (digit) return true;
   for (size_t k = 0; k + 3 <= line.size(); ++k) {
     char c = Lower(line[k]);

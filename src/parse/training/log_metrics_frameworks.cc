@@ -106,10 +106,25 @@ size_t SegmentParser::ReadHead(size_t i, size_t first_text) {
   return std::max(j, i + 1);
 }
 
+namespace {
+
+// The cell without what it adds in parentheses at its end: a running
+// average ("Loss 2.1274e+00 (1.5406e+00)", PyTorch's ImageNet example and
+// its AverageMeter) or an aside (llm.c's "train loss 4.84 (took 2141 ms)").
+std::string_view WithoutAside(std::string_view cell) {
+  std::string_view t = Trim(cell);
+  if (t.empty() || t.back() != ')') return cell;
+  size_t open = t.rfind('(');
+  if (open == std::string_view::npos || open == 0 || !IsSpace(t[open - 1])) return cell;
+  return t.substr(0, open);
+}
+
+}  // namespace
+
 // "loss 2.3456", "time 123.45ms", "train loss 11.01", "15424 tok/s": a cell
 // of a pipe table or of a comma list after a head.
 bool SegmentParser::CellPair(std::string_view cell, size_t offset) {
-  std::string_view t = Trim(cell);
+  std::string_view t = Trim(WithoutAside(cell));
   if (t.empty() || t.find('=') != std::string_view::npos || t.find(':') != std::string_view::npos) {
     return false;
   }
@@ -282,6 +297,69 @@ void SegmentParser::ScanMMEngine() {
   if (!bracket(&iter, &iter_pos, &fraction) || !fraction || !train) return;
   Candidate* step = Add(iter_pos, "step", static_cast<double>(iter), Source::kFormat);
   if (step != nullptr) step->is_step = true;
+}
+
+// A message that is only a metric's name and its value, after whatever
+// prefix the logger adds: nnU-Net's "2024-04-26 09:41:39.493872: train_loss
+// 0.7088", SpeechBrain's "Changing lr from 1 to 0.8" (the new value). Only
+// a key with a canonical name counts: "using pin_memory on device 0" is
+// prose.
+void SegmentParser::ScanMessageTail() {
+  std::string_view s = s_;
+  size_t e = s.size();
+  while (e > 0 && IsSpace(s[e - 1])) --e;
+  auto token_before = [&](size_t end) {
+    size_t b = end;
+    while (b > 0 && !IsSpace(s[b - 1])) --b;
+    return s.substr(b, end - b);
+  };
+  auto before = [&](std::string_view t) {
+    size_t b = static_cast<size_t>(t.data() - s.data());
+    while (b > 0 && IsSpace(s[b - 1])) --b;
+    return b;
+  };
+  std::string_view value = token_before(e);
+  double v;
+  size_t end;
+  if (value.empty() || !ParseNumber(value, 0, &v, &end) || end != value.size()) return;
+  std::string_view key = token_before(before(value));
+  bool from_to = key == "to";
+  if (from_to) {  // "<key> from <old> to <new>"
+    std::string_view old = token_before(before(key));
+    double ignored;
+    if (old.empty() || !ParseNumber(old, 0, &ignored, &end) || end != old.size()) return;
+    std::string_view from = token_before(before(old));
+    if (from != "from") return;
+    key = token_before(before(from));
+  }
+  if (key.empty() || !IsAlpha(key[0])) return;
+  for (char c : key) {
+    if (!IsKeyChar(c)) return;
+  }
+  // What stands before the key is nothing or ends the logger's prefix
+  // (": ", "| ", "- ", "] ", "> "); for "from ... to", one verb may come
+  // first ("Changing lr from").
+  auto prefix_ends = [&](size_t at) {
+    return at == 0 || s[at - 1] == ':' || s[at - 1] == '|' || s[at - 1] == '-' ||
+           s[at - 1] == ']' || s[at - 1] == '>';
+  };
+  size_t at = before(key);
+  if (!prefix_ends(at)) {
+    std::string_view verb = token_before(at);
+    bool word = !verb.empty() && std::all_of(verb.begin(), verb.end(), IsAlpha);
+    if (!from_to || !word || !prefix_ends(before(verb))) return;
+  }
+  uint8_t rank;
+  char buf[kMaxNameLen];
+  std::string_view lower;
+  if (!LowerKey(key, buf, &lower)) return;
+  std::string_view canonical = CanonicalOfLower(lower, &rank);
+  if (canonical != "loss" && canonical != "learning_rate" && canonical != "grad_norm") return;
+  Key k;
+  k.in_line = true;
+  k.off = static_cast<size_t>(key.data() - s.data());
+  k.len = key.size();
+  AddKeyed(static_cast<size_t>(value.data() - s.data()), k, v, Source::kCell);
 }
 
 }  // namespace vigil::parse::training::internal

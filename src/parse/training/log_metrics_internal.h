@@ -175,7 +175,11 @@ constexpr size_t kMaxNameLen = 192;
 bool LowerKey(std::string_view key, char (&buf)[kMaxNameLen], std::string_view* lower);
 
 // The canonical name of a key already in lower case ("lr" ->
-// "learning_rate"), or empty when it has none.
+// "learning_rate", "train_loss" -> "loss"), or empty when it has none.
+// *rank says how directly the key names it: 0 the plain name ("loss"), 1 a
+// second name ("total_loss"), 2-3 a name behind qualifiers ("train_loss",
+// "reduced_train_loss"); on a line with several, the lowest rank is kept.
+std::string_view CanonicalOfLower(std::string_view k, uint8_t* rank);
 std::string_view CanonicalOfLower(std::string_view k);
 
 // The keys seen lately with what was worked out about them: see
@@ -260,6 +264,7 @@ struct Candidate {
   bool metric_looking;
   bool strong;  // heads: at the start of the segment, set off
   bool keep;
+  uint8_t alias_rank;  // of a canonical key (CanonicalOfLower)
 
   void SetFixed(std::string_view name) {
     fixed = name.data();
@@ -310,8 +315,19 @@ class SegmentParser {
   }
   std::string_view Name(const Candidate& c) const {
     if (c.fixed_len > 0) return std::string_view(c.fixed, c.fixed_len);
+    return Written(c);
+  }
+  // The key as the line wrote it (normalised), whatever it is reported as.
+  std::string_view Written(const Candidate& c) const {
+    if (c.name_len == 0) return std::string_view(c.fixed, c.fixed_len);
     return (c.name_in_line ? s_ : std::string_view(*arena_)).substr(c.name_off, c.name_len);
   }
+  // log_metrics.cc: of the kept candidates reported under one canonical
+  // name, the one whose key names it most directly keeps it; the others go
+  // by the names they were written with.
+  void KeepBestNamed();
+  // "val_loss", "test_loss", ... when a phase word stands before s_[pos].
+  std::string_view PhaseLossBefore(size_t pos) const;
 
   // log_metrics_names.cc.
   // Adds a keyed value under its canonical name; false when the key is
@@ -330,6 +346,7 @@ class SegmentParser {
   void ScanCells(std::string_view region, size_t offset, char delim);
   inline bool CellPair(std::string_view cell, size_t offset);
   void ScanMMEngine();
+  void ScanMessageTail();
   bool ScanYolo(std::string_view text, size_t offset, bool* training_row);
   // log_metrics_progress.cc
   void ScanTqdm();

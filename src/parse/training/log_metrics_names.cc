@@ -98,51 +98,135 @@ bool LowerKey(std::string_view key, char (&buf)[kMaxNameLen], std::string_view* 
   return true;
 }
 
-std::string_view CanonicalOfLower(std::string_view k) {
-  struct Alias {
-    std::string_view from, to;
-  };
-  static constexpr Alias kAliases[] = {
-      {"loss", "loss"},
-      {"lm_loss", "loss"},
-      {"lr", "learning_rate"},
-      {"learning_rate", "learning_rate"},
-      {"learningrate", "learning_rate"},
-      {"grad_norm", "grad_norm"},
-      {"gradient_norm", "grad_norm"},
-      {"gnorm", "grad_norm"},       // fairseq
-      {"total_norm", "grad_norm"},  // torch.nn.utils.clip_grad_norm_'s name for it
-      {"samples_per_second", "samples_per_second"},
-      {"samples_per_sec", "samples_per_second"},
-      {"samples/s", "samples_per_second"},
-      {"samples/sec", "samples_per_second"},
-      {"samples/second", "samples_per_second"},
-      {"sample/s", "samples_per_second"},
-      {"currsamplespersec", "samples_per_second"},
-      {"tokens_per_second", "tokens_per_second"},
-      {"tokens_per_sec", "tokens_per_second"},
-      {"tok/s", "tokens_per_second"},
-      {"tok/sec", "tokens_per_second"},
-      {"tokens/s", "tokens_per_second"},
-      {"tokens/sec", "tokens_per_second"},
-      {"token/s", "tokens_per_second"},
-      {"iterations_per_second", "iterations_per_second"},
-      {"it/s", "iterations_per_second"},
-      {"iter/s", "iterations_per_second"},
-      {"iters/s", "iterations_per_second"},
-      {"iterations/s", "iterations_per_second"},
-      {"step", "step"},
-      {"global_step", "step"},
-      {"iter", "step"},
-      {"iteration", "step"},
-      {"num_updates", "step"},  // fairseq
-      {"epoch", "epoch"},
-  };
-  for (const Alias& a : kAliases) {
+namespace {
+
+struct Alias {
+  std::string_view from, to;
+};
+
+// Keys that are the metric itself, as trainers spell it.
+constexpr Alias kAliases[] = {
+    {"loss", "loss"},
+    {"lr", "learning_rate"},
+    {"learning_rate", "learning_rate"},
+    {"learningrate", "learning_rate"},
+    {"grad_norm", "grad_norm"},
+    {"gradient_norm", "grad_norm"},
+    {"gradnorm", "grad_norm"},
+    {"gnorm", "grad_norm"},       // fairseq
+    {"total_norm", "grad_norm"},  // torch.nn.utils.clip_grad_norm_'s name for it
+    {"samples_per_second", "samples_per_second"},
+    {"samples_per_sec", "samples_per_second"},
+    {"samples/s", "samples_per_second"},
+    {"samples/sec", "samples_per_second"},
+    {"samples/second", "samples_per_second"},
+    {"sample/s", "samples_per_second"},
+    {"currsamplespersec", "samples_per_second"},
+    {"tokens_per_second", "tokens_per_second"},
+    {"tokens_per_sec", "tokens_per_second"},
+    {"tok/s", "tokens_per_second"},
+    {"tok/sec", "tokens_per_second"},
+    {"tokens/s", "tokens_per_second"},
+    {"tokens/sec", "tokens_per_second"},
+    {"token/s", "tokens_per_second"},
+    {"iterations_per_second", "iterations_per_second"},
+    {"it/s", "iterations_per_second"},
+    {"iter/s", "iterations_per_second"},
+    {"iters/s", "iterations_per_second"},
+    {"iterations/s", "iterations_per_second"},
+    {"step", "step"},
+    {"global_step", "step"},
+    {"iter", "step"},
+    {"iteration", "step"},
+    {"num_updates", "step"},  // fairseq
+    {"epoch", "epoch"},
+};
+
+// Other names of the training loss and the learning rate: the whole loss
+// of a multi-part objective (detectron2's total_loss, Megatron's "lm loss",
+// LLaMA2-Accessory's causal-LM "closs", DLLogger's step_loss), the rate in
+// force now (BigDL's "current learning rate"). They rank below the plain
+// names: a line with both "loss" and "total_loss" reports "loss".
+constexpr Alias kSecondNames[] = {
+    {"total_loss", "loss"}, {"lm_loss", "loss"},  {"closs", "loss"},
+    {"step_loss", "loss"},  {"loss_total", "loss"}, {"global_grad_norm", "grad_norm"},
+    {"grad_norm_total", "grad_norm"},
+};
+
+// Words before a name that qualify it as the training one or the current
+// value ("train_loss", "train/lr", "Train Loss", "current learning rate",
+// NeMo's "reduced_train_loss"); a name that needs them ranks below the
+// bare name, and one that needs two below that. Phases other than training
+// (val_, eval_, test_) are not here: their loss is not the training loss.
+constexpr std::string_view kQualifiers[] = {"train", "training", "current", "cur",
+                                            "curr",  "reduced",  "avg",     "average"};
+
+std::string_view AliasOf(std::string_view k, const Alias* begin, const Alias* end) {
+  for (const Alias* a = begin; a != end; ++a) {
     // The first byte first: a call to memcmp per alias showed in profiles.
-    if (k.size() == a.from.size() && !k.empty() && k[0] == a.from[0] && k == a.from) return a.to;
+    if (k.size() == a->from.size() && !k.empty() && k[0] == a->from[0] && k == a->from) {
+      return a->to;
+    }
   }
   return {};
+}
+
+// `k` without one leading qualifier and its separator ('_', '/', '.'), or
+// empty when it starts with none.
+std::string_view WithoutQualifier(std::string_view k) {
+  for (std::string_view q : kQualifiers) {
+    if (k.size() > q.size() + 1 && k.substr(0, q.size()) == q &&
+        (k[q.size()] == '_' || k[q.size()] == '/' || k[q.size()] == '.')) {
+      return k.substr(q.size() + 1);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string_view CanonicalOfLower(std::string_view k, uint8_t* rank) {
+  *rank = 0;
+  std::string_view name = AliasOf(k, std::begin(kAliases), std::end(kAliases));
+  if (!name.empty()) return name;
+  name = AliasOf(k, std::begin(kSecondNames), std::end(kSecondNames));
+  if (!name.empty()) {
+    *rank = 1;
+    return name;
+  }
+  // Qualified: only the three training metrics, never a step or a rate
+  // ("train_step" is not the step counter of the run).
+  auto training_metric = [](std::string_view n) {
+    return n == "loss" || n == "learning_rate" || n == "grad_norm";
+  };
+  // After the name: "loss train" (litgpt), "loss/train" (TensorBoard tags).
+  for (std::string_view suffix : {"_train", "/train", ".train", "_training", "/training"}) {
+    if (k.size() > suffix.size() && k.substr(k.size() - suffix.size()) == suffix) {
+      name = AliasOf(k.substr(0, k.size() - suffix.size()), std::begin(kAliases),
+                     std::end(kAliases));
+      if (training_metric(name)) {
+        *rank = 2;
+        return name;
+      }
+    }
+  }
+  std::string_view rest = k;
+  for (uint8_t depth = 1; depth <= 2; ++depth) {
+    rest = WithoutQualifier(rest);
+    if (rest.empty()) return {};
+    name = AliasOf(rest, std::begin(kAliases), std::end(kAliases));
+    if (name.empty()) name = AliasOf(rest, std::begin(kSecondNames), std::end(kSecondNames));
+    if (training_metric(name)) {
+      *rank = static_cast<uint8_t>(depth + 1);
+      return name;
+    }
+  }
+  return {};
+}
+
+std::string_view CanonicalOfLower(std::string_view k) {
+  uint8_t rank;
+  return CanonicalOfLower(k, &rank);
 }
 
 namespace {
@@ -154,6 +238,7 @@ struct KeyFacts {
   bool step = false;           // canonical is "step"
   bool rejected = false;
   bool metric_looking = false;
+  uint8_t rank = 0;  // 0: the plain name; higher: a second name (CanonicalOfLower)
 };
 
 KeyFacts WorkOutKey(std::string_view written) {
@@ -164,7 +249,7 @@ KeyFacts WorkOutKey(std::string_view written) {
     facts.rejected = true;
     return facts;
   }
-  facts.canonical = CanonicalOfLower(lower);
+  facts.canonical = CanonicalOfLower(lower, &facts.rank);
   facts.metric_looking = !facts.canonical.empty() || MetricLookingKey(lower, written);
   facts.step = facts.canonical == "step";
   return facts;
@@ -191,6 +276,7 @@ constexpr std::string_view kCanonicalNames[] = {"",
 constexpr uint8_t kStepIndex = 7;
 static_assert(kCanonicalNames[kStepIndex] == "step");
 constexpr uint8_t kRejectedBit = 0x10, kMetricLookingBit = 0x20, kCanonicalMask = 0x0f;
+constexpr unsigned kRankShift = 6;  // two bits: ranks 0..3
 
 size_t KeyMemoSet(std::string_view key) {
   uint64_t head = 0, tail = 0;
@@ -250,7 +336,8 @@ KeyFacts KeyFactsOf(std::string_view written, KeyMemoSlots* memo) {
     way = 0;
     while (way < kKeyMemoWays - 1 && !set[way].first.empty()) ++way;
     set[way].first.assign(written);
-    set[way].second = static_cast<uint8_t>(index | (facts.rejected ? kRejectedBit : 0) |
+    set[way].second = static_cast<uint8_t>(index | (facts.rank << kRankShift) |
+                                           (facts.rejected ? kRejectedBit : 0) |
                                            (facts.metric_looking ? kMetricLookingBit : 0));
   }
   uint8_t packed = set[way].second;
@@ -259,6 +346,7 @@ KeyFacts KeyFactsOf(std::string_view written, KeyMemoSlots* memo) {
   facts.step = (packed & kCanonicalMask) == kStepIndex;
   facts.rejected = packed & kRejectedBit;
   facts.metric_looking = packed & kMetricLookingBit;
+  facts.rank = static_cast<uint8_t>(packed >> kRankShift);
   return facts;
 }
 
@@ -279,6 +367,7 @@ bool SegmentParser::AddKeyed(size_t pos, const Key& key, double value, Source so
   c->is_step = is_step;
   c->multi_word = key.multi_word && canonical.empty();
   c->metric_looking = facts.metric_looking;
+  c->alias_rank = facts.rank;
   c->name_off = key.off;
   c->name_len = key.len;
   c->name_in_line = key.in_line;

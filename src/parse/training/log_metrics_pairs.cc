@@ -86,9 +86,12 @@ bool KeyBefore(std::string_view s, size_t end, bool allow_words, std::string* ar
   size_t words = 1;
   size_t begin = b;
   while (allow_words && words < kMaxKeyWords && begin >= 2 && begin > floor + 1 &&
-         s[begin - 1] == ' ' && IsAlpha(s[begin - 2])) {
+         s[begin - 1] == ' ' && IsWordChar(s[begin - 2])) {
     size_t w = begin - 1;
-    while (w > floor && (IsAlpha(s[w - 1]) || s[w - 1] == '_')) --w;
+    while (w > floor && IsWordChar(s[w - 1])) --w;
+    // A word begins with a letter ("mtp_1 loss" is one key; in "epoch 3
+    // loss" the 3 is a value).
+    if (!IsAlpha(s[w])) break;
     if (w > 0 && (IsKeyChar(s[w - 1]) || s[w - 1] == '\'' || s[w - 1] == '"')) break;
     if (LevelWord(s.substr(w, begin - 1 - w))) break;
     size_t before = w;
@@ -146,6 +149,19 @@ bool KeyAhead(std::string_view s, size_t i) {
   return false;
 }
 
+// Whether a cell with no separator starts at s[i]: a word, spaces and a
+// number ("loss: 0.2830 time 1.49s", MONAI).
+bool CellAhead(std::string_view s, size_t i) {
+  size_t limit = std::min(s.size(), i + kMaxKeyLen);
+  if (i >= limit || !IsAlpha(s[i])) return false;
+  while (i < limit && IsWordChar(s[i])) ++i;
+  if (i >= limit || !IsSpace(s[i])) return false;
+  while (i < limit && IsSpace(s[i])) ++i;
+  double v;
+  size_t end;
+  return i < limit && IsDigit(s[i]) && ParseNumber(s, i, &v, &end);
+}
+
 // Whether the value that ended at s[j] is complete: the end, a delimiter,
 // or spaces then another pair, a delimiter or Keras' " - ".
 bool ValueEnds(std::string_view s, size_t j) {
@@ -163,7 +179,7 @@ bool ValueEnds(std::string_view s, size_t j) {
   if (c == ',' || c == ';' || c == '|' || c == ')' || c == ']' || c == '}') return true;
   if (c == '(') return true;  // torchvision's "loss: 2.1234 (2.3012)": the value, then an average
   if (c == '-') return k + 1 == s.size() || IsSpace(s[k + 1]);
-  return KeyAhead(s, k);
+  return KeyAhead(s, k) || CellAhead(s, k);
 }
 
 // A value after a separator: a number with an optional unit, a one-element
@@ -197,6 +213,10 @@ bool ValueAt(std::string_view s, size_t i, double* v, size_t* at, size_t* end) {
   }
   size_t e;
   if (!ParseNumber(s, i, v, &e)) return false;
+  if (e < s.size() && s[e] == '.' && (e + 1 == s.size() || IsSpace(s[e + 1]))) {
+    *end = e;  // the end of a sentence: BigDL's "Loss is 9.9E-5. Current ..."
+    return true;
+  }
   if (e + 1 < s.size() && s[e] == ' ' && IsUnitChar(s[e + 1])) {
     // A unit after one space: PaddlePaddle's "batch_cost: 1.1 s, ips: 7.2 samples/s".
     Unit spaced = ReadUnit(s, e + 1);
@@ -229,7 +249,7 @@ bool SegmentParser::PairIs(size_t at) {
   size_t value_at, end;
   if (!ValueAt(s_, i, &v, &value_at, &end)) return false;
   Key key;
-  if (!KeyBefore(s_, at, false, arena_, &key)) return false;
+  if (!KeyBefore(s_, at, true, arena_, &key)) return false;  // "Current learning rate is"
   size_t before = count_;
   if (!AddKeyed(value_at, key, v, Source::kPair)) return false;
   if (!found_[before].metric_looking) {
@@ -245,8 +265,13 @@ bool SegmentParser::PairAt(size_t sep) {
   char c = s[sep];
   size_t i = sep + 1;
   bool quoted_key = sep > 0 && (s[sep - 1] == '\'' || s[sep - 1] == '"');
+  // "loss:8.863 lr:0.0002" (minimind, torchtune) is written without a space;
+  // so are "cuda:0", "10:00" and "host:8080": such a pair counts only when
+  // its key names a metric.
+  bool tight = false;
   if (c == ':') {
-    if (i < s.size() && !IsSpace(s[i]) && !quoted_key) return false;  // "cuda:0", "10:00"
+    tight = i < s.size() && !IsSpace(s[i]) && !quoted_key;
+    if (tight && (sep < 2 || s[sep - 2] == ':')) return false;  // "a::b", IPv6
     if (sep > 0 && IsSpace(s[sep - 1])) return false;
   }
   size_t spaces = 0;
@@ -263,8 +288,23 @@ bool SegmentParser::PairAt(size_t sep) {
   // logfmt's "a=1 b=2", where the word before is the last value.
   bool allow_words = c == ':' || key_end < sep;
   Key key;
-  if (!KeyBefore(s, key_end, allow_words, arena_, &key)) return false;
-  return AddKeyed(value_at, key, v, Source::kPair);
+  if (!KeyBefore(s, key_end, allow_words && !tight, arena_, &key)) return false;
+  if (tight) {
+    // A word, not a path or a file name ("Loss.cu:250", "/a/loss.py:12").
+    std::string_view written =
+        (key.in_line ? s : std::string_view(*arena_)).substr(key.off, key.len);
+    if (key.off > 0 && key.in_line && (s[key.off - 1] == '/' || s[key.off - 1] == '.')) return false;
+    for (char k : written) {
+      if (!IsWordChar(k)) return false;
+    }
+  }
+  size_t before = count_;
+  if (!AddKeyed(value_at, key, v, Source::kPair)) return false;
+  if (tight && !found_[before].metric_looking) {
+    --count_;
+    return false;
+  }
+  return true;
 }
 
 void SegmentParser::ScanPairs() {

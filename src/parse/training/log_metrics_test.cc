@@ -151,7 +151,7 @@ TEST(Extract, TqdmBars) {
             (V{R"("metric": "epoch", "value": 0, "step": 420})",
                R"("metric": "step", "value": 420, "step": 420})",
                R"("metric": "iterations_per_second", "value": 19.61, "step": 420})",
-               R"("metric": "train_loss", "value": 0.123, "step": 420})"}));
+               R"("metric": "loss", "value": 0.123, "step": 420})"}));
   // Not a training loop's bar: no step, no rate.
   EXPECT_EQ(Render("Loading checkpoint shards: 100%|██████████| 3/3 [00:02<00:00,  1.20it/s]"),
             V{});
@@ -217,6 +217,80 @@ TEST(Extract, Megatron) {
          R"("metric": "number_of_nan_iterations", "value": 0, "step": 100})"}));
 }
 
+// Names of the training loss, LR and grad norm with qualifiers ("train_",
+// "current", "/train") or second names ("total_loss"); the plainest name on
+// a line wins when several name one metric.
+TEST(Extract, QualifiedAndSecondNames) {
+  auto names = [](std::string_view line) {
+    std::vector<std::string> out;
+    LogMetricExtractor x;
+    std::vector<MetricSample> samples;
+    x.Extract(line, &samples);
+    for (const MetricSample& s : samples) out.push_back(s.name + "=" + std::to_string(s.value));
+    return out;
+  };
+  EXPECT_EQ(names(R"({"train_lr": 0.001, "train_loss": 2.5, "test_loss": 3.0})"),
+            (V{"learning_rate=0.001000", "loss=2.500000", "test_loss=3.000000"}));
+  EXPECT_EQ(names("iter: 19  total_loss: 1.36  loss_cls: 0.65  lr: 3.8e-06"),
+            (V{"step=19.000000", "loss=1.360000", "loss_cls=0.650000", "learning_rate=0.000004"}));
+  EXPECT_EQ(names("loss=0.5, reduced_train_loss=0.7"), (V{"loss=0.500000", "reduced_train_loss=0.700000"}));
+  EXPECT_EQ(names("reduced_train_loss=0.7, lr=0.1"), (V{"loss=0.700000", "learning_rate=0.100000"}));
+  EXPECT_EQ(names("Epoch 3 | loss train: 2.846, val: 2.861"),
+            (V{"epoch=3.000000", "loss=2.846000", "val=2.861000"}));
+  EXPECT_EQ(names("Loss is 0.25. Current learning rate is 0.5."),
+            (V{"loss=0.250000", "learning_rate=0.500000"}));
+  // Digits inside a word of a multi-word key keep it apart from "loss".
+  EXPECT_EQ(names("lm loss: 2.0 | mtp_1 loss: 3.0"), (V{"loss=2.000000", "mtp_1_loss=3.000000"}));
+  // "train_step" is not the run's step, "val_lr" not a qualified LR.
+  EXPECT_EQ(names("train_step: 5, val_lr: 0.1, loss: 1.0"),
+            (V{"train_step=5.000000", "val_lr=0.100000", "loss=1.000000"}));
+}
+
+// "key:value" without a space is a pair only for a key that names a metric.
+TEST(Extract, TightColonPairs) {
+  EXPECT_EQ(Render("Epoch:[0/19](100/24681) loss:5.251 lr:0.00020000 epoch_Time:98.0min:"),
+            (V{R"("metric": "epoch", "value": 0})", R"("metric": "loss", "value": 5.251})",
+               R"("metric": "learning_rate", "value": 0.0002})"}));
+  EXPECT_EQ(Render("connecting to host:8080 on cuda:0 at 10:00"), V{});
+  EXPECT_EQ(Render("Step 4 | loss:1.12 lr:2e-05"),
+            (V{R"("metric": "step", "value": 4, "step": 4})",
+               R"("metric": "loss", "value": 1.12, "step": 4})",
+               R"("metric": "learning_rate", "value": 2e-05, "step": 4})"}));
+}
+
+// A value with its running average in parentheses, in tab or comma cells;
+// a message that is only a name and a number.
+TEST(Extract, AveragedCellsAndBareMessages) {
+  EXPECT_EQ(Render("Epoch: [3][ 20/500]\tTime  0.7 ( 0.8)\tLoss 2.5e+00 (1.5e+00)"),
+            (V{R"("metric": "epoch", "value": 3})", R"("metric": "Time", "value": 0.7})",
+               R"("metric": "loss", "value": 2.5})"}));
+  EXPECT_EQ(Render("step 7: train loss 4.5 (took 2141 ms)"),
+            (V{R"("metric": "step", "value": 7, "step": 7})",
+               R"("metric": "loss", "value": 4.5, "step": 7})"}));
+  EXPECT_EQ(Render("2024-01-02 10:00:00.123456: train_loss 0.7088"),
+            (V{R"("metric": "loss", "value": 0.7088})"}));
+  EXPECT_EQ(Render("LR 0.000100"), (V{R"("metric": "learning_rate", "value": 0.0001})"}));
+  EXPECT_EQ(Render("scheduler - Changing lr from 1 to 0.8"),
+            (V{R"("metric": "learning_rate", "value": 0.8})"}));
+  EXPECT_EQ(Render("using pin_memory on device 0"), V{});
+  EXPECT_EQ(Render("Saved 12 checkpoints to disk 42"), V{});
+  // A pair is complete before a cell with no separator.
+  EXPECT_EQ(Render("Epoch 31/300 200/1000 loss: 0.2830 time 1.49s"),
+            (V{R"("metric": "epoch", "value": 31})", R"("metric": "loss", "value": 0.283})"}));
+}
+
+// A loss after a validation or test phase word is not the training loss.
+TEST(Extract, PhaseWordsRenameTheLoss) {
+  EXPECT_EQ(Render("| epoch 005 | valid on 'valid' subset  1000 / 1311 loss=2.72"),
+            (V{R"("metric": "epoch", "value": 5})", R"("metric": "valid_loss", "value": 2.72})"}));
+  EXPECT_EQ(Render("Eval: step=10 loss=0.5"),
+            (V{R"("metric": "step", "value": 10, "step": 10})",
+               R"("metric": "eval_loss", "value": 0.5, "step": 10})"}));
+  // Not a phase: part of a path or a key, or taken back by "train".
+  EXPECT_EQ(Render("data=/data/test/x.bin loss=0.5"), (V{R"("metric": "loss", "value": 0.5})"}));
+  EXPECT_EQ(Render("after val, train: loss=0.5"), (V{R"("metric": "loss", "value": 0.5})"}));
+}
+
 TEST(Extract, NanoGpt) {
   EXPECT_EQ(Render("iter 100: loss 2.3456, time 123.45ms, mfu 12.34%"),
             (V{R"("metric": "step", "value": 100, "step": 100})",
@@ -225,12 +299,12 @@ TEST(Extract, NanoGpt) {
                R"("metric": "mfu", "value": 12.34, "step": 100})"}));
   EXPECT_EQ(Render("step 500: train loss 1.8000, val loss 1.9000"),
             (V{R"("metric": "step", "value": 500, "step": 500})",
-               R"("metric": "train_loss", "value": 1.8, "step": 500})",
+               R"("metric": "loss", "value": 1.8, "step": 500})",
                R"("metric": "val_loss", "value": 1.9, "step": 500})"}));
   EXPECT_EQ(Render("step    1/74 | train loss 11.0121 | norm 15.4278 | lr 1.00e-04 | 1063.35 ms | "
                    "27.9% bf16 MFU | 15424 tok/s"),
             (V{R"("metric": "step", "value": 1, "step": 1})",
-               R"("metric": "train_loss", "value": 11.0121, "step": 1})",
+               R"("metric": "loss", "value": 11.0121, "step": 1})",
                R"("metric": "norm", "value": 15.4278, "step": 1})",
                R"("metric": "learning_rate", "value": 0.0001, "step": 1})",
                R"("metric": "tokens_per_second", "value": 15424, "step": 1})"}));
