@@ -1,5 +1,6 @@
 #include "parse/training/log_events.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/json_writer.h"
@@ -87,8 +88,11 @@ bool SplitException(std::string_view line, std::string_view* name, std::string_v
     ++i;
   }
   if (i == 0 || !(IsAlpha(line[0]) || line[0] == '_')) return false;
-  if (i < line.size() && line[i] != ':') return false;
   std::string_view n = line.substr(0, i);
+  // TensorFlow 1: "ResourceExhaustedError (see above for traceback): OOM ...".
+  constexpr std::string_view kSeeAbove = " (see above for traceback)";
+  if (line.substr(i, kSeeAbove.size()) == kSeeAbove) i += kSeeAbove.size();
+  if (i < line.size() && line[i] != ':') return false;
   if (strict && !(n.ends_with("Error") || n.ends_with("Exception") || n.ends_with("Interrupt") ||
                   n.ends_with("Warning") || n.ends_with("Exit"))) {
     return false;
@@ -665,6 +669,7 @@ std::optional<Event> CompletedRule(const std::vector<Line>& lines) {
                     tt + 14 < s.size() && IsDigit(s[tt + 14]) &&
                     s.substr(tt + 14).find(':') != std::string_view::npos;
     bool done = duration || Has(s, "Training completed. Do not forget to share your model") ||
+                (Has(s, "Trial ") && Has(s, " completed training after ")) ||  // Ray Tune
                 (Has(s, "`Trainer.fit` stopped: `max_") && Has(s, "` reached")) ||
                 Has(s, " epochs completed in ");
     if (!done && FindNoCase(s, "epoch") == std::string_view::npos) {
@@ -912,6 +917,14 @@ std::optional<Event> LogEventDetector::Specific(const std::vector<Line>& lines,
   if (auto ev = CudaOomRule(lines)) return once(std::move(ev), "");
   if (auto ev = DataloaderRule(lines)) {
     std::string key = pid_key(*ev);
+    // "... is killed by signal: Segmentation fault.": the worker crashed.
+    const EventDetail* signal = ev->Find("signal");
+    if (signal != nullptr && signal->value == "Segmentation fault") {
+      Event cause = MakeEvent(EventKind::kSegfault, *FindLine(lines, {"DataLoader worker (pid"}));
+      if (const EventDetail* pid = ev->Find("pid")) cause.AddNumberText("pid", pid->value);
+      cause.AddString("message", "DataLoader worker killed by signal: Segmentation fault");
+      if (!Repeats(cause, key)) extra->push_back(std::move(cause));
+    }
     return once(std::move(ev), key);
   }
   if (auto ev = NcclErrorRule(lines)) {
@@ -960,6 +973,12 @@ std::vector<Event> LogEventDetector::Detect(std::string_view record, int64_t fir
   if (!frames_before && !MayHaveEvent(record)) return out;
   const std::vector<Line> lines = SplitRecord(record, first_line);
   if (!frames_before) open_frame_.clear(), open_frame_is_user_ = false;
+  // A frame's source line and Python 3.11's "^^^^" marks under it, or a
+  // blank line, as records of their own: the frames go on.
+  bool continues = frames_before && std::all_of(lines.begin(), lines.end(), [](const Line& l) {
+                     return l.body.empty() || IsSpace(l.body[0]);
+                   });
+  if (continues) last_frame_line_ = lines.back().number;
   for (const Line& l : lines) {
     Frame f;
     if (!ParseFrame(l.body, &f)) continue;

@@ -37,16 +37,26 @@ void SegmentParser::Parse(std::vector<MetricSample>* out) {
   ScanHeads();
   ScanPairs();
   if (head_colon_ != std::string_view::npos && tqdm_begin_ == std::string_view::npos) {
-    ScanCells(s_.substr(head_colon_ + 1), head_colon_ + 1, ',');
+    ScanCells(s_.substr(head_colon_ + 1), head_colon_ + 1, ",");
   }
   if (tqdm_begin_ == std::string_view::npos && line_.pipes &&
       (whole_ || std::count(s_.begin(), s_.end(), '|') >= 2)) {
-    ScanCells(s_, 0, '|');
+    ScanCells(s_, 0, "|");
   }
   // Cells between tabs: PyTorch's ImageNet example, "Time  0.738 ( 0.738)\tLoss ...".
   if (tqdm_begin_ == std::string_view::npos && s_.find('\t') != std::string_view::npos) {
-    ScanCells(s_, 0, '\t');
+    ScanCells(s_, 0, "\t");
   }
+  // A box drawn with U+2502 (Ray's result tables: "│ loss    0.6204 │").
+  constexpr std::string_view kBoxBar = "\xe2\x94\x82";
+  if (tqdm_begin_ == std::string_view::npos && s_.find(kBoxBar) != std::string_view::npos) {
+    ScanCells(s_, 0, kBoxBar);
+  }
+  bool pairs = std::any_of(found_.begin(), found_.begin() + static_cast<std::ptrdiff_t>(count_),
+                           [](const Candidate& c) {
+                             return c.source == Source::kPair || c.source == Source::kCell;
+                           });
+  if (!pairs && tqdm_begin_ == std::string_view::npos) ScanWordRuns();
   if (count_ == 0) ScanMessageTail();
   Finish(out);
 }
@@ -342,7 +352,11 @@ bool MayHoldMetric(std::string_view line, bool table_rows) {
   }
   // YOLO's "all 128 929 ..."; a message that ends in a number may be a
   // name and its value ("LR 0.000100", "Changing lr from 1 to 0.8").
-  if (!sep) return (table_rows && digit) || EndsInNumber(line);
+  // A row of a box drawn with U+2502 ("│ loss    0.6204 │", Ray).
+  if (!sep) {
+    return (table_rows && digit) || EndsInNumber(line) ||
+           (digit && line.find("\xe2\x94\x82") != std::string_view::npos);
+  }
   if (digit) return true;
   for (size_t k = 0; k + 3 <= line.size(); ++k) {
     char c = Lower(line[k]);

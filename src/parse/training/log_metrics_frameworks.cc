@@ -151,6 +151,16 @@ bool SegmentParser::CellPair(std::string_view cell, size_t offset) {
   size_t words = 1;
   for (char c : head) {
     if (c == ' ') ++words;
+  }
+  return KeyedCell(head, words, offset + lead + last_space + 1, v);
+}
+
+bool SegmentParser::KeyedCell(std::string_view head, size_t words, size_t value_pos, double v) {
+  // A bracketed name: "[Loss] 51566519.44" (a loguru format).
+  if (head.size() > 2 && head.front() == '[' && head.back() == ']' && words == 1) {
+    head = head.substr(1, head.size() - 2);
+  }
+  for (char c : head) {
     if (!IsKeyChar(c) && c != ' ') return false;
   }
   if (head.empty() || !IsAlpha(head[0]) || words > 2) return false;
@@ -159,16 +169,35 @@ bool SegmentParser::CellPair(std::string_view cell, size_t offset) {
   AppendNormalized(arena_, key.off, head, false);
   key.len = arena_->size() - key.off;
   key.multi_word = words > 1;
-  return AddKeyed(offset + lead + last_space + 1, key, v, Source::kCell);
+  return AddKeyed(value_pos, key, v, Source::kCell);
 }
 
-void SegmentParser::ScanCells(std::string_view region, size_t offset, char delim) {
+void SegmentParser::ScanCells(std::string_view region, size_t offset, std::string_view delim) {
+  // Two cells with text, a name and a number, make a row of a two-column
+  // table (Stable-Baselines3's "|    loss                 | 0.0227     |").
+  std::string_view texts[2];
+  size_t text_pos[2] = {0, 0}, texts_seen = 0;
   size_t b = 0;
   while (b <= region.size() && !Full()) {
     size_t e = region.find(delim, b);
     if (e == std::string_view::npos) e = region.size();
-    CellPair(region.substr(b, e - b), offset + b);
-    b = e + 1;
+    std::string_view cell = region.substr(b, e - b);
+    CellPair(cell, offset + b);
+    std::string_view t = Trim(cell);
+    if (!t.empty()) {
+      if (texts_seen < 2) {
+        texts[texts_seen] = t;
+        text_pos[texts_seen] = offset + static_cast<size_t>(t.data() - region.data());
+      }
+      ++texts_seen;
+    }
+    b = e + delim.size();
+  }
+  double v;
+  size_t end;
+  if (texts_seen == 2 && ParseNumber(texts[1], 0, &v, &end) && end == texts[1].size() &&
+      texts[0].find(' ') == std::string_view::npos) {
+    KeyedCell(texts[0], 1, text_pos[1], v);
   }
 }
 
@@ -297,6 +326,61 @@ void SegmentParser::ScanMMEngine() {
   if (!bracket(&iter, &iter_pos, &fraction) || !fraction || !train) return;
   Candidate* step = Add(iter_pos, "step", static_cast<double>(iter), Source::kFormat);
   if (step != nullptr) step->is_step = true;
+}
+
+// Names and numbers side by side with only spaces between, as hand-written
+// loops print them: TensorFlow's tutorials' "Epoch 1 Batch 50 Loss 8.7892
+// Accuracy 0.0123", "step 100 loss 2.34 lr 1e-4", "Iter 100/1000, loss 2.3,
+// lr 0.01". Read only when one of the names is a training metric's (prose
+// has numbers after words too: "Saved 12 files"), and only names that look
+// like a metric's are kept.
+void SegmentParser::ScanWordRuns() {
+  std::string_view s = s_;
+  struct Pair {
+    std::string_view key;
+    size_t value_pos;
+    double value;
+  };
+  std::array<Pair, 16> pairs;
+  size_t n = 0;
+  bool training_metric = false;
+  std::string_view prev;  // the token before
+  for (size_t i = 0; i < s.size() && n < pairs.size();) {
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    size_t b = i;
+    while (i < s.size() && !IsSpace(s[i])) ++i;
+    std::string_view tok = s.substr(b, i - b);
+    if (tok.empty()) break;
+    std::string_view number = tok;
+    if (number.back() == ',' || number.back() == ';') number.remove_suffix(1);
+    double v;
+    size_t end;
+    bool key_before = !prev.empty() && IsAlpha(prev[0]) &&
+                      std::all_of(prev.begin(), prev.end(), IsWordChar);
+    if (key_before && !number.empty() && (IsDigit(number[0]) || number[0] == '-') &&
+        ParseNumber(number, 0, &v, &end) && end == number.size()) {
+      char buf[kMaxNameLen];
+      std::string_view lower;
+      uint8_t rank;
+      if (LowerKey(prev, buf, &lower)) {
+        std::string_view c = CanonicalOfLower(lower, &rank);
+        training_metric |= c == "loss" || c == "learning_rate" || c == "grad_norm";
+      }
+      pairs[n++] = {prev, b, v};
+    }
+    prev = tok;
+  }
+  if (!training_metric) return;
+  for (size_t k = 0; k < n; ++k) {
+    Key key;
+    key.in_line = true;
+    key.off = static_cast<size_t>(pairs[k].key.data() - s.data());
+    key.len = pairs[k].key.size();
+    size_t before = count_;
+    if (!AddKeyed(pairs[k].value_pos, key, pairs[k].value, Source::kCell)) continue;
+    Candidate& c = found_[before];
+    if (!c.metric_looking && !c.is_step && Name(c) != "epoch") --count_;
+  }
 }
 
 // A message that is only a metric's name and its value, after whatever

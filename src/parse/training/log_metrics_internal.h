@@ -343,10 +343,13 @@ class SegmentParser {
   // every word that may be a counter, so it is forced in.
   void ScanHeads();
   [[gnu::always_inline]] inline size_t ReadHead(size_t i, size_t first_text);
-  void ScanCells(std::string_view region, size_t offset, char delim);
+  void ScanCells(std::string_view region, size_t offset, std::string_view delim);
+  // A cell's name and its value at value_pos (CellPair, two-column rows).
+  bool KeyedCell(std::string_view head, size_t words, size_t value_pos, double v);
   inline bool CellPair(std::string_view cell, size_t offset);
   void ScanMMEngine();
   void ScanMessageTail();
+  void ScanWordRuns();
   bool ScanYolo(std::string_view text, size_t offset, bool* training_row);
   // log_metrics_progress.cc
   void ScanTqdm();

@@ -4,6 +4,7 @@
 // format look like a metric's, and the extractor's memo of what it worked
 // out about the keys it saw lately. Separate from the scanners because it
 // says what a key means, not where one is written.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -151,7 +152,9 @@ constexpr Alias kSecondNames[] = {
     {"total_loss", "loss"}, {"lm_loss", "loss"},  {"closs", "loss"},
     {"step_loss", "loss"},  {"loss_total", "loss"}, {"global_grad_norm", "grad_norm"},
     {"grad_norm_total", "grad_norm"},
+    {"lr_0", "learning_rate"},  // the first parameter group's (ESPnet)
 };
+
 
 // Words before a name that qualify it as the training one or the current
 // value ("train_loss", "train/lr", "Train Loss", "current learning rate",

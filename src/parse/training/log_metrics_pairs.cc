@@ -168,7 +168,7 @@ bool ValueEnds(std::string_view s, size_t j) {
   if (j >= s.size()) return true;
   char c = s[j];
   if (c == ',') return !(j + 1 < s.size() && IsDigit(s[j + 1]));  // "10,000"
-  if (c == ';' || c == '|' || c == ')' || c == ']' || c == '}') return true;
+  if (c == ';' || c == '|' || c == ')' || c == ']' || c == '}' || c == '>') return true;
   if (c == '/') return j + 1 < s.size() && IsAlpha(s[j + 1]);   // "epoch=0/micro_step=1"
   if (c == ':') return j + 1 >= s.size() || IsSpace(s[j + 1]);  // tqdm "desc: 42%"
   if (!IsSpace(c)) return false;
@@ -188,16 +188,31 @@ bool ValueEnds(std::string_view s, size_t j) {
 // *at: where the number itself starts (inside "[...]" or "tensor(").
 bool ValueAt(std::string_view s, size_t i, double* v, size_t* at, size_t* end) {
   *at = i;
-  if (i < s.size() && s[i] == '[') {
+  // A JSON string holding a number (fairseq's json log: "loss": "3.097").
+  if (i < s.size() && s[i] == '"' && i > 0) {
+    size_t e;
+    if (!ParseNumber(s, i + 1, v, &e) || e >= s.size() || s[e] != '"') return false;
+    *at = i + 1;
+    *end = e + 1;
+    return ValueEnds(s, *end);
+  }
+  // A list's or a tuple's first element: DeepSpeed's lr per group
+  // "[0.0001]", BasicSR's "lr:(2.000e-04,)".
+  if (i < s.size() && (s[i] == '[' || s[i] == '(')) {
+    const char close_char = s[i] == '[' ? ']' : ')';
     size_t j = i + 1;
     while (j < s.size() && IsSpace(s[j])) ++j;
     *at = j;
     size_t e;
     if (!ParseNumber(s, j, v, &e)) return false;
-    size_t close = s.substr(0, std::min(s.size(), e + 256)).find(']', e);
+    size_t close = s.substr(0, std::min(s.size(), e + 256)).find(close_char, e);
     if (close == std::string_view::npos) return false;
     for (size_t k = e; k < close; ++k) {
       if (s[k] == '[' || s[k] == '(') return false;
+    }
+    // A tuple has a comma: "(0.5)" is an aside, not a value.
+    if (close_char == ')' && s.substr(e, close - e).find(',') == std::string_view::npos) {
+      return false;
     }
     *end = close + 1;
     return ValueEnds(s, *end);

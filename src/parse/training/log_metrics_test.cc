@@ -279,6 +279,43 @@ TEST(Extract, AveragedCellsAndBareMessages) {
             (V{R"("metric": "epoch", "value": 31})", R"("metric": "loss", "value": 0.283})"}));
 }
 
+// Names and numbers with only spaces between, read when one is a training
+// metric's; table rows of a name and a number; values in tuples, quotes and
+// angle brackets.
+TEST(Extract, WordRunsTablesAndWrappedValues) {
+  EXPECT_EQ(Render("Epoch 2 Batch 50 Loss 8.7892 Accuracy 0.0123"),
+            (V{R"("metric": "epoch", "value": 2})", R"("metric": "loss", "value": 8.7892})",
+               R"("metric": "Accuracy", "value": 0.0123})"}));
+  EXPECT_EQ(Render("Iter 100/1000, loss 2.3, lr 0.01"),
+            (V{R"("metric": "step", "value": 100, "step": 100})",
+               R"("metric": "loss", "value": 2.3, "step": 100})",
+               R"("metric": "learning_rate", "value": 0.01, "step": 100})"}));
+  EXPECT_EQ(Render("Saved 12 files to disk 3 times"), V{});
+  EXPECT_EQ(Render("|    learning_rate        | 0.0003     |"),
+            (V{R"("metric": "learning_rate", "value": 0.0003})"}));
+  EXPECT_EQ(Render("|    total_timesteps      | 9000       |"), V{});  // no metric name
+  EXPECT_EQ(Render("\xe2\x94\x82 loss                 0.6204 \xe2\x94\x82"),
+            (V{R"("metric": "loss", "value": 0.6204})"}));
+  EXPECT_EQ(Render("I | [Loss] 2.5 | [exp] ./exp/a | [step]    89 |"),
+            (V{R"("metric": "loss", "value": 2.5, "step": 89})",
+               R"("metric": "step", "value": 89, "step": 89})"}));
+  EXPECT_EQ(Render("INFO: [net][epoch:  8, iter:     500, lr:(2.000e-04,)] l_pix: 0.1"),
+            (V{R"("metric": "epoch", "value": 8, "step": 500})",
+               R"("metric": "step", "value": 500, "step": 500})",
+               R"("metric": "learning_rate", "value": 0.0002, "step": 500})",
+               R"("metric": "l_pix", "value": 0.1, "step": 500})"}));
+  EXPECT_EQ(Render("INFO: <epoch: 86, iter: 107, lr:2.500e-05> psnr: 13.8"),
+            (V{R"("metric": "epoch", "value": 86, "step": 107})",
+               R"("metric": "step", "value": 107, "step": 107})",
+               R"("metric": "learning_rate", "value": 2.5e-05, "step": 107})",
+               R"("metric": "psnr", "value": 13.8, "step": 107})"}));
+  EXPECT_EQ(Render(R"({"epoch": 25, "loss": "3.097", "lr_0": 0.1, "gnorm": "0.194"})"),
+            (V{R"("metric": "epoch", "value": 25})", R"("metric": "loss", "value": 3.097})",
+               R"("metric": "learning_rate", "value": 0.1})", R"("metric": "grad_norm", "value": 0.194})"}));
+  // An aside in parentheses is not a value.
+  EXPECT_EQ(Render("lr: (0.5) warmup"), V{});
+}
+
 // A loss after a validation or test phase word is not the training loss.
 TEST(Extract, PhaseWordsRenameTheLoss) {
   EXPECT_EQ(Render("| epoch 005 | valid on 'valid' subset  1000 / 1311 loss=2.72"),
