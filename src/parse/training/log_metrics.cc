@@ -432,8 +432,72 @@ std::string CanonicalMetricName(std::string_view key) {
   return canonical.empty() ? std::string(key) : std::string(canonical);
 }
 
+bool LogMetricExtractor::JsonRecordMember(std::string_view text) {
+  constexpr size_t kMaxJsonDepth = 16;
+  std::string_view t = Trim(text);
+  if (t.empty()) return false;
+  char first = t.front(), last = t.back();
+  // Outside JSON only a line ending in an opening brace, or opening one it
+  // does not close, starts it; inside,
+  // a line that is no JSON text ends it. The rest of a log costs a few
+  // byte reads a line.
+  if (json_open_.empty()) {
+    if (last != '{' && last != '[' && !(first == '{' && last != '}')) return false;
+  } else if (first != '"' && first != '{' && first != '[' && first != '}' && first != ']' &&
+             !internal::IsDigit(first) && first != '-') {
+    json_open_.clear();
+    json_counter_ = false;
+    return false;
+  }
+  bool member = false;
+  // "{"iter": 120000, ": the object opens, and its first member follows.
+  if (first == '{' && !Trim(t.substr(1)).empty() && Trim(t.substr(1)).front() == '"' &&
+      json_open_.size() < kMaxJsonDepth) {
+    json_open_.push_back('{');
+    json_counter_ = false;
+    t = Trim(t.substr(1));
+    first = '"';
+  }
+  if (first == '"' && !json_open_.empty() && json_open_.back() == '{') {
+    // "key": value at the object's own level, before any container it opens.
+    size_t colon = t.find("\": ");
+    bool records = json_open_.size() >= 2 && json_open_[json_open_.size() - 2] == '[';
+    if (colon != std::string_view::npos && colon > 1) {
+      char buf[internal::kMaxNameLen];
+      std::string_view lower;
+      if (internal::LowerKey(t.substr(1, colon - 1), buf, &lower)) {
+        std::string_view c = internal::CanonicalOfLower(lower);
+        if (c == "step" || c == "epoch") json_counter_ = true;
+      }
+      char v = colon + 3 < t.size() ? t[colon + 3] : '\0';
+      member = (records || (json_open_.size() == 1 && json_counter_)) &&
+               (internal::IsDigit(v) || v == '-' || v == '"');
+    }
+  }
+  bool quoted = false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    char c = t[i];
+    if (c == '\\' && quoted) {
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (!quoted && (c == '{' || c == '[')) {
+      if (json_open_.size() >= kMaxJsonDepth) break;
+      json_open_.push_back(c);
+      if (c == '{') json_counter_ = false;
+    } else if (!quoted && (c == '}' || c == ']') && !json_open_.empty()) {
+      json_open_.pop_back();
+      json_counter_ = false;
+    }
+  }
+  return member;
+}
+
 void LogMetricExtractor::Extract(std::string_view line, std::vector<MetricSample>* out) {
-  if (!MayHoldMetric(line, !val_columns_.empty()) && !internal::TableHeader(line)) return;
+  bool member = JsonRecordMember(line);
+  if (!member && !MayHoldMetric(line, !val_columns_.empty()) && !internal::TableHeader(line)) {
+    return;
+  }
   LineBytes bytes;
   ScanLineBytes(line, &bytes);
   std::string_view text = line;
@@ -444,9 +508,10 @@ void LogMetricExtractor::Extract(std::string_view line, std::vector<MetricSample
   if (!bytes.cr) {
     // One update, the common case: the parser appends straight to *out.
     if (Trim(text).empty()) return;
-    internal::SegmentParser(text, bytes, !bytes.controls, &names_, &key_memo_, &train_columns_,
-                            &val_columns_)
-        .Parse(out);
+    internal::SegmentParser parser(text, bytes, !bytes.controls, &names_, &key_memo_,
+                                   &train_columns_, &val_columns_);
+    if (member) parser.MarkRecordMember();
+    parser.Parse(out);
     return;
   }
   // Several updates: each is parsed into *out, then what repeats a sample of

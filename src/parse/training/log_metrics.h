@@ -47,6 +47,14 @@ class LogMetricExtractor {
   // The keys seen lately with what the parser worked out about them
   // (canonical name, blocked, metric-looking), packed; see KeyFactsOf.
   std::vector<std::pair<std::string, uint8_t>> key_memo_;
+  // Pretty-printed JSON across lines (a trainer_state.json, detectron's
+  // json_stats): the open containers ('{', '[') and whether the innermost
+  // object has shown a step or epoch. Bounded (kMaxJsonDepth).
+  std::string json_open_;
+  bool json_counter_ = false;
+  // Whether `text` is a member line ("key": number,) of an object that is
+  // a record of training metrics; updates the containers from the line.
+  bool JsonRecordMember(std::string_view text);
 };
 
 // One sample as `vigil inspect-log` prints it, without a newline:

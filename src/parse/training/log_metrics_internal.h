@@ -292,6 +292,9 @@ class SegmentParser {
   }
 
   void Parse(std::vector<MetricSample>* out);
+  // The segment is a member line of a multi-line JSON record (the
+  // extractor tracks the containers): its pair needs no gate.
+  void MarkRecordMember() { structured_ = true; }
 
  private:
   bool Full() const { return count_ >= kMaxSamplesPerSegment; }

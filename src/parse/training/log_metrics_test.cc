@@ -316,6 +316,35 @@ TEST(Extract, WordRunsTablesAndWrappedValues) {
   EXPECT_EQ(Render("lr: (0.5) warmup"), V{});
 }
 
+// Pretty-printed JSON: members of a record (an object in an array, or an
+// object that has shown a step) are read one per line; a configuration
+// object's are not.
+TEST(Extract, PrettyPrintedJsonRecords) {
+  auto lines = [](std::vector<std::string_view> text) {
+    LogMetricExtractor x;
+    std::vector<std::string> out;
+    for (std::string_view l : text) {
+      for (const std::string& r : Render(&x, l)) out.push_back(r);
+    }
+    return out;
+  };
+  EXPECT_EQ(lines({"{", "  \"log_history\": [", "    {", "      \"epoch\": 0.05,",
+                   "      \"learning_rate\": 0.0002,", "      \"loss\": 1.1005,",
+                   "      \"step\": 10", "    }", "  ]", "}"}),
+            (V{R"("metric": "epoch", "value": 0.05})",
+               R"("metric": "learning_rate", "value": 0.0002})",
+               R"("metric": "loss", "value": 1.1005})", R"("metric": "step", "value": 10, "step": 10})"}));
+  EXPECT_EQ(lines({"{\"iter\": 120000, ", "  \"loss\": 0.56, ", "  \"lr\": 0.01}"}),
+            (V{R"("metric": "step", "value": 120000, "step": 120000})",
+               R"("metric": "loss", "value": 0.56})", R"("metric": "learning_rate", "value": 0.01})"}));
+  // A configuration dump: no step before its rate, or nested in another object.
+  EXPECT_EQ(lines({"{", "  \"learning_rate\": 5e-05,", "  \"optimizer\": {",
+                   "    \"lr\": 0.001,", "  }", "}"}),
+            V{});
+  // Text that is not JSON closes what was open.
+  EXPECT_EQ(lines({"config = {", "INFO starting", "  \"loss\": 1.0,"}), V{});
+}
+
 // A loss after a validation or test phase word is not the training loss.
 TEST(Extract, PhaseWordsRenameTheLoss) {
   EXPECT_EQ(Render("| epoch 005 | valid on 'valid' subset  1000 / 1311 loss=2.72"),
