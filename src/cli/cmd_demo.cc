@@ -1,7 +1,8 @@
 // `vigil demo`: the whole product without a GPU. Writes the embedded fake
-// NVML library and its scenario into the demo's own home, points the NVML
-// loader at them (the same dlopen path a real driver takes), and runs
-// `vigil up --foreground` there.
+// NVML library and its scenario into the demo's own home, starts the demo's
+// training job (a real process, demo_log.h) and gives its pid to the
+// simulated GPUs, points the NVML loader at them (the same dlopen path a
+// real driver takes), and runs `vigil up --foreground` there.
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -24,17 +25,19 @@ int RunDemo(const DemoFlags& flags) {
   std::string scenario = dir + "/h100x8.scenario";
   Status st = env->CreateDirs(dir);
   if (st.ok()) st = env->WriteFileAtomic(lib, DemoNvmlLibrary());
-  if (st.ok()) st = env->WriteFileAtomic(scenario, DemoScenario());
   if (st.ok() && ::chmod(lib.c_str(), 0755) != 0) st = ErrnoStatus("chmod", lib, errno);
   if (!st.ok()) {
     std::fprintf(stderr, "vigil demo: cannot prepare %s: %s\n", dir.c_str(), st.ToString().c_str());
     return 1;
   }
-  // The simulated job's log goes where `vigil run` records output, so log
-  // discovery finds it as job "train" with no configuration.
-  std::string spool = HomePaths{home}.run_spool_dir();
-  if (st.ok()) st = env->CreateDirs(spool);
-  if (st.ok()) st = StartDemoTrainingLog(spool + "/train.demo.log");
+  // A real job process, so everything that finds jobs finds it; the
+  // simulated GPUs run its pid, so the Jobs page shows them as its GPUs.
+  Result<int> job = StartDemoJob(home);
+  if (!job.ok()) {
+    std::fprintf(stderr, "vigil demo: %s\n", job.status().ToString().c_str());
+    return 1;
+  }
+  st = env->WriteFileAtomic(scenario, DemoScenarioFor(*job));
   if (!st.ok()) {
     std::fprintf(stderr, "vigil demo: cannot prepare %s: %s\n", dir.c_str(), st.ToString().c_str());
     return 1;

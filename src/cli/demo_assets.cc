@@ -30,4 +30,16 @@ std::string_view DemoScenario() {
           static_cast<size_t>(vigil_demo_scenario_end - vigil_demo_scenario_start)};
 }
 
+std::string DemoScenarioFor(int pid) {
+  // The scenario's job is a torchrun worker per GPU at pids 4100..4107; the
+  // demo's is one process on all eight.
+  constexpr std::string_view kWorkers = "pid 4100 pid_step 1";
+  std::string s(DemoScenario());
+  size_t at = s.find(kWorkers);
+  if (at != std::string::npos) {
+    s.replace(at, kWorkers.size(), "pid " + std::to_string(pid) + " pid_step 0");
+  }
+  return s;
+}
+
 }  // namespace vigil::cli

@@ -4,11 +4,15 @@
 // assembler's .incbin, so the binary needs no files beside it.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace vigil::cli {
 
 std::string_view DemoNvmlLibrary();
 std::string_view DemoScenario();
+// The scenario with its training processes replaced by one process, `pid`,
+// on all eight GPUs (the demo's job).
+std::string DemoScenarioFor(int pid);
 
 }  // namespace vigil::cli

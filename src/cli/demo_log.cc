@@ -1,22 +1,23 @@
 #include "cli/demo_log.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
-#include <thread>
+#include <vector>
 
+#include "cli/home.h"
 #include "core/env.h"
+#include "discover/run_records.h"
 
 namespace vigil::cli {
 namespace {
 
 void WriteLoop(std::FILE* f) {
-  // The demo's main thread takes SIGINT/SIGTERM with sigwait(); this thread
-  // must not be the one they are delivered to.
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
   Env* env = Env::Default();
   const int total = 20000;
   std::fprintf(f, "[INFO|trainer.py:2048] ***** Running training *****\n");
@@ -42,6 +43,20 @@ void WriteLoop(std::FILE* f) {
                    "'eval_samples_per_second': 310.6, 'epoch': %.2f}\n",
                    loss + 0.05, 0.62 + 0.3 * progress, 3.0 * progress);
     }
+    // Early events, so a visitor sees some within a minute: an fp16 loss
+    // scale settling during warm-up, a rank's transient NCCL warning.
+    if (step == 24 || step == 60) {
+      std::fprintf(f,
+                   "[2026-12-01 10:00:%02d,123] [INFO] [stage_1_and_2.py:1806:step] [deepspeed] "
+                   "OVERFLOW! Rank 0 Skipping step. Attempted loss scale: %d, reducing to %d\n",
+                   step / 4, step == 24 ? 65536 : 32768, step == 24 ? 32768 : 16384);
+    }
+    if (step == 90) {
+      std::fprintf(f,
+                   "gpu-node-7:2231:2391 [3] NCCL WARN Call to ibv_poll_cq returned 1 "
+                   "(retrying, step %d)\n",
+                   step);
+    }
     if (step % 700 == 0) {
       std::fprintf(f,
                    "WARNING:torch.distributed.elastic: GPU 3 is at 86C, close to its slowdown "
@@ -60,11 +75,54 @@ void WriteLoop(std::FILE* f) {
 
 }  // namespace
 
-Status StartDemoTrainingLog(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "ae");
-  if (f == nullptr) return IoError("cannot open " + path + " for the demo's training log");
-  std::thread(WriteLoop, f).detach();
-  return Status::Ok();
+int RunDemoTraining() {
+  WriteLoop(stdout);
+  return 0;
+}
+
+Result<int> StartDemoJob(const std::string& home) {
+  // The binary's own path, not /proc/self/exe: discovery knows a `vigil
+  // run` wrapper and names its job by the command's argv[0].
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return ErrnoStatus("cannot start the demo job", "/proc/self/exe", errno);
+  std::string self(exe, static_cast<size_t>(n));
+  std::vector<std::string> args = {self, "run", "--home", home, "--name", "train", "--",
+                                   self, "__demo-train"};
+  const int64_t started_ms = Env::Default()->NowMillis();
+  pid_t wrapper = ::fork();
+  if (wrapper < 0) return ErrnoStatus("cannot start the demo job", "fork", errno);
+  if (wrapper == 0) {
+    // The job ends with the demo: SIGTERM when this process dies, which
+    // `vigil run` forwards to the trainer. Output goes to a file: the
+    // terminal is the demo's.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+      ::dup2(null, 0);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+    }
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(self.c_str(), argv.data());
+    ::_exit(127);
+  }
+  // The trainer's pid is in its run record, written as it starts.
+  Env* env = Env::Default();
+  for (int waited = 0; waited < 5000; waited += 50) {
+    for (const discover::RunRecord& r : discover::ReadRunRecords(HomePaths{home}.run_spool_dir())) {
+      if (r.name == "train" && r.pid > 0 && !r.ended && r.started_ms >= started_ms - 1000) {
+        return r.pid;
+      }
+    }
+    int status;
+    if (::waitpid(wrapper, &status, WNOHANG) == wrapper) break;
+    env->SleepMillis(50);
+  }
+  return IoError("the demo job did not start (no run record in " +
+                 HomePaths{home}.run_spool_dir() + ")");
 }
 
 }  // namespace vigil::cli

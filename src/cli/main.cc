@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
+#include "cli/demo_log.h"
 #include "cli/subcommands.h"
 
 int main(int argc, char** argv) {
@@ -23,6 +24,8 @@ int main(int argc, char** argv) {
     rl.rlim_cur = std::min<rlim_t>(rl.rlim_max, 65536);
     ::setrlimit(RLIMIT_NOFILE, &rl);
   }
+  // The demo's simulated training job (cmd_demo.cc), not for users.
+  if (argc == 2 && std::string_view(argv[1]) == "__demo-train") return RunDemoTraining();
   if (argc >= 2 && std::string_view(argv[1]) == "run") {
     auto run = ParseRunArgs(argc - 2, argv + 2);
     if (!run.ok()) {

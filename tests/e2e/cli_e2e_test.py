@@ -83,8 +83,9 @@ class VigilE2E(unittest.TestCase):
         deadline = time.time() + timeout
         while time.time() < deadline:
             try:
-                if predicate():
-                    return
+                result = predicate()
+                if result:
+                    return result
             except (OSError, ValueError, KeyError):
                 pass
             time.sleep(0.25)
@@ -220,10 +221,27 @@ class VigilE2E(unittest.TestCase):
             self.assertIn("<html", page.lower())
             _, body = get(url + "/api/v1/query?query=count(DCGM_FI_DEV_GPU_UTIL)")
             self.assertEqual(json.loads(body)["data"]["result"][0]["value"][1], "8")
+
+            # The Jobs page's data: the demo's job, running on all eight GPUs,
+            # with its loss curve and an event from its log.
+            def demo_job():
+                jobs = json.loads(get(url + "/api/v1/jobs")[1])["data"]["jobs"]
+                mine = [j for j in jobs if j["name"] == "train" and j["state"] == "running" and
+                        any("__demo-train" in q["cmdline"] for q in j["processes"])]
+                return mine[0] if mine and len(mine[0]["gpus"]) == 8 and mine[0]["events"] else None
+            job = self.wait_for(demo_job, timeout=60, what="the demo's job with its GPUs and events")
+            self.assertEqual(sorted(g["gpu"] for g in job["gpus"]), [str(i) for i in range(8)])
+            self.assertIn("loss_overflow", [e["event"] for e in job["events"]])
+            _, body = get(url + '/api/v1/query?query=count(training_loss{job="train"})')
+            self.assertEqual(json.loads(body)["data"]["result"][0]["value"][1], "1")
+            trainer = job["processes"][0]["pid"]
         finally:
             p.terminate()
             out, _ = p.communicate(timeout=30)
         self.assertEqual(p.returncode, 0, out)
+        # The demo's job ends with the demo.
+        self.wait_for(lambda: not os.path.exists(f"/proc/{trainer}"), timeout=10,
+                      what="the demo's job to stop with it")
         self.assertIn("8 simulated NVIDIA H100 GPUs", out)
         self.assertIn(f"Vigil is running at {url}", out)
 
