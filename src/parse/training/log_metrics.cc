@@ -20,6 +20,24 @@
 namespace vigil::parse::training {
 namespace internal {
 
+// Whether `s` holds one of `pairs` (two lower-case letters each, any case
+// in `s`): the gates of the scans that read words. Sixteen bytes at a time;
+// a pair across two blocks is seen through the carried last byte.
+bool LetterPairs(std::string_view s, std::string_view pairs) {
+  uint32_t carry[4] = {0, 0, 0, 0};
+  for (size_t i = 0; i < s.size(); i += 16) {
+    Bytes16 lower = Load16(s, i) | 0x20;
+    size_t width = std::min<size_t>(16, s.size() - i);
+    for (size_t p = 0, k = 0; p + 1 < pairs.size() && k < 4; p += 2, ++k) {
+      uint32_t first = BitMask(lower == pairs[p]);
+      uint32_t second = BitMask(lower == pairs[p + 1]);
+      if ((((first << 1) | carry[k]) & second) != 0) return true;
+      carry[k] = (first >> (width - 1)) & 1;
+    }
+  }
+  return false;
+}
+
 // The scans, one family of forms each, then the gate. A tqdm bar is looked
 // for first: one found turns off the other layouts, and no pair is read
 // inside it.
@@ -34,6 +52,10 @@ void SegmentParser::Parse(std::vector<MetricSample>* out) {
     ScanKeras();
   }
   if (line_.paren) ScanMMEngine();  // all its forms hold a '('
+  // Darknet's lines start with the iteration's number and a ':'.
+  if (size_t f = s_.find_first_not_of(" \t"); f != std::string_view::npos && IsDigit(s_[f])) {
+    ScanDarknet();
+  }
   ScanHeads();
   ScanPairs();
   if (head_colon_ != std::string_view::npos && tqdm_begin_ == std::string_view::npos) {
@@ -44,20 +66,24 @@ void SegmentParser::Parse(std::vector<MetricSample>* out) {
     ScanCells(s_, 0, "|");
   }
   // Cells between tabs: PyTorch's ImageNet example, "Time  0.738 ( 0.738)\tLoss ...".
-  if (tqdm_begin_ == std::string_view::npos && s_.find('\t') != std::string_view::npos) {
+  if (tqdm_begin_ == std::string_view::npos && line_.tab && s_.find('\t') != std::string_view::npos) {
     ScanCells(s_, 0, "\t");
   }
   // A box drawn with U+2502 (Ray's result tables: "│ loss    0.6204 │").
   constexpr std::string_view kBoxBar = "\xe2\x94\x82";
-  if (tqdm_begin_ == std::string_view::npos && s_.find(kBoxBar) != std::string_view::npos) {
+  if (tqdm_begin_ == std::string_view::npos && line_.wide &&
+      s_.find(kBoxBar) != std::string_view::npos) {
     ScanCells(s_, 0, kBoxBar);
   }
+  // The scans of words read only a line that may name a training metric.
   bool pairs = std::any_of(found_.begin(), found_.begin() + static_cast<std::ptrdiff_t>(count_),
                            [](const Candidate& c) {
                              return c.source == Source::kPair || c.source == Source::kCell;
                            });
-  if (!pairs && tqdm_begin_ == std::string_view::npos) ScanWordRuns();
-  if (count_ == 0) ScanMessageTail();
+  if (!pairs && LetterPairs(s_, kMetricPairs)) {
+    if (tqdm_begin_ == std::string_view::npos) ScanWordRuns();
+    if (count_ == 0) ScanMessageTail();
+  }
   Finish(out);
 }
 
@@ -122,7 +148,8 @@ void SegmentParser::Finish(std::vector<MetricSample>* out) {
   if (kept_pairs > 1) KeepBestNamed();
   for (size_t i = 0; i < count_; ++i) {
     Candidate& c = found_[i];
-    if (c.keep && c.fixed_len == 4 && std::string_view(c.fixed, 4) == "loss") {
+    if (c.keep && c.fixed_len == 4 && std::string_view(c.fixed, 4) == "loss" &&
+        LetterPairs(s_.substr(0, c.pos), kPhasePairs)) {
       std::string_view phase = PhaseLossBefore(c.pos);
       if (!phase.empty()) c.SetFixed(phase);
     }
@@ -175,6 +202,13 @@ void SegmentParser::Finish(std::vector<MetricSample>* out) {
 // 0.5". A phase is a word standing alone before the loss ("valid", not
 // "valid_loss" or "/data/test/"), and a "train" after it takes it back.
 std::string_view SegmentParser::PhaseLossBefore(size_t pos) const {
+  // Caffe reports each output blob after the iteration's total:
+  // "Train net output #0: loss = 51.5 (* 1 = 51.5 loss)", "Test net output".
+  std::string_view head = s_.substr(0, std::min(pos, s_.size()));
+  if (head.find(" net output #") != std::string_view::npos) {
+    return head.find("Test net output #") != std::string_view::npos ? "test_loss"
+                                                                     : "output_loss";
+  }
   struct Phase {
     std::string_view word, loss;
   };
@@ -204,6 +238,21 @@ std::string_view SegmentParser::PhaseLossBefore(size_t pos) const {
 }
 
 void SegmentParser::KeepBestNamed() {
+  // Most lines name each metric once: a mask of (length, first byte) of
+  // the canonical names shows that without comparing pairs.
+  uint64_t seen = 0;
+  bool clash = false;
+  for (size_t i = 0; i < count_ && !clash; ++i) {
+    const Candidate& c = found_[i];
+    if (!c.keep || c.fixed_len == 0 || c.is_step) continue;
+    // Distinct for every canonical name (loss, learning_rate, grad_norm, epoch, the rates).
+    uint64_t h = c.fixed_len * 5 + static_cast<uint8_t>(c.fixed[0]) * 3 +
+                 static_cast<uint8_t>(c.fixed[c.fixed_len - 1]);
+    uint64_t bit = uint64_t{1} << (h & 63);
+    clash = (seen & bit) != 0;
+    seen |= bit;
+  }
+  if (!clash) return;
   for (size_t i = 0; i < count_; ++i) {
     Candidate& c = found_[i];
     auto keyed = [](const Candidate& k) {
@@ -252,7 +301,7 @@ using internal::Trim;
 void ScanLineBytes(std::string_view line, LineBytes* b) {
   // The flags are gathered as vectors (re-reading bytes is harmless to
   // them), the '|' count as bits.
-  Bytes16 controls{}, cr{}, paren{}, bracket{};
+  Bytes16 controls{}, cr{}, paren{}, bracket{}, tab{}, wide{};
   uint32_t pipe = 0, pipes = 0;
   size_t block = 0;
   for (size_t i = 0; i < line.size(); i += 16, ++block) {
@@ -274,6 +323,8 @@ void ScanLineBytes(std::string_view line, LineBytes* b) {
     cr |= reinterpret_cast<Bytes16>(v == '\r');
     paren |= reinterpret_cast<Bytes16>(v == '(');
     bracket |= reinterpret_cast<Bytes16>(v == '[');
+    tab |= reinterpret_cast<Bytes16>(v == '\t');
+    wide |= reinterpret_cast<Bytes16>(v >= 0x80);
     uint32_t here = BitMask(v == '|') >> shift;
     if (here != 0) {  // a second '|', in this block or after an earlier one
       pipes |= pipe | (here & (here - 1));
@@ -289,6 +340,8 @@ void ScanLineBytes(std::string_view line, LineBytes* b) {
   b->paren = AnyByte(paren);
   b->bracket = AnyByte(bracket);
   b->pipes = pipes != 0;
+  b->tab = AnyByte(tab);
+  b->wide = AnyByte(wide);
   b->blocks = std::min(block, kMaxBlocks);
 }
 
@@ -465,13 +518,19 @@ bool LogMetricExtractor::JsonRecordMember(std::string_view text) {
     if (colon != std::string_view::npos && colon > 1) {
       char buf[internal::kMaxNameLen];
       std::string_view lower;
-      if (internal::LowerKey(t.substr(1, colon - 1), buf, &lower)) {
-        std::string_view c = internal::CanonicalOfLower(lower);
-        if (c == "step" || c == "epoch") json_counter_ = true;
-      }
       char v = colon + 3 < t.size() ? t[colon + 3] : '\0';
-      member = (records || (json_open_.size() == 1 && json_counter_)) &&
-               (internal::IsDigit(v) || v == '-' || v == '"');
+      bool numeric = internal::IsDigit(v) || v == '-' || v == '"';
+      if (internal::LowerKey(t.substr(1, colon - 1), buf, &lower)) {
+        // A counter, or a loss other than the training loss itself
+        // (ESPnet's "main/loss_ctc"), says the object is a record of a
+        // step; a configuration names settings.
+        std::string_view c = internal::CanonicalOfLower(lower);
+        if (c == "step" || c == "epoch" ||
+            (c.empty() && numeric && lower.find("loss") != std::string_view::npos)) {
+          json_counter_ = true;
+        }
+      }
+      member = (records || (json_open_.size() == 1 && json_counter_)) && numeric;
     }
   }
   bool quoted = false;

@@ -328,6 +328,40 @@ void SegmentParser::ScanMMEngine() {
   if (step != nullptr) step->is_step = true;
 }
 
+// Darknet's (YOLO v2-v4) iteration line: "2267: 0.52, 0.61 avg, 0.001000
+// rate, 3.43 seconds, 145088 images" — the iteration, this batch's loss, its
+// running average and the learning rate, named after the values.
+void SegmentParser::ScanDarknet() {
+  std::string_view s = s_;
+  size_t i = 0;
+  while (i < s.size() && IsSpace(s[i])) ++i;
+  size_t num = i;
+  int64_t n = 0;
+  while (i < s.size() && IsDigit(s[i]) && i - num < 15) n = n * 10 + (s[i++] - '0');
+  if (i == num || s.substr(i, 2) != ": ") return;
+  i += 2;
+  double loss, avg, rate;
+  size_t loss_at = i, end;
+  if (!ParseNumber(s, i, &loss, &end) || s.substr(end, 2) != ", ") return;
+  i = end + 2;
+  size_t avg_at = i;
+  if (!ParseNumber(s, i, &avg, &end) || s.substr(end, 4) != " avg") return;
+  i = end + 4;
+  if (s.substr(i, 5) == " loss") i += 5;  // AlexeyAB's fork
+  if (s.substr(i, 2) != ", ") return;
+  i += 2;
+  size_t rate_at = i;
+  if (!ParseNumber(s, i, &rate, &end) || s.substr(end, 5) != " rate") return;
+  structured_ = true;
+  if (Candidate* step = Add(num, "step", static_cast<double>(n), Source::kFormat)) {
+    step->is_step = true;
+    step->strong = true;
+  }
+  Add(loss_at, "loss", loss, Source::kFormat);
+  Add(avg_at, "avg_loss", avg, Source::kFormat);
+  Add(rate_at, "learning_rate", rate, Source::kFormat);
+}
+
 // Names and numbers side by side with only spaces between, as hand-written
 // loops print them: TensorFlow's tutorials' "Epoch 1 Batch 50 Loss 8.7892
 // Accuracy 0.0123", "step 100 loss 2.34 lr 1e-4", "Iter 100/1000, loss 2.3,

@@ -161,10 +161,20 @@ struct LineBytes {
   bool paren = false;     // MMEngine's "Epoch(train)"
   bool bracket = false;   // tqdm's "[00:21<00:29, 19.61it/s]"
   bool pipes = false;     // two '|' or more: a table
+  bool tab = false;       // cells between tabs
+  bool wide = false;      // a byte >= 0x80: maybe a box drawn with U+2502
   size_t blocks = 0;      // of pair_bits and head_bits
   uint32_t pair_bits[kMaxBlocks];
   uint32_t head_bits[kMaxBlocks];
 };
+
+// The gates of the scans that read words, not separators (log_metrics.cc):
+// letters that begin a training metric's name ("lo"ss, "lr", "le"arning,
+// "no"rm) and a phase's or an output's (e"va"l, "va"lid, t"es"t, Caffe's
+// "net o"ut"put #0"), any case.
+inline constexpr std::string_view kMetricPairs = "lolrleno";
+inline constexpr std::string_view kPhasePairs = "vaesut";
+bool LetterPairs(std::string_view s, std::string_view pairs);
 
 // ---------------------------------------------------------------------------
 // Key names (log_metrics_names.cc).
@@ -329,7 +339,8 @@ class SegmentParser {
   // name, the one whose key names it most directly keeps it; the others go
   // by the names they were written with.
   void KeepBestNamed();
-  // "val_loss", "test_loss", ... when a phase word stands before s_[pos].
+  // "val_loss", "test_loss", ... when a phase word stands before s_[pos];
+  // "output_loss" for one of Caffe's per-output losses.
   std::string_view PhaseLossBefore(size_t pos) const;
 
   // log_metrics_names.cc.
@@ -353,6 +364,7 @@ class SegmentParser {
   void ScanMMEngine();
   void ScanMessageTail();
   void ScanWordRuns();
+  void ScanDarknet();
   bool ScanYolo(std::string_view text, size_t offset, bool* training_row);
   // log_metrics_progress.cc
   void ScanTqdm();

@@ -158,11 +158,12 @@ constexpr Alias kSecondNames[] = {
 
 // Words before a name that qualify it as the training one or the current
 // value ("train_loss", "train/lr", "Train Loss", "current learning rate",
-// NeMo's "reduced_train_loss"); a name that needs them ranks below the
+// NeMo's "reduced_train_loss", ESPnet's reporter "main/loss", XLM's "model
+// LR"); a name that needs them ranks below the
 // bare name, and one that needs two below that. Phases other than training
 // (val_, eval_, test_) are not here: their loss is not the training loss.
-constexpr std::string_view kQualifiers[] = {"train", "training", "current", "cur",
-                                            "curr",  "reduced",  "avg",     "average"};
+constexpr std::string_view kQualifiers[] = {"train", "training", "current", "cur",  "curr",
+                                            "reduced", "avg",    "average", "main", "model"};
 
 std::string_view AliasOf(std::string_view k, const Alias* begin, const Alias* end) {
   for (const Alias* a = begin; a != end; ++a) {

@@ -283,11 +283,18 @@ bool SegmentParser::PairAt(size_t sep) {
   // "loss:8.863 lr:0.0002" (minimind, torchtune) is written without a space;
   // so are "cuda:0", "10:00" and "host:8080": such a pair counts only when
   // its key names a metric.
-  bool tight = false;
+  bool tight = false, padded = false;
+  // "train/loss     : 7.6923": a key padded to a column before its ':'
+  // counts, as a tight pair does, only when it names a metric.
+  size_t key_end = sep;
   if (c == ':') {
     tight = i < s.size() && !IsSpace(s[i]) && !quoted_key;
     if (tight && (sep < 2 || s[sep - 2] == ':')) return false;  // "a::b", IPv6
-    if (sep > 0 && IsSpace(s[sep - 1])) return false;
+    if (sep > 0 && IsSpace(s[sep - 1])) {
+      while (key_end > 0 && IsSpace(s[key_end - 1]) && sep - key_end < 32) --key_end;
+      if (tight || key_end == 0 || !IsKeyChar(s[key_end - 1])) return false;
+      padded = true;
+    }
   }
   size_t spaces = 0;
   while (i < s.size() && IsSpace(s[i]) && spaces < 32) ++i, ++spaces;
@@ -295,7 +302,6 @@ bool SegmentParser::PairAt(size_t sep) {
   double v;
   size_t value_at, end;
   if (!ValueAt(s_, i, &v, &value_at, &end)) return false;
-  size_t key_end = sep;
   if (c == '=') {
     while (key_end > 0 && IsSpace(s[key_end - 1]) && sep - key_end < 64) --key_end;
   }
@@ -303,7 +309,7 @@ bool SegmentParser::PairAt(size_t sep) {
   // logfmt's "a=1 b=2", where the word before is the last value.
   bool allow_words = c == ':' || key_end < sep;
   Key key;
-  if (!KeyBefore(s, key_end, allow_words && !tight, arena_, &key)) return false;
+  if (!KeyBefore(s, key_end, allow_words && !tight && !padded, arena_, &key)) return false;
   if (tight) {
     // A word, not a path or a file name ("Loss.cu:250", "/a/loss.py:12").
     std::string_view written =
@@ -315,7 +321,7 @@ bool SegmentParser::PairAt(size_t sep) {
   }
   size_t before = count_;
   if (!AddKeyed(value_at, key, v, Source::kPair)) return false;
-  if (tight && !found_[before].metric_looking) {
+  if ((tight || padded) && !found_[before].metric_looking) {
     --count_;
     return false;
   }

@@ -345,6 +345,23 @@ TEST(Extract, PrettyPrintedJsonRecords) {
   EXPECT_EQ(lines({"config = {", "INFO starting", "  \"loss\": 1.0,"}), V{});
 }
 
+// Darknet's iteration line names its values after them; Caffe's per-output
+// losses are not the iteration's; a key padded to a column before its ':'.
+TEST(Extract, DarknetCaffeAndPaddedKeys) {
+  EXPECT_EQ(Render(" 2267: 0.52, 0.61 avg, 0.001000 rate, 3.43 seconds, 145088 images"),
+            (V{R"("metric": "step", "value": 2267, "step": 2267})",
+               R"("metric": "loss", "value": 0.52, "step": 2267})",
+               R"("metric": "avg_loss", "value": 0.61, "step": 2267})",
+               R"("metric": "learning_rate", "value": 0.001, "step": 2267})"}));
+  EXPECT_EQ(Render("I0627 solver.cpp:244]     Train net output #0: loss = 51.5 (* 1 = 51.5 loss)"),
+            (V{R"("metric": "output_loss", "value": 51.5})"}));
+  EXPECT_EQ(Render("I0627 solver.cpp:228] Iteration 240, loss = 51.5"),
+            (V{R"("metric": "step", "value": 240, "step": 240})",
+               R"("metric": "loss", "value": 51.5, "step": 240})"}));
+  EXPECT_EQ(Render("train/loss     : 7.6923"), (V{R"("metric": "loss", "value": 7.6923})"}));
+  EXPECT_EQ(Render("  exitcode  : -9 (pid: 1234)"), V{});  // padded, but no metric's name
+}
+
 // A loss after a validation or test phase word is not the training loss.
 TEST(Extract, PhaseWordsRenameTheLoss) {
   EXPECT_EQ(Render("| epoch 005 | valid on 'valid' subset  1000 / 1311 loss=2.72"),
