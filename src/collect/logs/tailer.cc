@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 
+#include "collect/logs/tailer_siblings.h"
 #include "core/strings.h"
 #include "discover/log_sources.h"
 #include "wire/log_batch.h"
@@ -19,6 +20,13 @@ namespace vigil::collect::logs {
 namespace {
 
 constexpr size_t kReadBlock = 64u << 10;
+// The last bytes handed out that a copytruncate's copy must also hold at the
+// same offset: with the head fingerprint, they tell our copy from an older
+// generation's that began with the same bytes (same inode, same birth time).
+constexpr size_t kSeamBytes = 64;
+// How often a truncated generation looks again for a copy that may still be
+// being written or compressed (until rotate_wait_ms after the truncation).
+constexpr int64_t kHuntRetryMs = 100;
 // What a log line typically takes, newline included: sizes a chunk's vector.
 constexpr size_t kTypicalLineBytes = 100;
 
@@ -75,6 +83,16 @@ struct FileTailer::Source {
   int64_t detached_ms = -1;  // >= 0 once rotated away or deleted
   bool force_finish = false;
   bool done = false;
+  // The last bytes handed out: [seam_end - seam.size(), seam_end).
+  std::string seam;
+  uint64_t seam_end = 0;
+  // A truncated generation looking for its copy (fd < 0 until found).
+  bool hunting = false;
+  int64_t hunt_until_ms = 0;
+  int64_t next_hunt_ms = 0;
+  uint64_t short_copy_bytes = 0;  // in candidates shorter than our offset, at the last look
+  uint64_t seen_size = 0;        // the truncated file's size at our last look before it
+  bool is_copy = false;          // reading the copy (fd is another file) of this generation
 
   ~Source() {
     if (fd >= 0) ::close(fd);
@@ -268,6 +286,9 @@ Status FileTailer::Resume(std::vector<SourceCheckpoint> checkpoints) {
   }
   stats_.lost_sources += lost_.size();
   Reopen(checkpoints, matches, now);
+  if (checkpoints.empty() && options_.rotated_since_ms > 0 && !options_.start_at_end) {
+    OpenEarlyRotations(path_exists ? &pst : nullptr, now);
+  }
   if (current_ || !path_exists) return Status::Ok();
   // The file at the path is new to us: rotated while we were down (start at
   // 0), or first seen (start where the options say).
@@ -304,6 +325,44 @@ void FileTailer::Reopen(const std::vector<SourceCheckpoint>& checkpoints,
   // More rotated files than we drain at once: the oldest go at their end.
   for (size_t i = 0; i + options_.max_draining < draining_.size(); ++i) {
     draining_[i]->force_finish = true;
+  }
+}
+
+// A path first seen (no checkpoint) whose writer started at
+// rotated_since_ms: generations it rotated away before we looked are read
+// first, oldest first, as files being drained (each its own source, found
+// again by inode after a restart like any rotated file).
+void FileTailer::OpenEarlyRotations(const struct stat* at_path, int64_t now) {
+  std::vector<RotatedSibling> sibs =
+      ListRotatedSiblings(env_, path_, options_.max_sibling_scan, options_.max_sibling_scan);
+  std::erase_if(sibs, [&](const RotatedSibling& r) {
+    bool is_path = at_path != nullptr && r.dev == static_cast<uint64_t>(at_path->st_dev) &&
+                   r.ino == static_cast<uint64_t>(at_path->st_ino);
+    return is_path || r.mtime_ms < options_.rotated_since_ms;
+  });
+  for (size_t i = 0; i < sibs.size(); ++i) {  // newest first
+    const RotatedSibling& r = sibs[i];
+    Source gone;
+    gone.id.dev = r.dev;
+    gone.id.ino = r.ino;
+    if (i >= options_.max_draining) {
+      ReportLoss(gone, r.size, "rotated before it was first seen, past the " +
+                                   std::to_string(options_.max_draining) +
+                                   " newest read: " + r.path);
+    } else if (r.compressed) {
+      // Its bytes are gone from view; the compressed size is all we know.
+      ReportLoss(gone, 0, "rotated and compressed before it was first seen: " + r.path + " (" +
+                              std::to_string(r.size) + " bytes compressed)");
+    }
+  }
+  for (size_t i = std::min(sibs.size(), options_.max_draining); i-- > 0;) {  // oldest first
+    if (sibs[i].compressed) continue;
+    auto s = OpenSource(sibs[i].path, now);
+    if (!s.ok()) continue;  // moved on since we listed it
+    (*s)->id.generation = NextGeneration((*s)->id.dev, (*s)->id.ino);
+    (*s)->detached_ms = now;
+    draining_.push_back(std::move(s).value());
+    ++stats_.early_rotations_read;
   }
 }
 
@@ -458,6 +517,10 @@ bool Progress(const TailChunk& c) {
 }  // namespace
 
 Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t now, TailChunk* out) {
+  if (s.hunting) {
+    Hunt(s, now, out);
+    if (s.hunting || s.done) return Status::Ok();
+  }
   VIGIL_ASSIGN_OR_RETURN(uint64_t size, FileSizeOf(s));
   int64_t read_ns = env_->NowMillis() * 1000000;
   bool truncated = size < s.read_pos;
@@ -468,7 +531,11 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
   }
   if (truncated) {
     ++stats_.truncations;
-    if (s.fixed) {
+    if (s.fixed && is_current) {
+      // The bytes we had not read yet may be in a copy (copytruncate): the
+      // generation ends once that is found and read, or known lost.
+      StartCopyHunt(s, now);
+    } else if (s.fixed) {
       Header(s, path_, out);
       FlushPartial(s, options_.max_line_bytes, read_ns, &stats_, &out->lines);
       out->end_offset = s.consumed;
@@ -486,8 +553,9 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
     s.id.fp = 0;
     s.id.fp_len = 0;
     s.fixed = s.emitted_any = s.skipping = s.after_partial = false;
-    s.read_pos = s.consumed = s.last_size = 0;
+    s.read_pos = s.consumed = s.last_size = s.seam_end = 0;
     s.pending.clear();
+    s.seam.clear();
     s.last_growth_ms = now;
     return Status::Ok();
   }
@@ -520,6 +588,14 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
     uint64_t before = s.consumed;
     Split(s, buf_, options_.max_line_bytes, read_ns, &stats_, &out->lines);
     stats_.bytes_consumed += s.consumed - before;
+    // buf_ held [read_pos - size, read_pos); keep the bytes just before
+    // `consumed` when they are in it (else the older seam stays true).
+    uint64_t block = s.read_pos - buf_.size();
+    if (s.consumed > block && s.consumed > s.seam_end) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(kSeamBytes, s.consumed - block));
+      s.seam.assign(buf_, static_cast<size_t>(s.consumed - block) - n, n);
+      s.seam_end = s.consumed;
+    }
     budget -= std::min(budget, buf_.size());
     // A line longer than the budget: keep going (bounded by max_line_bytes)
     // rather than return a chunk with no progress.
@@ -539,6 +615,11 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
     s.done = true;
     out->finished_sources.push_back(s.id.SourceId());
     ++stats_.finished_sources;
+    if (s.is_copy && s.seen_size > s.read_pos) {
+      ++stats_.lost_truncations;
+      ReportLoss(s, s.seen_size - s.read_pos,
+                 "copytruncate: written after its copy " + s.path + " was made");
+    }
   }
   out->end_offset = s.consumed;
   out->end_resume = s.resume();
@@ -549,6 +630,206 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
   return Status::Ok();
 }
 
+// The truncated generation, without its file: it drains from its copy once
+// that is found. Its held partial line stays held (the copy has it whole).
+void FileTailer::StartCopyHunt(Source& truncated, int64_t now) {
+  auto h = std::make_unique<Source>();
+  h->path = path_;
+  h->id = truncated.id;
+  h->btime_ns = truncated.btime_ns;
+  h->fixed = true;
+  h->emitted_any = truncated.emitted_any;
+  h->read_pos = truncated.read_pos;
+  h->consumed = truncated.consumed;
+  h->pending = std::move(truncated.pending);
+  h->skipping = truncated.skipping;
+  h->after_partial = truncated.after_partial;
+  h->seam = std::move(truncated.seam);
+  h->seam_end = truncated.seam_end;
+  h->seen_size = std::max(truncated.last_size, truncated.read_pos);
+  h->hunting = true;
+  h->detached_ms = h->last_growth_ms = h->next_hunt_ms = now;
+  h->hunt_until_ms = now + options_.rotate_wait_ms;
+  draining_.push_back(std::move(h));
+  if (draining_.size() > options_.max_draining) draining_.front()->force_finish = true;
+}
+
+void FileTailer::Hunt(Source& s, int64_t now, TailChunk* out) {
+  if (now < s.next_hunt_ms && !s.force_finish) return;
+  std::string why;
+  CopySearch found = FindCopy(s, now, &why);
+  if (found == CopySearch::kFound) {
+    // Read the copy from our offset: the held partial line is in it whole.
+    ++stats_.copies_read;
+    s.hunting = false;
+    s.is_copy = true;
+    s.read_pos = s.consumed;
+    s.pending.clear();
+    s.detached_ms = s.last_growth_ms = now;
+    return;
+  }
+  if (found == CopySearch::kMaybeLater && now < s.hunt_until_ms && !s.force_finish) {
+    s.next_hunt_ms = now + kHuntRetryMs;
+    return;
+  }
+  // No copy: the generation ends here, as a truncation without one does.
+  int64_t read_ns = env_->NowMillis() * 1000000;
+  Header(s, path_, out);
+  FlushPartial(s, options_.max_line_bytes, read_ns, &stats_, &out->lines);
+  out->end_offset = s.consumed;
+  out->end_resume = s.resume();
+  out->finished_sources.push_back(s.id.SourceId());
+  out->first_of_source = !s.emitted_any;
+  s.emitted_any = true;
+  s.done = true;
+  ++stats_.finished_sources;
+  // Bytes we saw but had not read are gone for sure; beyond them nothing is
+  // known (a plain `: > file` after we read everything loses nothing).
+  uint64_t unread = s.seen_size > s.read_pos ? s.seen_size - s.read_pos : 0;
+  if (unread > 0 || !why.empty()) {
+    ++stats_.lost_truncations;
+    ReportLoss(s, unread, "truncated before it was read to its end; " +
+                              (why.empty() ? std::string("no copy found") : why));
+  }
+}
+
+namespace {
+
+enum class CopyCheck { kMatch, kShort, kOther };
+
+// Whether the file `fd` (size `size`) holds the bytes of generation `s`: the
+// same head (hashed with the original's birth time, so a copy made by cp
+// matches), at least up to our offset, and the last bytes we handed out.
+CopyCheck CheckCopy(int fd, uint64_t size, const Source& s, std::string* scratch) {
+  if (size < s.id.fp_len) return CopyCheck::kShort;  // too short to tell yet
+  if (!ReadAt(fd, 0, s.id.fp_len, scratch, s.path).ok() || scratch->size() != s.id.fp_len ||
+      FingerprintBytes(s.btime_ns, *scratch) != s.id.fp) {
+    return CopyCheck::kOther;
+  }
+  if (size < s.consumed) return CopyCheck::kShort;
+  if (s.seam.empty()) return CopyCheck::kMatch;
+  uint64_t from = s.seam_end - s.seam.size();
+  if (!ReadAt(fd, from, s.seam.size(), scratch, s.path).ok() || *scratch != s.seam) {
+    return CopyCheck::kOther;
+  }
+  return CopyCheck::kMatch;
+}
+
+bool IsGzipName(std::string_view name) {
+  return name.size() > 3 && (name.ends_with(".gz") || name.ends_with(".GZ") ||
+                             name.ends_with(".Gz") || name.ends_with(".gZ"));
+}
+
+}  // namespace
+
+// The copy among the path's newest rotated siblings: uncompressed ones first
+// (logrotate compresses the copy after the truncation; while gzip runs both
+// exist), then gzip ones. kMaybeLater: a copy that may still be being
+// written or compressed was seen; look again.
+FileTailer::CopySearch FileTailer::FindCopy(Source& s, int64_t now, std::string* why) {
+  std::vector<RotatedSibling> sibs = ListRotatedSiblings(
+      env_, path_, options_.max_sibling_scan, options_.max_copy_candidates);
+  bool maybe_later = false;
+  uint64_t short_bytes = 0;  // in candidates too short to be the copy yet
+  for (const RotatedSibling& sib : sibs) {
+    if (sib.compressed || (sib.dev == s.id.dev && sib.ino == s.id.ino)) continue;
+    auto opened = OpenSource(sib.path, now);
+    if (!opened.ok()) continue;  // compressed and removed since we listed: tried below
+    auto size = FileSizeOf(**opened);
+    if (!size.ok()) continue;
+    CopyCheck k = CheckCopy((*opened)->fd, *size, s, &buf_);
+    if (k == CopyCheck::kShort) short_bytes += *size;
+    if (k != CopyCheck::kMatch) continue;
+    s.fd = std::exchange((*opened)->fd, -1);
+    s.path = sib.path;
+    s.last_size = *size;
+    return CopySearch::kFound;
+  }
+  size_t inflated = 0;
+  for (const RotatedSibling& sib : sibs) {
+    if (!sib.compressed) continue;
+    if (!IsGzipName(sib.path)) {
+      if (why->empty()) *why = "a newer rotated copy " + sib.path + " is compressed in a form not read";
+      continue;
+    }
+    if (!CanInflateGzip()) {
+      *why = "its copy may be " + sib.path + ", gzip-compressed; this build cannot read gzip";
+      continue;
+    }
+    if (inflated++ >= 2) break;  // each costs a decompression: the newest two
+    if (AdoptInflatedCopy(s, sib.path, why)) return CopySearch::kFound;
+    if (why->find("still") != std::string::npos) maybe_later = true;
+  }
+  // Short candidates that grew since the last look: a copy still being written.
+  if (short_bytes > s.short_copy_bytes) maybe_later = true;
+  s.short_copy_bytes = short_bytes;
+  return maybe_later ? CopySearch::kMaybeLater : CopySearch::kNone;
+}
+
+// Inflates a gzip sibling into memory and, when it is this generation's
+// copy, makes it the file the hunt reads.
+bool FileTailer::AdoptInflatedCopy(Source& s, const std::string& gz, std::string* why) {
+  auto copy = InflateGzipCopy(gz, s.id.fp_len, s.seam_end, s.seam.size(), s.consumed,
+                              options_.max_inflate_bytes);
+  if (!copy.ok()) return false;
+  bool ours = copy->head.size() == s.id.fp_len &&
+              FingerprintBytes(s.btime_ns, copy->head) == s.id.fp && copy->window == s.seam;
+  if (ours && copy->size < s.consumed) {
+    if (!copy->complete && copy->size < options_.max_inflate_bytes) {
+      *why = "its copy " + gz + " is still being compressed";
+    } else if (!copy->complete) {
+      *why = "its copy " + gz + " inflates past the " +
+             std::to_string(options_.max_inflate_bytes) + "-byte bound";
+    }
+    ours = false;
+  }
+  if (!ours) {
+    ::close(copy->fd);
+    return false;
+  }
+  s.fd = copy->fd;
+  s.path = gz;
+  s.last_size = copy->size;
+  if (!copy->complete) {
+    // Cut at max_inflate_bytes (or still being written): what follows is
+    // counted when the copy finishes, as bytes past its end.
+    s.seen_size = std::max(s.seen_size, copy->size + 1);
+  }
+  return true;
+}
+
+void FileTailer::ReportLoss(const Source& s, uint64_t bytes, std::string reason) {
+  LostSource lost;
+  lost.checkpoint.path = path_;
+  lost.checkpoint.identity = s.id;
+  lost.checkpoint.offset = s.consumed;
+  lost.checkpoint.resume = s.resume();
+  lost.lost_bytes = bytes;
+  lost.reason = bytes > 0 ? reason + " (" + std::to_string(bytes) + " bytes lost)" : reason;
+  lost_.push_back(std::move(lost));
+  stats_.lost_bytes += bytes;
+}
+
+// Rotated files and copies, oldest first: the first chunk with progress.
+TailChunk FileTailer::PumpDraining(size_t max_bytes, int64_t now) {
+  for (auto it = draining_.begin(); it != draining_.end();) {
+    Source& s = **it;
+    TailChunk c;
+    if (!Pump(s, false, max_bytes, now, &c).ok()) {
+      // An unreadable rotated file must not hold up the path forever.
+      s.done = true;
+      c = TailChunk();
+      if (s.fixed) {
+        Header(s, path_, &c);
+        c.finished_sources.push_back(s.id.SourceId());
+      }
+    }
+    it = s.done ? draining_.erase(it) : it + 1;
+    if (Progress(c)) return c;
+  }
+  return TailChunk();
+}
+
 Result<TailChunk> FileTailer::ReadSome(size_t max_bytes) {
   int64_t now = env_->MonotonicMillis();
   auto with_lost = [this](TailChunk c) {
@@ -557,30 +838,28 @@ Result<TailChunk> FileTailer::ReadSome(size_t max_bytes) {
     ReleaseBuffers();
     return c;
   };
-  for (int round = 0; round < 2; ++round) {
-    // Rotated files first: their lines were written before the new file's.
-    for (auto it = draining_.begin(); it != draining_.end();) {
-      Source& s = **it;
-      TailChunk c;
-      if (!Pump(s, false, max_bytes, now, &c).ok()) {
-        // An unreadable rotated file must not hold up the path forever.
-        s.done = true;
-        c = TailChunk();
-        if (s.fixed) {
-          Header(s, path_, &c);
-          c.finished_sources.push_back(s.id.SourceId());
-        }
-      }
-      it = s.done ? draining_.erase(it) : it + 1;
-      if (Progress(c)) return with_lost(std::move(c));
+  bool path_checked = false;
+  // Bounded: the path is checked once, and a truncation queues one hunt.
+  for (int round = 0; round < 4; ++round) {
+    // Rotated files and copies first: their lines were written before the
+    // path's current file's.
+    TailChunk d = PumpDraining(max_bytes, now);
+    if (Progress(d)) return with_lost(std::move(d));
+    if (!path_checked) {
+      path_checked = true;
+      bool changed = false;
+      VIGIL_RETURN_IF_ERROR(CheckPath(now, &changed));
+      if (changed) continue;
     }
-    bool changed = false;
-    if (round == 0) VIGIL_RETURN_IF_ERROR(CheckPath(now, &changed));
-    if (!changed) break;
+    TailChunk c;
+    c.path = path_;
+    size_t draining_before = draining_.size();
+    if (current_) VIGIL_RETURN_IF_ERROR(Pump(*current_, true, max_bytes, now, &c));
+    // A truncation queued the hunt for its copy, whose lines come first.
+    if (Progress(c) || draining_.size() == draining_before) return with_lost(std::move(c));
   }
   TailChunk c;
   c.path = path_;
-  if (current_) VIGIL_RETURN_IF_ERROR(Pump(*current_, true, max_bytes, now, &c));
   return with_lost(std::move(c));
 }
 
