@@ -53,6 +53,7 @@ struct ProcInfo {
   std::vector<std::string> out_pipes;  // pipes on fd 1 and 2
   JobName job;
   bool named = false;  // cmdline read: not a kernel thread, zombie or Vigil
+  int64_t start_ms = 0;  // Unix epoch ms the process started (0: unknown)
 };
 
 // What the process scan remembers between rounds (LogSourceDiscoverer), so a
