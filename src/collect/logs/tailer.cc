@@ -264,12 +264,21 @@ Status FileTailer::Resume(std::vector<SourceCheckpoint> checkpoints) {
   std::optional<std::vector<std::string>> siblings;  // listed when first needed
   // (dev, ino) -> best match: highest generation wins; the others are lost.
   CheckpointMatches matches;
+  std::vector<std::unique_ptr<Source>> copies;  // earlier generations, read from their copies
   for (auto& cp : checkpoints) {
     const auto& id = cp.identity;
     auto key = std::make_pair(id.dev, id.ino);
     generations_[key] = std::max(generations_[key], id.generation);
     bool seen = false;
     std::string found = Locate(cp, path_exists ? &pst : nullptr, &siblings, now, &seen);
+    if (found.empty() && seen && path_exists && pst.st_ino == id.ino && pst.st_dev == id.dev) {
+      // Truncated while we were down, or while we read its copy: the copy
+      // may still hold the rest.
+      if (auto copy = ResumeFromCopy(cp, now)) {
+        copies.push_back(std::move(copy));
+        continue;
+      }
+    }
     if (found.empty()) {
       lost_.push_back({cp, seen ? "file no longer holds the checkpointed bytes"
                                 : "file not found (deleted, compressed or moved away)"});
@@ -286,6 +295,9 @@ Status FileTailer::Resume(std::vector<SourceCheckpoint> checkpoints) {
   }
   stats_.lost_sources += lost_.size();
   Reopen(checkpoints, matches, now);
+  // Earlier generations of the path's file: before anything else.
+  draining_.insert(draining_.begin(), std::make_move_iterator(copies.begin()),
+                   std::make_move_iterator(copies.end()));
   if (checkpoints.empty() && options_.rotated_since_ms > 0 && !options_.start_at_end) {
     OpenEarlyRotations(path_exists ? &pst : nullptr, now);
   }
@@ -293,6 +305,29 @@ Status FileTailer::Resume(std::vector<SourceCheckpoint> checkpoints) {
   // The file at the path is new to us: rotated while we were down (start at
   // 0), or first seen (start where the options say).
   return OpenCurrent(options_.start_at_end && checkpoints.empty());
+}
+
+// A checkpointed generation of the file at the path that was truncated:
+// its copy, found as on a live truncation but without the seam (it is not
+// in the checkpoint), resumed at the checkpoint's offset. nullptr: none.
+std::unique_ptr<FileTailer::Source> FileTailer::ResumeFromCopy(const SourceCheckpoint& cp,
+                                                               int64_t now) {
+  auto at_path = OpenSource(path_, now);  // the same inode: the original's birth time
+  if (!at_path.ok()) return nullptr;
+  auto s = std::make_unique<Source>();
+  s->path = path_;
+  s->id = cp.identity;
+  s->btime_ns = (*at_path)->btime_ns;
+  s->fixed = s->emitted_any = true;
+  s->read_pos = s->consumed = cp.offset;
+  s->skipping = cp.resume == ResumeState::kSkipToNewline;
+  s->after_partial = cp.resume == ResumeState::kAfterPartial;
+  std::string why;
+  if (FindCopy(*s, now, &why) != CopySearch::kFound) return nullptr;
+  ++stats_.copies_read;
+  s->is_copy = true;
+  s->detached_ms = s->last_growth_ms = now;
+  return s;
 }
 
 // Matched checkpoints become sources again, in checkpoint order: the one at
@@ -338,7 +373,7 @@ void FileTailer::OpenEarlyRotations(const struct stat* at_path, int64_t now) {
   std::erase_if(sibs, [&](const RotatedSibling& r) {
     bool is_path = at_path != nullptr && r.dev == static_cast<uint64_t>(at_path->st_dev) &&
                    r.ino == static_cast<uint64_t>(at_path->st_ino);
-    return is_path || r.mtime_ms < options_.rotated_since_ms;
+    return is_path || r.mtime_ns / 1000000 < options_.rotated_since_ms;
   });
   for (size_t i = 0; i < sibs.size(); ++i) {  // newest first
     const RotatedSibling& r = sibs[i];

@@ -180,6 +180,7 @@ class FileTailer {
                      std::optional<std::vector<std::string>>* siblings, int64_t now, bool* seen);
   void Reopen(const std::vector<SourceCheckpoint>& checkpoints, const CheckpointMatches& matches,
               int64_t now);
+  std::unique_ptr<Source> ResumeFromCopy(const SourceCheckpoint& cp, int64_t now);
   Status CheckPath(int64_t now, bool* changed);
   Status OpenCurrent(bool at_end);
   void OpenEarlyRotations(const struct stat* at_path, int64_t now);

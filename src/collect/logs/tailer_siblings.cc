@@ -86,12 +86,12 @@ std::vector<RotatedSibling> ListRotatedSiblings(Env* env, const std::string& pat
     s.dev = static_cast<uint64_t>(st.st_dev);
     s.ino = static_cast<uint64_t>(st.st_ino);
     s.size = static_cast<uint64_t>(st.st_size);
-    s.mtime_ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+    s.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     s.compressed = discover::IsRotatedCompressed(n);
     out.push_back(std::move(s));
   }
   std::sort(out.begin(), out.end(), [](const RotatedSibling& a, const RotatedSibling& b) {
-    return a.mtime_ms != b.mtime_ms ? a.mtime_ms > b.mtime_ms : a.path < b.path;
+    return a.mtime_ns != b.mtime_ns ? a.mtime_ns > b.mtime_ns : a.path < b.path;
   });
   if (out.size() > max_keep) out.resize(max_keep);
   return out;

@@ -36,7 +36,7 @@ struct RotatedSibling {
   uint64_t dev = 0;
   uint64_t ino = 0;
   uint64_t size = 0;
-  int64_t mtime_ms = 0;     // Unix epoch milliseconds
+  int64_t mtime_ns = 0;     // Unix epoch nanoseconds
   bool compressed = false;  // discover::IsRotatedCompressed(path)
 };
 
