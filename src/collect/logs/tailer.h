@@ -134,9 +134,9 @@ struct TailerStats {
   uint64_t truncations = 0;   // copytruncate / truncation: new generation
   uint64_t lost_sources = 0;  // checkpointed sources not found on restart
   uint64_t finished_sources = 0;
-  uint64_t copies_read = 0;         // truncations whose copy was found and read from our offset
-  uint64_t lost_truncations = 0;    // truncations whose unread bytes no readable copy holds
-  uint64_t lost_bytes = 0;          // bytes known lost (a lower bound): truncations, early rotations
+  uint64_t copies_read = 0;       // truncations whose copy was found and read from our offset
+  uint64_t lost_truncations = 0;  // truncations whose unread bytes no readable copy holds
+  uint64_t lost_bytes = 0;        // bytes known lost (a lower bound): truncations, early rotations
   uint64_t early_rotations_read = 0;  // rotated siblings read at Open (rotated_since_ms)
 };
 

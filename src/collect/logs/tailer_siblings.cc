@@ -67,8 +67,8 @@ bool IsRotatedSiblingName(std::string_view live, std::string_view name) {
   return IsSeparatedSuffix(name.substr(stem.size(), name.size() - stem.size() - ext.size()));
 }
 
-std::vector<RotatedSibling> ListRotatedSiblings(Env* env, const std::string& path,
-                                                size_t max_scan, size_t max_keep) {
+std::vector<RotatedSibling> ListRotatedSiblings(Env* env, const std::string& path, size_t max_scan,
+                                                size_t max_keep) {
   std::vector<RotatedSibling> out;
   std::string dir = DirOf(path);
   std::string_view live = BaseOf(path);
@@ -113,7 +113,8 @@ struct InflateSink {
   Status Put(uint64_t pos, std::string_view bytes) {
     uint64_t end = pos + bytes.size();
     if (pos < head_len) {
-      out->head.append(bytes.substr(0, static_cast<size_t>(std::min<uint64_t>(end, head_len) - pos)));
+      out->head.append(
+          bytes.substr(0, static_cast<size_t>(std::min<uint64_t>(end, head_len) - pos)));
     }
     if (end > window_begin && pos < window_end) {
       uint64_t b = std::max(pos, window_begin), e = std::min(end, window_end);
@@ -123,7 +124,8 @@ struct InflateSink {
     uint64_t b = std::max(pos, from);
     std::string_view w = bytes.substr(static_cast<size_t>(b - pos));
     while (!w.empty()) {
-      ssize_t n = NoEintr([&] { return ::pwrite(out->fd, w.data(), w.size(), static_cast<off_t>(b)); });
+      ssize_t n =
+          NoEintr([&] { return ::pwrite(out->fd, w.data(), w.size(), static_cast<off_t>(b)); });
       if (n <= 0) return ErrnoStatus("write", "inflated copy", errno);
       w.remove_prefix(static_cast<size_t>(n));
       b += static_cast<uint64_t>(n);
@@ -134,9 +136,8 @@ struct InflateSink {
 
 }  // namespace
 
-Result<InflatedCopy> InflateGzipCopy(const std::string& path, size_t head_len,
-                                     uint64_t window_end, size_t window_len, uint64_t from,
-                                     uint64_t max_total) {
+Result<InflatedCopy> InflateGzipCopy(const std::string& path, size_t head_len, uint64_t window_end,
+                                     size_t window_len, uint64_t from, uint64_t max_total) {
   int in = NoEintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK); });
   if (in < 0) return ErrnoStatus("open", path, errno);
   InflatedCopy out;

@@ -43,8 +43,8 @@ struct RotatedSibling {
 // The regular files next to `path` whose names are IsRotatedSiblingName of
 // it, newest (by mtime) first. Looks at most `max_scan` directory entries and
 // keeps the newest `max_keep`. An unreadable directory yields none.
-std::vector<RotatedSibling> ListRotatedSiblings(Env* env, const std::string& path,
-                                                size_t max_scan, size_t max_keep);
+std::vector<RotatedSibling> ListRotatedSiblings(Env* env, const std::string& path, size_t max_scan,
+                                                size_t max_keep);
 
 // A gzip-compressed copy inflated far enough to check it and read it on.
 struct InflatedCopy {
@@ -65,8 +65,7 @@ bool CanInflateGzip();
 // one stream, as gzip -d reads them). Stops after `max_total` inflated
 // bytes (complete = false then). Unimplemented without zlib; IoError on an
 // unreadable file; a corrupt stream ends the copy where it went bad.
-Result<InflatedCopy> InflateGzipCopy(const std::string& path, size_t head_len,
-                                     uint64_t window_end, size_t window_len, uint64_t from,
-                                     uint64_t max_total);
+Result<InflatedCopy> InflateGzipCopy(const std::string& path, size_t head_len, uint64_t window_end,
+                                     size_t window_len, uint64_t from, uint64_t max_total);
 
 }  // namespace vigil::collect::logs

@@ -379,12 +379,13 @@ TEST_F(TailerTest, CopyShorterThanOurOffsetIsNotTheCopy) {
   Writer w(path_);
   auto t = FileTailer::Open(path_, Fast(&env_));
   auto got = TruncateHalfRead(**t, w, path_, [&] { CopyFile(path_, path_ + ".1", 20); });
-  int read = static_cast<int>(std::find(got.lines.begin(), got.lines.end(), "-") -
-                              got.lines.begin());
+  int read =
+      static_cast<int>(std::find(got.lines.begin(), got.lines.end(), "-") - got.lines.begin());
   ASSERT_GT(read, 0);
   // The line we were inside ends as a partial one; the rest of the file is
   // gone and counted.
-  std::string cut = Numbered(1, 100).substr(Numbered(1, read).size(), 200 - Numbered(1, read).size());
+  std::string cut =
+      Numbered(1, 100).substr(Numbered(1, read).size(), 200 - Numbered(1, read).size());
   EXPECT_EQ(got.lines, Joined(Joined(NumberedLines(1, read), {"-", cut}), NumberedLines(101, 105)));
   EXPECT_EQ(LostBytes(got), Numbered(1, 100).size() - 200);
   EXPECT_EQ((*t)->stats().copies_read, 0u);
