@@ -111,9 +111,10 @@ struct TailerOptions {
   // are checked for the copy a copytruncate made; its lines past our offset
   // are read before the truncated file's next generation.
   size_t max_copy_candidates = 16;
-  // A gzip-compressed copy is inflated at most this far (memory and CPU);
-  // what lies beyond is counted lost.
-  uint64_t max_inflate_bytes = 256u << 20;
+  // A gzip-compressed copy is inflated at most this far (CPU), and what
+  // lies past our offset is held in memory while it is read (RSS); what lies
+  // beyond the bound is reported lost.
+  uint64_t max_inflate_bytes = 64u << 20;
   // Unix epoch ms; 0: off. With no checkpoint for the path, Open also reads
   // its rotated siblings modified at or after this time (a job's logs that
   // were rotated away before discovery first saw the file: pass the job's
@@ -190,7 +191,8 @@ class FileTailer {
   void Hunt(Source& s, int64_t now, TailChunk* out);
   enum class CopySearch { kFound, kMaybeLater, kNone };
   CopySearch FindCopy(Source& s, int64_t now, std::string* why);
-  bool AdoptInflatedCopy(Source& s, const std::string& gz, std::string* why);
+  enum class GzipCopy { kAdopted, kNotOurs, kStillWritten };
+  GzipCopy AdoptInflatedCopy(Source& s, const std::string& gz, std::string* why);
   void ReportLoss(const Source& s, uint64_t bytes, std::string reason);
   TailChunk PumpDraining(size_t max_bytes, int64_t now);
   uint64_t NextGeneration(uint64_t dev, uint64_t ino);

@@ -212,21 +212,29 @@ FileTailer::CopySearch FileTailer::FindCopy(Source& s, int64_t now, std::string*
     s.last_size = *size;
     return CopySearch::kFound;
   }
-  size_t inflated = 0;
+  // Gzip copies cost a decompression each: the newest two, and only when
+  // they changed since the last look (a retry while one is being written).
+  uint64_t gz_bytes = 0;
+  std::vector<const RotatedSibling*> gz;
   for (const RotatedSibling& sib : sibs) {
     if (!sib.compressed) continue;
     if (!IsGzipName(sib.path)) {
       if (why->empty())
         *why = "a newer rotated copy " + sib.path + " is compressed in a form not read";
-      continue;
-    }
-    if (!CanInflateGzip()) {
+    } else if (!CanInflateGzip()) {
       *why = "its copy may be " + sib.path + ", gzip-compressed; this build cannot read gzip";
-      continue;
+    } else if (gz.size() < 2) {
+      gz.push_back(&sib);
+      gz_bytes += sib.size + 1;
     }
-    if (inflated++ >= 2) break;  // each costs a decompression: the newest two
-    if (AdoptInflatedCopy(s, sib.path, why)) return CopySearch::kFound;
-    if (why->find("still") != std::string::npos) maybe_later = true;
+  }
+  if (gz_bytes != s.gz_bytes_tried) {
+    s.gz_bytes_tried = gz_bytes;
+    for (const RotatedSibling* sib : gz) {
+      GzipCopy g = AdoptInflatedCopy(s, sib->path, why);
+      if (g == GzipCopy::kAdopted) return CopySearch::kFound;
+      if (g == GzipCopy::kStillWritten) maybe_later = true;
+    }
   }
   // Short candidates that grew since the last look: a copy still being written.
   if (short_bytes > s.short_copy_bytes) maybe_later = true;
@@ -236,34 +244,41 @@ FileTailer::CopySearch FileTailer::FindCopy(Source& s, int64_t now, std::string*
 
 // Inflates a gzip sibling into memory and, when it is this generation's
 // copy, makes it the file the hunt reads.
-bool FileTailer::AdoptInflatedCopy(Source& s, const std::string& gz, std::string* why) {
+FileTailer::GzipCopy FileTailer::AdoptInflatedCopy(Source& s, const std::string& gz,
+                                                   std::string* why) {
   auto copy = InflateGzipCopy(gz, s.id.fp_len, s.seam_end, s.seam.size(), s.consumed,
                               options_.max_inflate_bytes);
-  if (!copy.ok()) return false;
+  if (!copy.ok()) return GzipCopy::kNotOurs;
   bool ours = copy->head.size() == s.id.fp_len &&
               FingerprintBytes(s.btime_ns, copy->head) == s.id.fp && copy->window == s.seam;
-  if (ours && copy->size < s.consumed) {
-    if (!copy->complete && copy->size < options_.max_inflate_bytes) {
-      *why = "its copy " + gz + " is still being compressed";
-    } else if (!copy->complete) {
-      *why = "its copy " + gz + " inflates past the " + std::to_string(options_.max_inflate_bytes) +
-             "-byte bound";
-    }
-    ours = false;
-  }
+  bool at_bound = copy->size >= options_.max_inflate_bytes;
+  GzipCopy result = GzipCopy::kAdopted;
   if (!ours) {
+    result = GzipCopy::kNotOurs;
+  } else if (!copy->complete && !at_bound) {
+    *why = "its copy " + gz + " is still being compressed";
+    result = GzipCopy::kStillWritten;
+  } else if (copy->size < s.consumed) {
+    *why = "its copy " + gz + " inflates past the " + std::to_string(options_.max_inflate_bytes) +
+           "-byte bound";
+    result = GzipCopy::kNotOurs;
+  }
+  if (result != GzipCopy::kAdopted) {
     ::close(copy->fd);
-    return false;
+    return result;
   }
   s.fd = copy->fd;
   s.path = gz;
   s.last_size = copy->size;
   if (!copy->complete) {
-    // Cut at max_inflate_bytes (or still being written): what follows is
-    // counted when the copy finishes, as bytes past its end.
-    s.seen_size = std::max(s.seen_size, copy->size + 1);
+    // Cut at the bound: the rest of the copy is not read.
+    ++stats_.lost_truncations;
+    ReportLoss(s, 0,
+               "its copy " + gz + " is read only to the " +
+                   std::to_string(options_.max_inflate_bytes) + "-byte inflate bound");
+    s.seen_size = 0;
   }
-  return true;
+  return GzipCopy::kAdopted;
 }
 
 void FileTailer::ReportLoss(const Source& s, uint64_t bytes, std::string reason) {
