@@ -53,6 +53,7 @@ std::unique_ptr<FileTailer::Source> FileTailer::ResumeFromCopy(const SourceCheck
   if (FindCopy(*s, now, &why) != CopySearch::kFound) return nullptr;
   ++stats_.copies_read;
   s->is_copy = true;
+  s->force_finish = true;  // complete, as on a live truncation
   s->detached_ms = s->last_growth_ms = now;
   return s;
 }
@@ -132,6 +133,10 @@ void FileTailer::Hunt(Source& s, int64_t now, TailChunk* out) {
     s.read_pos = s.consumed;
     s.pending.clear();
     s.detached_ms = s.last_growth_ms = now;
+    // A copy is complete before the truncation that made us look (copy,
+    // then truncate), so it ends with its last byte: no rotate_wait, and the
+    // generation's last lines are not held while the next one is read.
+    s.force_finish = true;
     return;
   }
   if (found == CopySearch::kMaybeLater && now < s.hunt_until_ms && !s.force_finish) {

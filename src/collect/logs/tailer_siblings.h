@@ -64,7 +64,8 @@ bool CanInflateGzip();
 // Inflates the gzip file at `path` (a ".gz" name; concatenated members are
 // one stream, as gzip -d reads them). Stops after `max_total` inflated
 // bytes (complete = false then). Unimplemented without zlib; IoError on an
-// unreadable file; a corrupt stream ends the copy where it went bad.
+// unreadable file; a stream cut short or damaged (bad data, failed CRC)
+// yields what inflated before, with complete = false.
 Result<InflatedCopy> InflateGzipCopy(const std::string& path, size_t head_len, uint64_t window_end,
                                      size_t window_len, uint64_t from, uint64_t max_total);
 

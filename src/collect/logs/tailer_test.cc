@@ -320,9 +320,11 @@ TEST(RotatedSiblingName, TheSchemesRotatorsUse) {
 }
 
 TEST_F(TailerTest, CopyTruncateReadsTheUnreadLinesFromTheCopy) {
+  TailerOptions o = Fast(&env_);
+  o.rotate_wait_ms = 5000;  // a copy is finished at its end all the same
   Writer w(path_);
   w.Write(Numbered(1, 50));
-  auto t = FileTailer::Open(path_, Fast(&env_));
+  auto t = FileTailer::Open(path_, o);
   auto a = Drain(**t);
   std::string gen0 = a.chunks[0].source_id;
   w.Write(Numbered(51, 80));  // not read before the rotation
@@ -343,6 +345,7 @@ TEST_F(TailerTest, CopyTruncateReadsTheUnreadLinesFromTheCopy) {
   while (fin < b.chunks.size() && !b.chunks[fin].finished()) ++fin;
   ASSERT_LT(fin, b.chunks.size());
   EXPECT_EQ(b.chunks[fin].finished_sources, std::vector<std::string>{gen0});
+  for (size_t i = 0; i <= fin; ++i) EXPECT_EQ(b.chunks[i].source_id, gen0) << i;
   EXPECT_TRUE(b.chunks.back().source_id.ends_with(":1"));
   EXPECT_EQ((*t)->stats().copies_read, 1u);
   EXPECT_EQ((*t)->stats().lost_truncations, 0u);
@@ -438,6 +441,73 @@ TEST_F(TailerTest, GzipCopyIsInflatedOrItsLossCounted) {
     EXPECT_GT(LostBytes(got), 0u);
   }
 }
+
+#ifdef VIGIL_HAVE_ZLIB
+std::string Gzip(std::string_view text) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+std::string ReadFd(int fd, uint64_t off, size_t n) {
+  std::string b(n, '\0');
+  b.resize(
+      static_cast<size_t>(std::max<ssize_t>(0, ::pread(fd, b.data(), n, static_cast<off_t>(off)))));
+  return b;
+}
+
+TEST(InflateGzipCopy, MembersBoundsAndDamage) {
+  TempDir dir;
+  std::string a = Numbered(1, 100), b = Numbered(101, 200);
+  std::string gz = dir.Join("app.log.1.gz");
+  // Two members read as one file, as gzip -d reads them.
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(gz, Gzip(a) + Gzip(b)).ok());
+  auto c = InflateGzipCopy(gz, 10, 500, 20, 600, 1 << 20);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->complete);
+  EXPECT_EQ(c->size, a.size() + b.size());
+  EXPECT_EQ(c->head, (a + b).substr(0, 10));
+  EXPECT_EQ(c->window, (a + b).substr(480, 20));
+  EXPECT_EQ(ReadFd(c->fd, 600, 1 << 20), (a + b).substr(600));
+  ::close(c->fd);
+  // The bound stops the work; the copy is not complete then.
+  c = InflateGzipCopy(gz, 10, 0, 0, 0, 300);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->complete);
+  EXPECT_EQ(c->size, 300u);
+  ::close(c->fd);
+  // Cut short (still being written) or damaged: what inflates, not complete.
+  std::string z = Gzip(a);
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(gz, z.substr(0, z.size() / 2)).ok());
+  c = InflateGzipCopy(gz, 10, 0, 0, 0, 1 << 20);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->complete);
+  EXPECT_LT(c->size, a.size());
+  ::close(c->fd);
+  z[z.size() / 2] ^= 0x55;
+  z[z.size() / 2 + 1] ^= 0x55;
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(gz, z).ok());
+  c = InflateGzipCopy(gz, 10, 0, 0, 0, 1 << 20);
+  if (c.ok()) {
+    EXPECT_FALSE(c->complete);
+    ::close(c->fd);
+  }
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(gz, "not gzip at all").ok());
+  c = InflateGzipCopy(gz, 10, 0, 0, 0, 1 << 20);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->complete);
+  EXPECT_EQ(c->size, 0u);
+  ::close(c->fd);
+}
+#endif
 
 TEST_F(TailerTest, CopyStillBeingWrittenIsAwaitedWithinRotateWait) {
   TailerOptions o = Fast(&env_);
