@@ -114,6 +114,8 @@ void FileTailer::StartCopyHunt(Source& truncated, int64_t now) {
   h->seam = std::move(truncated.seam);
   h->seam_end = truncated.seam_end;
   h->seen_size = std::max(truncated.last_size, truncated.read_pos);
+  // When we last read from it, on the wall clock siblings' mtimes use.
+  h->last_read_unix_ms = env_->NowMillis() - (now - truncated.last_growth_ms);
   h->hunting = true;
   h->detached_ms = h->last_growth_ms = h->next_hunt_ms = now;
   h->hunt_until_ms = now + options_.rotate_wait_ms;
@@ -217,12 +219,17 @@ FileTailer::CopySearch FileTailer::FindCopy(Source& s, int64_t now, std::string*
     s.last_size = *size;
     return CopySearch::kFound;
   }
-  // Gzip copies cost a decompression each: the newest two, and only when
-  // they changed since the last look (a retry while one is being written).
+  // Compressed candidates: gzip ones cost a decompression each, so the
+  // newest two, and only when they changed since the last look (a retry
+  // while one is being written).
   uint64_t gz_bytes = 0;
   std::vector<const RotatedSibling*> gz;
   for (const RotatedSibling& sib : sibs) {
     if (!sib.compressed) continue;
+    // Changed before our last read (1 s of slack for mtime granularity; gzip
+    // keeps the copy's mtime): an earlier rotation, not this generation's
+    // copy, and not worth a decompression.
+    if (sib.mtime_ns / 1000000 < s.last_read_unix_ms - 1000) continue;
     if (!IsGzipName(sib.path)) {
       if (why->empty())
         *why = "a newer rotated copy " + sib.path + " is compressed in a form not read";

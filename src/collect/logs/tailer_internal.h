@@ -46,6 +46,7 @@ struct FileTailer::Source {
   bool hunting = false;
   int64_t hunt_until_ms = 0;
   int64_t next_hunt_ms = 0;
+  int64_t last_read_unix_ms = 0;  // of the truncated file: copies are made after it
   uint64_t gz_bytes_tried = 0;    // gzip candidates' sizes at the last inflate pass
   uint64_t short_copy_bytes = 0;  // in candidates shorter than our offset, at the last look
   uint64_t seen_size = 0;         // the truncated file's size at our last look before it
