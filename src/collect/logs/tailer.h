@@ -5,7 +5,10 @@
 // Pull-based: the agent calls ReadSome() when FileWatcher says something may
 // have changed (and on a timer); each call reads a bounded amount and returns
 // one TailChunk about exactly one source (one source_id). When a rotated file
-// is still being drained, its chunks come before the new file's.
+// is still being drained, its chunks come before the new file's; so do those
+// of a truncated generation's copy (copytruncate), read from where reading
+// had stopped, and of generations rotated away before the path was first
+// opened (TailerOptions::rotated_since_ms).
 //
 // Delivery contract with the caller (the agent loop):
 //  - Ship chunk.lines as one wire::LogStream {source_id, start_offset,
@@ -75,7 +78,7 @@ struct TailChunk {
   // rotated away or deleted and drained, or truncated (a new generation
   // follows). Nothing more will come from them.
   std::vector<std::string> finished_sources;
-  // Checkpointed sources that could not be found again (reported once).
+  // Lines that cannot be delivered (LostSource), each reported once.
   std::vector<LostSource> lost;
 
   bool finished() const { return !finished_sources.empty(); }
