@@ -52,7 +52,8 @@ struct ProcInfo {
   std::string stdin_pipe;              // "pipe:[123]" or ""
   std::vector<std::string> out_pipes;  // pipes on fd 1 and 2
   JobName job;
-  bool named = false;  // cmdline read: not a kernel thread, zombie or Vigil
+  bool named = false;    // cmdline read: not a kernel thread, zombie or Vigil
+  int64_t start_ms = 0;  // Unix epoch ms the process started (0: unknown)
 };
 
 // What the process scan remembers between rounds (LogSourceDiscoverer), so a

@@ -270,6 +270,8 @@ Result<std::vector<LogSource>> Discover(const DiscoveryOptions& options, Discove
     // combine. Otherwise the higher rank's labels alone, so a file's labels do
     // not change as its writer process comes and goes.
     if (c.rank > have.rank) std::swap(have, c);
+    // Whoever names the file, its writer's start bounds its early rotations.
+    if (have.source.started_ms == 0) have.source.started_ms = c.source.started_ms;
     if (internal::IsContainerRank(have.rank) && internal::IsContainerRank(c.rank)) {
       internal::FillLabels(&have.source.labels, c.source.labels);
     }

@@ -39,6 +39,10 @@ struct LogSource {
   // image, pod, namespace, source (= path), stream. Never pids: they change.
   wire::Labels labels;
   std::string origin;  // "process", "docker", "cri", "config", "vigil-run"
+  // Unix epoch ms the earliest process found writing it started; 0 when no
+  // writer was seen (origins other than "process"). The tailer reads the
+  // file's generations rotated away since then, before discovery saw it.
+  int64_t started_ms = 0;
   bool operator==(const LogSource&) const = default;
 };
 

@@ -2,6 +2,7 @@
 #include "discover/log_sources.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -158,6 +159,23 @@ TEST_F(LogSourcesTest, ConfigLabelsStayStableWhileTheWriterComesAndGoes) {
   EXPECT_EQ(during[0].origin, "config");
   EXPECT_EQ(Label(during[0], "job"), "train");  // from the file's name
   EXPECT_EQ(during, before);
+}
+
+TEST_F(LogSourcesTest, SourcesCarryTheirEarliestWritersStart) {
+  // The tailer reads what a job rotated away since it started, before
+  // discovery saw the file: its writers' start, in Unix ms.
+  WriteFile(proc_.root() + "/stat", "cpu  1 2 3\nbtime 1700000000\nprocesses 9\n");
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  std::string log = File("runs/a/train.log"), quiet = File("runs/b/train.log");
+  proc_.AddProcess(10, {"torchrun", "train.py"}, "torchrun", 5 * hz);
+  proc_.AddFd(10, 1, log);
+  proc_.AddProcess(11, {"python", "train.py"}, "python", 7 * hz);
+  proc_.AddFd(11, 1, log);
+  opts_.extra_globs = {dir_.Join("runs/b/train.log")};
+  auto got = Discover();
+  ASSERT_EQ(Paths(got), (std::vector<std::string>{log, quiet}));
+  EXPECT_EQ(got[0].started_ms, 1'700'000'005'000);
+  EXPECT_EQ(got[1].started_ms, 0);  // no writer seen
 }
 
 TEST_F(LogSourcesTest, MaxSourcesKeepsTheHigherRanks) {

@@ -182,6 +182,7 @@ struct Merged {
   int pid = 0;
   std::string stream;
   bool stream_conflict = false;
+  int64_t start_ms = 0;  // the earliest writer's start (0: unknown)
 };
 
 std::string StreamOf(const ProcInfo& p, const std::string& path) {
@@ -206,6 +207,31 @@ uint64_t ReadStartTime(const std::string& pid_dir) {
   // f[0] is field 3 (state), so field 22 is f[19].
   if (f.size() < 20) return 0;
   return ParseUint64(f[19]).value_or(0);
+}
+
+// Unix ms the system booted ("btime" of <proc_root>/stat, whole seconds, so
+// a start computed from it is early by under a second, never late); 0 when
+// unreadable.
+int64_t BootTimeMs(const std::string& proc_root) {
+  auto text = Env::Default()->ReadFile(proc_root + "/stat", 1 << 20);
+  if (!text.ok()) return 0;
+  for (std::string_view line : Split(*text, '\n')) {
+    if (!StartsWith(line, "btime ")) continue;
+    auto v = ParseUint64(TrimSpace(line.substr(6)));
+    return v && *v > 0 && *v < (uint64_t{1} << 40) ? static_cast<int64_t>(*v) * 1000 : 0;
+  }
+  return 0;
+}
+
+// A process's start in Unix ms from its start in clock ticks after boot.
+int64_t StartUnixMs(int64_t boot_ms, uint64_t ticks) {
+  static const long hz = [] {
+    long v = ::sysconf(_SC_CLK_TCK);
+    return v > 0 ? v : 100;
+  }();
+  if (boot_ms == 0 || ticks == 0) return 0;
+  uint64_t t = std::min<uint64_t>(ticks, uint64_t{1} << 40);
+  return boot_ms + static_cast<int64_t>(t / hz * 1000 + t % hz * 1000 / hz);
 }
 
 int64_t FdCount(const std::string& pid_dir) {
@@ -247,6 +273,7 @@ void ScanProcesses(const DiscoveryOptions& options, DiscoveryStats* stats,
   const bool real_proc = options.proc_root == "/proc";
   const int self = static_cast<int>(::getpid());
   uint64_t round = cache != nullptr ? ++cache->round : 0;
+  const int64_t boot_ms = BootTimeMs(options.proc_root);
 
   std::vector<ProcInfo> procs;
   std::unordered_map<std::string, std::vector<int>> pipe_writers;
@@ -257,10 +284,10 @@ void ScanProcesses(const DiscoveryOptions& options, DiscoveryStats* stats,
     std::string pid_dir = options.proc_root + "/" + e->d_name;
     ProcInfo info;
     info.pid = *pid;
+    uint64_t start = ReadStartTime(pid_dir);
     if (cache == nullptr) {
       if (!ScanPid(pid_dir, options, stats, &info)) continue;
     } else {
-      uint64_t start = ReadStartTime(pid_dir);
       int64_t fds = FdCount(pid_dir);
       auto it = cache->by_pid.find(*pid);
       if (it != cache->by_pid.end() && it->second.starttime == start &&
@@ -277,6 +304,7 @@ void ScanProcesses(const DiscoveryOptions& options, DiscoveryStats* stats,
       }
       cache->by_pid[*pid].seen_round = round;
     }
+    info.start_ms = StartUnixMs(boot_ms, start);
     for (const std::string& p : info.out_pipes) pipe_writers[p].push_back(*pid);
     if (!info.hits.empty()) procs.push_back(std::move(info));
   }
@@ -302,9 +330,10 @@ void ScanProcesses(const DiscoveryOptions& options, DiscoveryStats* stats,
           ++stats->sources_dropped;
           continue;
         }
-        m = {p.job, p.pid, stream, false};
+        m = {p.job, p.pid, stream, false, p.start_ms};
         continue;
       }
+      if (p.start_ms != 0 && (m.start_ms == 0 || p.start_ms < m.start_ms)) m.start_ms = p.start_ms;
       if (m.pid != p.pid && m.stream != stream) m.stream_conflict = true;
       if (p.job.kind > m.job.kind) {
         m.job = p.job;
@@ -318,6 +347,7 @@ void ScanProcesses(const DiscoveryOptions& options, DiscoveryStats* stats,
     c.source.path = path;
     c.source.format = LogFormat::kPlain;
     c.source.origin = RankOrigin(Rank::kProcess);
+    c.source.started_ms = m.start_ms;
     c.source.labels.push_back({"job", m.job.name});
     if (!m.stream_conflict && !m.stream.empty()) c.source.labels.push_back({"stream", m.stream});
     out->push_back(std::move(c));

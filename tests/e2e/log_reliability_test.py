@@ -33,6 +33,48 @@ VIGIL = os.environ["VIGIL_BIN"]
 FAKE_NVML = os.environ["VIGIL_FAKE_NVML"]
 SCENARIO = os.path.join(os.environ["VIGIL_SOURCE_DIR"], "tests/fake_nvml/scenarios/a100x2.scenario")
 
+# A job's log writer in its own process (so discovery sees a process start
+# when it starts): one numbered line per write(2), paced at RATE lines/s,
+# until SECONDS after its rotation (30 s at most: it stops by itself).
+# Rotation happens inside it, between two lines, so no line falls in a
+# rotator's own window (logrotate's copy -> truncate gap, which no reader can
+# close): RENAME_AT > 0 renames the log to <log>.1 and reopens it after that
+# many lines; SIGUSR1 copies it to <log>.1 and truncates it. It prints
+# "renamed", "copytruncated <seq>" and, at the end, "wrote <n> <s>", then
+# keeps the file open (its writer stays discoverable) until stdin ends.
+JOB_WRITER = r"""
+import os, shutil, signal, sys, time
+path, name, rate, seconds, rename_at = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+fd = os.open(path, flags, 0o644)
+print("open", flush=True)
+pending = []
+signal.signal(signal.SIGUSR1, lambda *_: pending.append("copytruncate"))
+seq, start = 0, time.monotonic()
+stop_at = start + 30
+while time.monotonic() < stop_at:
+    due = int((time.monotonic() - start) * rate)
+    while seq < due:
+        os.write(fd, f"{name} seq={seq} step loss=0.{seq}\n".encode())
+        seq += 1
+        if seq == rename_at:
+            os.rename(path, path + ".1")
+            os.close(fd)
+            fd = os.open(path, flags, 0o644)
+            print("renamed", flush=True)
+            stop_at = time.monotonic() + seconds
+        if pending:
+            pending.clear()
+            shutil.copyfile(path, path + ".1")
+            os.truncate(path, 0)
+            print(f"copytruncated {seq}", flush=True)
+            stop_at = time.monotonic() + seconds
+    time.sleep(0.001)
+print(f"wrote {seq} {time.monotonic() - start:.3f}", flush=True)
+sys.stdin.read()
+"""
+JOB_RATE = 8000  # lines/s: the issue's "a few thousand per second", and more
+
 
 
 
@@ -83,10 +125,18 @@ class LogReliability(unittest.TestCase):
         for k in ("VIGIL_HOME", "VIGIL_URL"):
             self.env.pop(k, None)
         self.server = self.agent = None
+        self.job_writers = []
         self.logs = open(os.path.join(self.root, "vigil-output.log"), "ab")
 
     def tearDown(self):
+        for p in self.job_writers:
+            p.kill()
+            p.wait()
+            p.stdin.close()
+            p.stdout.close()
         for p in (self.agent, self.server):
+            if p and p.poll() is None:
+                p.send_signal(signal.SIGCONT)  # a test that failed while it was stopped
             if p and p.poll() is None:
                 p.kill()
                 p.wait()
@@ -106,10 +156,52 @@ class LogReliability(unittest.TestCase):
             ["agent", "--home", os.path.join(self.root, "agent"), "--server", self.url,
              "--listen", f"127.0.0.1:{free_port()}", "--node", "node-r"], self.env, self.logs)
 
-    def query(self, q, limit=5000):
-        qs = urllib.parse.urlencode(dict(query=q, limit=limit, start=0, direction="forward"))
+    def query(self, q, limit=5000, cursor=None):
+        params = dict(query=q, limit=limit, start=0, direction="forward")
+        if cursor:
+            params["cursor"] = cursor
+        qs = urllib.parse.urlencode(params)
         with urllib.request.urlopen(f"{self.url}/api/v1/logs/query?{qs}", timeout=30) as r:
             return json.loads(r.read())["data"]["entries"]
+
+    def all_seqs(self, name):
+        """Every stored "<name> seq=<n>" line's n, paging past the 5000 cap."""
+        seqs, cursor = [], None
+        while True:
+            page = self.query(f'{{source=~"{self.work}/.*"}} |= "{name} seq="', cursor=cursor)
+            seqs += [int(e["text"].split()[1][4:]) for e in page]
+            if len(page) < 5000:
+                return seqs
+            cursor = f'{page[-1]["ts"]}-{page[-1]["seq"]}'
+
+    def start_job_writer(self, path, name, seconds, rename_at=0):
+        """Starts the writer while the agent is held (SIGSTOP), which the
+        caller does: a discovery pass between the writer's exec and its
+        open() would find its log only at a later full rescan (up to 30 s on
+        kernels before 6.2: docs/discovery.md "Cost")."""
+        p = subprocess.Popen([sys.executable, "-c", JOB_WRITER, path, name, str(JOB_RATE),
+                              str(seconds), str(rename_at)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.job_writers.append(p)
+        self.assertEqual(p.stdout.readline().strip(), "open")
+        return p
+
+    def finish_job_writer(self, p):
+        """Waits for the writer's last line; returns (lines written, lines/s)."""
+        words = p.stdout.readline().split()
+        self.assertEqual(words[0], "wrote", words)
+        return int(words[1]), int(words[1]) / float(words[2])
+
+    def assert_exactly_once(self, name, n):
+        # The rotated file's lines are read before the live file's, so once
+        # the last line is stored every line that will arrive has.
+        last = f'{{source=~"{self.work}/.*"}} |= "{name} seq={n - 1} "'
+        wait_for(lambda: self.query(last, limit=1), timeout=90, what=f"{name}'s last line")
+        got = self.all_seqs(name)
+        dups = len(got) - len(set(got))
+        missing = sorted(set(range(n)) - set(got))
+        self.assertEqual((dups, missing[:10], len(missing)), (0, [], 0),
+                         f"{name}: {len(got)} lines stored of {n} written")
 
     def mine(self, filters):
         """Lines of this test's files only: other programs on the machine
@@ -273,6 +365,52 @@ class LogReliability(unittest.TestCase):
                 w.close()
         print(f"lines: " + ", ".join(f"{w.name} {w.seq}" for w in writers + [flood]) +
               f"; flood stored {totals['lines']}, sampled {totals['sampled_lines']}")
+
+
+    def test_copytruncate_under_load_reads_the_copy(self):
+        """Lines the agent had not read when a copytruncate happened are read
+        from the copy: the agent is held (SIGSTOP) while the job writes on,
+        is copied and truncated, and writes on, at 8,000 lines/s."""
+        self.start_server()
+        self.start_agent()
+        path = os.path.join(self.work, "load.log")
+        self.agent.send_signal(signal.SIGSTOP)
+        job = self.start_job_writer(path, "load", seconds=1.5)
+        self.agent.send_signal(signal.SIGCONT)
+        wait_for(lambda: self.query(f'{{source="{path}"}} |= "load seq="', limit=1),
+                 what="load.log followed")
+        self.agent.send_signal(signal.SIGSTOP)
+        time.sleep(0.4)  # lines the agent has not read pile up
+        job.send_signal(signal.SIGUSR1)
+        words = job.stdout.readline().split()
+        self.assertEqual(words[0], "copytruncated", words)
+        time.sleep(0.3)  # the job writes on into the truncated file
+        self.agent.send_signal(signal.SIGCONT)
+        n, rate = self.finish_job_writer(job)
+        self.assertGreater(n, int(words[1]))
+        self.assert_exactly_once("load", n)
+        print(f"copytruncate: {n} lines at {rate:.0f} lines/s, copy made after line {words[1]}")
+
+    def test_rotated_before_first_discovery_is_read(self):
+        """A job that writes, renames its log and opens a new one before
+        discovery first sees it (the agent is held meanwhile): the rotated
+        file is read first, then the live one, each line once."""
+        self.start_server()
+        self.start_agent()
+        hello = Writer(os.path.join(self.work, "hello.log"), "hello")
+        hello.line()
+        wait_for(lambda: self.lines_of("hello"), what="the agent's first discovery")
+        self.agent.send_signal(signal.SIGSTOP)
+        path = os.path.join(self.work, "early.log")
+        job = self.start_job_writer(path, "early", seconds=2.0, rename_at=2000)
+        self.assertEqual(job.stdout.readline().strip(), "renamed")
+        time.sleep(0.2)
+        self.agent.send_signal(signal.SIGCONT)
+        n, rate = self.finish_job_writer(job)
+        self.assertGreater(n, 2000)
+        self.assert_exactly_once("early", n)
+        hello.close()
+        print(f"early rotation: {n} lines at {rate:.0f} lines/s, renamed after line 2000")
 
 
 if __name__ == "__main__":

@@ -293,6 +293,9 @@ void LogAgent::Discover(bool first) {
       to.start_at_end = ::stat(spec.path.c_str(), &st) == 0 &&
                         static_cast<uint64_t>(st.st_size) > options_.read_existing_max_bytes;
     }
+    // Appeared while we run: what its writer rotated away before we looked
+    // comes first. (At our start, older rotations are not news.)
+    if (cps.empty() && !first) to.rotated_since_ms = spec.started_ms;
     auto tailer = FileTailer::Open(spec.path, to, std::move(cps));
     if (!tailer.ok()) {
       Logf(LogLevel::kDebug, "not following %s: %s", spec.path.c_str(),

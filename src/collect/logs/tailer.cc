@@ -10,11 +10,20 @@
 #include <cstring>
 #include <set>
 
+#include "collect/logs/tailer_internal.h"
 #include "core/strings.h"
 #include "discover/log_sources.h"
 #include "wire/log_batch.h"
 
 namespace vigil::collect::logs {
+
+using tailer_internal::FileSizeOf;
+using tailer_internal::FlushPartial;
+using tailer_internal::Header;
+using tailer_internal::kSeamBytes;
+using tailer_internal::OpenSource;
+using tailer_internal::ReadAt;
+using tailer_internal::Source;
 
 namespace {
 
@@ -38,6 +47,10 @@ int64_t BirthTimeNs(int fd) {
   return static_cast<int64_t>(stx.stx_btime.tv_sec) * 1000000000 + stx.stx_btime.tv_nsec;
 }
 
+}  // namespace
+
+namespace tailer_internal {
+
 Status ReadAt(int fd, uint64_t off, size_t n, std::string* out, const std::string& path) {
   out->resize(n);
   size_t got = 0;
@@ -51,63 +64,14 @@ Status ReadAt(int fd, uint64_t off, size_t n, std::string* out, const std::strin
   return Status::Ok();
 }
 
-}  // namespace
+}  // namespace tailer_internal
 
-// One open file in one generation, with the line splitter's state.
-//
-// Offsets: bytes before `consumed` are handed out (checkpointable); bytes in
-// [consumed, read_pos) are the held start of an incomplete line (`pending`),
-// except in skip mode, where pending is empty and consumed == read_pos.
-struct FileTailer::Source {
-  int fd = -1;
-  std::string path;  // for messages
-  SourceIdentity id;
-  int64_t btime_ns = 0;
-  bool fixed = false;        // id.fp/fp_len decided
-  bool emitted_any = false;  // a chunk of this source_id was handed out (or checkpointed)
-  uint64_t read_pos = 0;
-  uint64_t consumed = 0;
-  uint64_t last_size = 0;
-  std::string pending;
-  bool skipping = false;       // discarding the tail of an over-long line
-  bool after_partial = false;  // the line at `consumed` follows a flushed partial
-  int64_t last_growth_ms = 0;
-  int64_t detached_ms = -1;  // >= 0 once rotated away or deleted
-  bool force_finish = false;
-  bool done = false;
-
-  ~Source() {
-    if (fd >= 0) ::close(fd);
-  }
-  ResumeState resume() const {
-    if (skipping) return ResumeState::kSkipToNewline;
-    return after_partial ? ResumeState::kAfterPartial : ResumeState::kLineStart;
-  }
-};
-
-namespace {
-
-using Source = FileTailer::Source;
+namespace tailer_internal {
 
 Result<uint64_t> FileSizeOf(const Source& s) {
   struct stat st {};
   if (::fstat(s.fd, &st) != 0) return ErrnoStatus("stat", s.path, errno);
   return static_cast<uint64_t>(st.st_size);
-}
-
-Result<uint64_t> HeadFingerprint(const Source& s, uint32_t len, std::string* scratch) {
-  VIGIL_RETURN_IF_ERROR(ReadAt(s.fd, 0, len, scratch, s.path));
-  if (scratch->size() < len) return NotFound("file shorter than its fingerprint");
-  return FingerprintBytes(s.btime_ns, *scratch);
-}
-
-// True when the file still holds the bytes `id` fingerprinted, at least
-// `offset` long.
-bool Verify(const Source& s, const SourceIdentity& id, uint64_t offset, std::string* scratch) {
-  auto size = FileSizeOf(s);
-  if (!size.ok() || *size < offset || *size < id.fp_len) return false;
-  auto fp = HeadFingerprint(s, id.fp_len, scratch);
-  return fp.ok() && *fp == id.fp;
 }
 
 Result<std::unique_ptr<Source>> OpenSource(const std::string& path, int64_t now) {
@@ -128,6 +92,25 @@ Result<std::unique_ptr<Source>> OpenSource(const std::string& path, int64_t now)
   s->btime_ns = BirthTimeNs(fd);
   s->last_growth_ms = now;
   return s;
+}
+
+}  // namespace tailer_internal
+
+namespace {
+
+Result<uint64_t> HeadFingerprint(const Source& s, uint32_t len, std::string* scratch) {
+  VIGIL_RETURN_IF_ERROR(ReadAt(s.fd, 0, len, scratch, s.path));
+  if (scratch->size() < len) return NotFound("file shorter than its fingerprint");
+  return FingerprintBytes(s.btime_ns, *scratch);
+}
+
+// True when the file still holds the bytes `id` fingerprinted, at least
+// `offset` long.
+bool Verify(const Source& s, const SourceIdentity& id, uint64_t offset, std::string* scratch) {
+  auto size = FileSizeOf(s);
+  if (!size.ok() || *size < offset || *size < id.fp_len) return false;
+  auto fp = HeadFingerprint(s, id.fp_len, scratch);
+  return fp.ok() && *fp == id.fp;
 }
 
 }  // namespace
@@ -246,12 +229,21 @@ Status FileTailer::Resume(std::vector<SourceCheckpoint> checkpoints) {
   std::optional<std::vector<std::string>> siblings;  // listed when first needed
   // (dev, ino) -> best match: highest generation wins; the others are lost.
   CheckpointMatches matches;
+  std::vector<std::unique_ptr<Source>> copies;  // earlier generations, read from their copies
   for (auto& cp : checkpoints) {
     const auto& id = cp.identity;
     auto key = std::make_pair(id.dev, id.ino);
     generations_[key] = std::max(generations_[key], id.generation);
     bool seen = false;
     std::string found = Locate(cp, path_exists ? &pst : nullptr, &siblings, now, &seen);
+    if (found.empty() && seen && path_exists && pst.st_ino == id.ino && pst.st_dev == id.dev) {
+      // Truncated while we were down, or while we read its copy: the copy
+      // may still hold the rest.
+      if (auto copy = ResumeFromCopy(cp, now)) {
+        copies.push_back(std::move(copy));
+        continue;
+      }
+    }
     if (found.empty()) {
       lost_.push_back({cp, seen ? "file no longer holds the checkpointed bytes"
                                 : "file not found (deleted, compressed or moved away)"});
@@ -268,6 +260,12 @@ Status FileTailer::Resume(std::vector<SourceCheckpoint> checkpoints) {
   }
   stats_.lost_sources += lost_.size();
   Reopen(checkpoints, matches, now);
+  // Earlier generations of the path's file: before anything else.
+  draining_.insert(draining_.begin(), std::make_move_iterator(copies.begin()),
+                   std::make_move_iterator(copies.end()));
+  if (checkpoints.empty() && options_.rotated_since_ms > 0 && !options_.start_at_end) {
+    OpenEarlyRotations(path_exists ? &pst : nullptr, now);
+  }
   if (current_ || !path_exists) return Status::Ok();
   // The file at the path is new to us: rotated while we were down (start at
   // 0), or first seen (start where the options say).
@@ -425,6 +423,14 @@ void Split(Source& s, std::string_view data, size_t max_line, int64_t read_ns, T
   }
 }
 
+bool Progress(const TailChunk& c) {
+  return !c.lines.empty() || c.start_offset != c.end_offset || !c.finished_sources.empty();
+}
+
+}  // namespace
+
+namespace tailer_internal {
+
 void FlushPartial(Source& s, size_t max_line, int64_t read_ns, TailerStats* stats,
                   std::vector<RawLine>* out) {
   if (s.pending.empty()) return;
@@ -451,13 +457,13 @@ void Header(const Source& s, const std::string& path, TailChunk* c) {
   c->start_resume = c->end_resume = s.resume();
 }
 
-bool Progress(const TailChunk& c) {
-  return !c.lines.empty() || c.start_offset != c.end_offset || !c.finished_sources.empty();
-}
-
-}  // namespace
+}  // namespace tailer_internal
 
 Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t now, TailChunk* out) {
+  if (s.hunting) {
+    Hunt(s, now, out);
+    if (s.hunting || s.done) return Status::Ok();
+  }
   VIGIL_ASSIGN_OR_RETURN(uint64_t size, FileSizeOf(s));
   int64_t read_ns = env_->NowMillis() * 1000000;
   bool truncated = size < s.read_pos;
@@ -468,7 +474,11 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
   }
   if (truncated) {
     ++stats_.truncations;
-    if (s.fixed) {
+    if (s.fixed && is_current) {
+      // The bytes we had not read yet may be in a copy (copytruncate): the
+      // generation ends once that is found and read, or known lost.
+      StartCopyHunt(s, now);
+    } else if (s.fixed) {
       Header(s, path_, out);
       FlushPartial(s, options_.max_line_bytes, read_ns, &stats_, &out->lines);
       out->end_offset = s.consumed;
@@ -486,8 +496,9 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
     s.id.fp = 0;
     s.id.fp_len = 0;
     s.fixed = s.emitted_any = s.skipping = s.after_partial = false;
-    s.read_pos = s.consumed = s.last_size = 0;
+    s.read_pos = s.consumed = s.last_size = s.seam_end = 0;
     s.pending.clear();
+    s.seam.clear();
     s.last_growth_ms = now;
     return Status::Ok();
   }
@@ -520,6 +531,14 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
     uint64_t before = s.consumed;
     Split(s, buf_, options_.max_line_bytes, read_ns, &stats_, &out->lines);
     stats_.bytes_consumed += s.consumed - before;
+    // buf_ held [read_pos - size, read_pos); keep the bytes just before
+    // `consumed` when they are in it (else the older seam stays true).
+    uint64_t block = s.read_pos - buf_.size();
+    if (s.consumed > block && s.consumed > s.seam_end) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(kSeamBytes, s.consumed - block));
+      s.seam.assign(buf_, static_cast<size_t>(s.consumed - block) - n, n);
+      s.seam_end = s.consumed;
+    }
     budget -= std::min(budget, buf_.size());
     // A line longer than the budget: keep going (bounded by max_line_bytes)
     // rather than return a chunk with no progress.
@@ -539,6 +558,11 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
     s.done = true;
     out->finished_sources.push_back(s.id.SourceId());
     ++stats_.finished_sources;
+    if (s.is_copy && s.seen_size > s.read_pos) {
+      ++stats_.lost_truncations;
+      ReportLoss(s, s.seen_size - s.read_pos,
+                 "copytruncate: written after its copy " + s.path + " was made");
+    }
   }
   out->end_offset = s.consumed;
   out->end_resume = s.resume();
@@ -549,6 +573,26 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
   return Status::Ok();
 }
 
+// Rotated files and copies, oldest first: the first chunk with progress.
+TailChunk FileTailer::PumpDraining(size_t max_bytes, int64_t now) {
+  for (auto it = draining_.begin(); it != draining_.end();) {
+    Source& s = **it;
+    TailChunk c;
+    if (!Pump(s, false, max_bytes, now, &c).ok()) {
+      // An unreadable rotated file must not hold up the path forever.
+      s.done = true;
+      c = TailChunk();
+      if (s.fixed) {
+        Header(s, path_, &c);
+        c.finished_sources.push_back(s.id.SourceId());
+      }
+    }
+    it = s.done ? draining_.erase(it) : it + 1;
+    if (Progress(c)) return c;
+  }
+  return TailChunk();
+}
+
 Result<TailChunk> FileTailer::ReadSome(size_t max_bytes) {
   int64_t now = env_->MonotonicMillis();
   auto with_lost = [this](TailChunk c) {
@@ -557,30 +601,28 @@ Result<TailChunk> FileTailer::ReadSome(size_t max_bytes) {
     ReleaseBuffers();
     return c;
   };
-  for (int round = 0; round < 2; ++round) {
-    // Rotated files first: their lines were written before the new file's.
-    for (auto it = draining_.begin(); it != draining_.end();) {
-      Source& s = **it;
-      TailChunk c;
-      if (!Pump(s, false, max_bytes, now, &c).ok()) {
-        // An unreadable rotated file must not hold up the path forever.
-        s.done = true;
-        c = TailChunk();
-        if (s.fixed) {
-          Header(s, path_, &c);
-          c.finished_sources.push_back(s.id.SourceId());
-        }
-      }
-      it = s.done ? draining_.erase(it) : it + 1;
-      if (Progress(c)) return with_lost(std::move(c));
+  bool path_checked = false;
+  // Bounded: the path is checked once, and a truncation queues one hunt.
+  for (int round = 0; round < 4; ++round) {
+    // Rotated files and copies first: their lines were written before the
+    // path's current file's.
+    TailChunk d = PumpDraining(max_bytes, now);
+    if (Progress(d)) return with_lost(std::move(d));
+    if (!path_checked) {
+      path_checked = true;
+      bool changed = false;
+      VIGIL_RETURN_IF_ERROR(CheckPath(now, &changed));
+      if (changed) continue;
     }
-    bool changed = false;
-    if (round == 0) VIGIL_RETURN_IF_ERROR(CheckPath(now, &changed));
-    if (!changed) break;
+    TailChunk c;
+    c.path = path_;
+    size_t draining_before = draining_.size();
+    if (current_) VIGIL_RETURN_IF_ERROR(Pump(*current_, true, max_bytes, now, &c));
+    // A truncation queued the hunt for its copy, whose lines come first.
+    if (Progress(c) || draining_.size() == draining_before) return with_lost(std::move(c));
   }
   TailChunk c;
   c.path = path_;
-  if (current_) VIGIL_RETURN_IF_ERROR(Pump(*current_, true, max_bytes, now, &c));
   return with_lost(std::move(c));
 }
 

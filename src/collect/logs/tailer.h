@@ -5,7 +5,10 @@
 // Pull-based: the agent calls ReadSome() when FileWatcher says something may
 // have changed (and on a timer); each call reads a bounded amount and returns
 // one TailChunk about exactly one source (one source_id). When a rotated file
-// is still being drained, its chunks come before the new file's.
+// is still being drained, its chunks come before the new file's; so do those
+// of a truncated generation's copy (copytruncate), read from where reading
+// had stopped, and of generations rotated away before the path was first
+// opened (TailerOptions::rotated_since_ms).
 //
 // Delivery contract with the caller (the agent loop):
 //  - Ship chunk.lines as one wire::LogStream {source_id, start_offset,
@@ -49,11 +52,16 @@ struct RawLine {
   bool operator==(const RawLine&) const = default;
 };
 
-// A source the tailer was asked to resume but could no longer find: its lines
-// after the checkpoint offset are lost (how many is unknown; the file is gone).
+// Lines that cannot be delivered, reported once: a source the tailer was
+// asked to resume but could no longer find (its lines after the checkpoint
+// offset are gone), or bytes a copytruncate took away that no readable copy
+// holds (docs/tailer.md "Rotated copies and early rotations").
 struct LostSource {
   SourceCheckpoint checkpoint;
-  std::string reason;
+  std::string reason;  // says what happened, and how many bytes when known
+  // At least this many bytes are gone; 0 when unknown (the file is gone, or
+  // its copy is compressed in a form this build cannot read).
+  uint64_t lost_bytes = 0;
 };
 
 struct TailChunk {
@@ -70,7 +78,7 @@ struct TailChunk {
   // rotated away or deleted and drained, or truncated (a new generation
   // follows). Nothing more will come from them.
   std::vector<std::string> finished_sources;
-  // Checkpointed sources that could not be found again (reported once).
+  // Lines that cannot be delivered (LostSource), each reported once.
   std::vector<LostSource> lost;
 
   bool finished() const { return !finished_sources.empty(); }
@@ -99,8 +107,23 @@ struct TailerOptions {
   // Rotated files drained at once at most; past it the oldest is finished as
   // soon as it is read to its end.
   size_t max_draining = 8;
-  // Directory entries examined when looking for a file rotated while down.
+  // Directory entries examined when looking for a file rotated while down,
+  // a copytruncate's copy or early rotations.
   size_t max_sibling_scan = 4096;
+  // On a truncation, the newest this many rotated siblings (tailer_siblings.h)
+  // are checked for the copy a copytruncate made; its lines past our offset
+  // are read before the truncated file's next generation.
+  size_t max_copy_candidates = 16;
+  // A gzip-compressed copy is inflated at most this far (CPU), and what
+  // lies past our offset is held in memory while it is read (RSS); what lies
+  // beyond the bound is reported lost.
+  uint64_t max_inflate_bytes = 64u << 20;
+  // Unix epoch ms; 0: off. With no checkpoint for the path, Open also reads
+  // its rotated siblings modified at or after this time (a job's logs that
+  // were rotated away before discovery first saw the file: pass the job's
+  // start time), oldest first and before the file itself, at most
+  // max_draining of them (more are reported lost).
+  int64_t rotated_since_ms = 0;
   // Clock (MonotonicMillis for timeouts, NowMillis for read_time_ns) and
   // directory listing. nullptr: Env::Default().
   Env* env = nullptr;
@@ -115,6 +138,10 @@ struct TailerStats {
   uint64_t truncations = 0;   // copytruncate / truncation: new generation
   uint64_t lost_sources = 0;  // checkpointed sources not found on restart
   uint64_t finished_sources = 0;
+  uint64_t copies_read = 0;       // truncations whose copy was found and read from our offset
+  uint64_t lost_truncations = 0;  // truncations whose unread bytes no readable copy holds
+  uint64_t lost_bytes = 0;        // bytes known lost (a lower bound): truncations, early rotations
+  uint64_t early_rotations_read = 0;  // rotated siblings read at Open (rotated_since_ms)
 };
 
 class FileTailer {
@@ -157,9 +184,20 @@ class FileTailer {
                      std::optional<std::vector<std::string>>* siblings, int64_t now, bool* seen);
   void Reopen(const std::vector<SourceCheckpoint>& checkpoints, const CheckpointMatches& matches,
               int64_t now);
+  std::unique_ptr<Source> ResumeFromCopy(const SourceCheckpoint& cp, int64_t now);
   Status CheckPath(int64_t now, bool* changed);
   Status OpenCurrent(bool at_end);
+  void OpenEarlyRotations(const struct stat* at_path, int64_t now);
   Status Pump(Source& s, bool is_current, size_t max_bytes, int64_t now, TailChunk* out);
+  // Truncation of the current file: a hunt for its copy is queued in draining_.
+  void StartCopyHunt(Source& truncated, int64_t now);
+  void Hunt(Source& s, int64_t now, TailChunk* out);
+  enum class CopySearch { kFound, kMaybeLater, kNone };
+  CopySearch FindCopy(Source& s, int64_t now, std::string* why);
+  enum class GzipCopy { kAdopted, kNotOurs, kStillWritten };
+  GzipCopy AdoptInflatedCopy(Source& s, const std::string& gz, std::string* why);
+  void ReportLoss(const Source& s, uint64_t bytes, std::string reason);
+  TailChunk PumpDraining(size_t max_bytes, int64_t now);
   uint64_t NextGeneration(uint64_t dev, uint64_t ino);
   void ReleaseBuffers();
 

@@ -7,11 +7,18 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <random>
+#include <set>
 
+#include "collect/logs/tailer_siblings.h"
 #include "collect/logs/tailer_test_util.h"
 #include "core/temp_dir.h"
 #include "wire/log_batch.h"
+
+#ifdef VIGIL_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 namespace vigil::collect::logs {
 namespace {
@@ -276,6 +283,307 @@ TEST_F(TailerTest, CompressedRotatedFilesAreNeverOpened) {
   auto t = FileTailer::Open(path_ + ".1.gz", Fast(&env_));
   EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(FileTailer::Open(tmp_.path(), Fast(&env_)).ok());  // a directory
+}
+
+// --- copytruncate: the copy holds what we had not read ---
+
+std::vector<std::string> Joined(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+void CopyFile(const std::string& from, const std::string& to, size_t max = SIZE_MAX) {
+  auto text = Env::Default()->ReadFile(from, 1 << 24);
+  ASSERT_TRUE(text.ok());
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(to, std::string_view(*text).substr(0, max)).ok());
+}
+
+void SetMtime(const std::string& path, int64_t unix_ms) {
+  struct timespec ts[2];
+  ts[0].tv_sec = ts[1].tv_sec = unix_ms / 1000;
+  ts[0].tv_nsec = ts[1].tv_nsec = (unix_ms % 1000) * 1000000;
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), ts, 0), 0);
+}
+
+TEST(RotatedSiblingName, TheSchemesRotatorsUse) {
+  for (const char* yes : {"app.log.1", "app.log.12", "app.log-20261201", "app.log.2026-12-01",
+                          "app.log_2026-12-01T10:00:00Z", "app.log.1.gz", "app.log-20261201.xz",
+                          "app-20261201.log", "app.1.log"}) {
+    EXPECT_TRUE(IsRotatedSiblingName("app.log", yes)) << yes;
+  }
+  for (const char* no : {"app.log", "app.log.", "app.log.bak", "app.log.old", "app.logx.1",
+                         "other.log.1", "app.log.1.txt", "app-x.log", "app.log.gz", "app.log1"}) {
+    EXPECT_FALSE(IsRotatedSiblingName("app.log", no)) << no;
+  }
+  EXPECT_TRUE(IsRotatedSiblingName("stdout", "stdout.1"));
+  EXPECT_FALSE(IsRotatedSiblingName("stdout", "stdout"));
+}
+
+TEST_F(TailerTest, CopyTruncateReadsTheUnreadLinesFromTheCopy) {
+  TailerOptions o = Fast(&env_);
+  o.rotate_wait_ms = 5000;  // a copy is finished at its end all the same
+  Writer w(path_);
+  w.Write(Numbered(1, 50));
+  auto t = FileTailer::Open(path_, o);
+  auto a = Drain(**t);
+  std::string gen0 = a.chunks[0].source_id;
+  w.Write(Numbered(51, 80));  // not read before the rotation
+  w.Write("line 81 held");    // nor this line, still without its newline
+  w.Write(" whole\n");
+  CopyFile(path_, path_ + ".1");
+  ASSERT_EQ(::truncate(path_.c_str(), 0), 0);
+  w.Write(Numbered(82, 90));
+  auto b = Drain(**t);
+  auto want = NumberedLines(51, 80);
+  want.push_back("line 81 held whole");
+  EXPECT_EQ(b.lines, Joined(want, NumberedLines(82, 90)));
+  // The copy's lines continue the old generation's offsets; then it ends.
+  EXPECT_EQ(b.chunks[0].source_id, gen0);
+  EXPECT_EQ(b.chunks[0].lines[0].offset, Numbered(1, 50).size());
+  EXPECT_FALSE(b.chunks[0].first_of_source);
+  size_t fin = 0;
+  while (fin < b.chunks.size() && !b.chunks[fin].finished()) ++fin;
+  ASSERT_LT(fin, b.chunks.size());
+  EXPECT_EQ(b.chunks[fin].finished_sources, std::vector<std::string>{gen0});
+  for (size_t i = 0; i <= fin; ++i) EXPECT_EQ(b.chunks[i].source_id, gen0) << i;
+  EXPECT_TRUE(b.chunks.back().source_id.ends_with(":1"));
+  EXPECT_EQ((*t)->stats().copies_read, 1u);
+  EXPECT_EQ((*t)->stats().lost_truncations, 0u);
+  for (const auto& c : b.chunks) EXPECT_TRUE(c.lost.empty());
+}
+
+// A truncation where the tailer had seen more bytes than it read: what no
+// copy holds is reported with its size, never dropped silently.
+Collected TruncateHalfRead(FileTailer& t, Writer& w, const std::string& path,
+                           const std::function<void()>& make_copy) {
+  w.Write(Numbered(1, 100));
+  auto first = t.ReadSome(200);  // sees the whole file, reads about 200 bytes
+  EXPECT_TRUE(first.ok());
+  make_copy();
+  EXPECT_EQ(::truncate(path.c_str(), 0), 0);
+  w.Write(Numbered(101, 105));
+  Collected rest = Drain(t);
+  rest.lines.insert(rest.lines.begin(), "-");  // marks where the first read ended
+  for (auto it = first->lines.rbegin(); it != first->lines.rend(); ++it) {
+    rest.lines.insert(rest.lines.begin(), it->bytes);
+  }
+  return rest;
+}
+
+uint64_t LostBytes(const Collected& c) {
+  uint64_t n = 0;
+  for (const auto& chunk : c.chunks) {
+    for (const auto& l : chunk.lost) n += l.lost_bytes;
+  }
+  return n;
+}
+
+TEST_F(TailerTest, CopyShorterThanOurOffsetIsNotTheCopy) {
+  Writer w(path_);
+  auto t = FileTailer::Open(path_, Fast(&env_));
+  auto got = TruncateHalfRead(**t, w, path_, [&] { CopyFile(path_, path_ + ".1", 20); });
+  int read =
+      static_cast<int>(std::find(got.lines.begin(), got.lines.end(), "-") - got.lines.begin());
+  ASSERT_GT(read, 0);
+  // The line we were inside ends as a partial one; the rest of the file is
+  // gone and counted.
+  std::string cut =
+      Numbered(1, 100).substr(Numbered(1, read).size(), 200 - Numbered(1, read).size());
+  EXPECT_EQ(got.lines, Joined(Joined(NumberedLines(1, read), {"-", cut}), NumberedLines(101, 105)));
+  EXPECT_EQ(LostBytes(got), Numbered(1, 100).size() - 200);
+  EXPECT_EQ((*t)->stats().copies_read, 0u);
+  EXPECT_EQ((*t)->stats().lost_truncations, 1u);
+}
+
+TEST_F(TailerTest, CopyWithAnotherFingerprintOrSeamIsNotTheCopy) {
+  Writer w(path_);
+  auto t = FileTailer::Open(path_, Fast(&env_));
+  auto got = TruncateHalfRead(**t, w, path_, [&] {
+    // Same length, other bytes; and an older generation's copy that starts
+    // like ours (same head) but differs where we stopped reading.
+    std::string other = Numbered(1, 100);
+    other[0] = 'L';
+    ASSERT_TRUE(Env::Default()->WriteFileAtomic(path_ + ".1", other).ok());
+    std::string older = Numbered(1, 100);
+    older.replace(150, 40, std::string(40, '#'));
+    ASSERT_TRUE(Env::Default()->WriteFileAtomic(path_ + "-20261201", older).ok());
+  });
+  EXPECT_EQ(got.lines.back(), "line 105");
+  EXPECT_EQ(std::count(got.lines.begin(), got.lines.end(), "line 100"), 0);
+  EXPECT_GT(LostBytes(got), 0u);
+  EXPECT_EQ((*t)->stats().copies_read, 0u);
+}
+
+TEST_F(TailerTest, GzipCopyIsInflatedOrItsLossCounted) {
+  Writer w(path_);
+  auto t = FileTailer::Open(path_, Fast(&env_));
+  auto got = TruncateHalfRead(**t, w, path_, [&] {
+    auto text = Env::Default()->ReadFile(path_, 1 << 20);
+    ASSERT_TRUE(text.ok());
+#ifdef VIGIL_HAVE_ZLIB
+    gzFile gz = gzopen((path_ + ".1.gz").c_str(), "wb");
+    ASSERT_NE(gz, nullptr);
+    ASSERT_EQ(gzwrite(gz, text->data(), static_cast<unsigned>(text->size())),
+              static_cast<int>(text->size()));
+    ASSERT_EQ(gzclose(gz), Z_OK);
+#else
+    ASSERT_TRUE(Env::Default()->WriteFileAtomic(path_ + ".1.gz", "\x1f\x8b not read").ok());
+#endif
+  });
+  size_t read = std::find(got.lines.begin(), got.lines.end(), "-") - got.lines.begin();
+  got.lines.erase(got.lines.begin() + static_cast<std::ptrdiff_t>(read));
+  if (CanInflateGzip()) {
+    EXPECT_EQ(got.lines, Joined(NumberedLines(1, 100), NumberedLines(101, 105)));
+    EXPECT_EQ((*t)->stats().copies_read, 1u);
+    EXPECT_EQ(LostBytes(got), 0u);
+  } else {
+    EXPECT_EQ((*t)->stats().lost_truncations, 1u);
+    EXPECT_GT(LostBytes(got), 0u);
+  }
+}
+
+#ifdef VIGIL_HAVE_ZLIB
+std::string Gzip(std::string_view text) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+std::string ReadFd(int fd, uint64_t off, size_t n) {
+  std::string b(n, '\0');
+  b.resize(
+      static_cast<size_t>(std::max<ssize_t>(0, ::pread(fd, b.data(), n, static_cast<off_t>(off)))));
+  return b;
+}
+
+TEST(InflateGzipCopy, MembersBoundsAndDamage) {
+  TempDir dir;
+  std::string a = Numbered(1, 100), b = Numbered(101, 200);
+  std::string gz = dir.Join("app.log.1.gz");
+  // Two members read as one file, as gzip -d reads them.
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(gz, Gzip(a) + Gzip(b)).ok());
+  auto c = InflateGzipCopy(gz, 10, 500, 20, 600, 1 << 20);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->complete);
+  EXPECT_EQ(c->size, a.size() + b.size());
+  EXPECT_EQ(c->head, (a + b).substr(0, 10));
+  EXPECT_EQ(c->window, (a + b).substr(480, 20));
+  EXPECT_EQ(ReadFd(c->fd, 600, 1 << 20), (a + b).substr(600));
+  ::close(c->fd);
+  // The bound stops the work; the copy is not complete then.
+  c = InflateGzipCopy(gz, 10, 0, 0, 0, 300);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->complete);
+  EXPECT_EQ(c->size, 300u);
+  ::close(c->fd);
+  // Cut short (still being written) or damaged: what inflates, not complete.
+  std::string z = Gzip(a);
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(gz, z.substr(0, z.size() / 2)).ok());
+  c = InflateGzipCopy(gz, 10, 0, 0, 0, 1 << 20);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->complete);
+  EXPECT_LT(c->size, a.size());
+  ::close(c->fd);
+  z[z.size() / 2] ^= 0x55;
+  z[z.size() / 2 + 1] ^= 0x55;
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(gz, z).ok());
+  c = InflateGzipCopy(gz, 10, 0, 0, 0, 1 << 20);
+  if (c.ok()) {
+    EXPECT_FALSE(c->complete);
+    ::close(c->fd);
+  }
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(gz, "not gzip at all").ok());
+  c = InflateGzipCopy(gz, 10, 0, 0, 0, 1 << 20);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->complete);
+  EXPECT_EQ(c->size, 0u);
+  ::close(c->fd);
+}
+#endif
+
+TEST_F(TailerTest, CopyStillBeingWrittenIsAwaitedWithinRotateWait) {
+  TailerOptions o = Fast(&env_);
+  o.rotate_wait_ms = 1000;
+  Writer w(path_);
+  w.Write(Numbered(1, 40));
+  auto t = FileTailer::Open(path_, o);
+  Drain(**t);
+  w.Write(Numbered(41, 60));
+  std::string all = Numbered(1, 60);
+  // The copier has written only part of it when the truncation is seen.
+  ASSERT_TRUE(Env::Default()->WriteFileAtomic(path_ + ".1", all.substr(0, 100)).ok());
+  ASSERT_EQ(::truncate(path_.c_str(), 0), 0);
+  EXPECT_TRUE(Drain(**t).lines.empty());
+  {
+    Writer copier(path_ + ".1");
+    copier.Write(all.substr(100, 200));  // it grows: still worth waiting for
+    env_.now_ms += 200;
+    EXPECT_TRUE(Drain(**t).lines.empty());
+    copier.Write(all.substr(300));
+  }
+  env_.now_ms += 200;
+  EXPECT_EQ(Drain(**t).lines, NumberedLines(41, 60));
+  EXPECT_EQ((*t)->stats().copies_read, 1u);
+}
+
+// --- rotated away before the tailer first saw the file ---
+
+TEST_F(TailerTest, EarlyRotationsSinceTheWriterStartedAreReadOldestFirst) {
+  int64_t start_ms = Env::Default()->NowMillis() - 60'000;
+  auto put = [&](const std::string& name, int from, int to, int64_t mtime_ms) {
+    ASSERT_TRUE(Env::Default()->WriteFileAtomic(tmp_.Join(name), Numbered(from, to)).ok());
+    SetMtime(tmp_.Join(name), mtime_ms);
+  };
+  put("app.log.3", 900, 901, start_ms - 3'600'000);  // a previous run's: older than the writer
+  put("app.log-20261201", 1, 10, start_ms + 1000);
+  put("app.log.1", 11, 20, start_ms + 2000);
+  put("app.log.2.gz", 0, 0, start_ms + 1500);  // compressed before we looked: counted
+  Writer w(path_);
+  w.Write(Numbered(21, 25));
+  TailerOptions o = Fast(&env_);
+  o.rotated_since_ms = start_ms;
+  auto t = FileTailer::Open(path_, o);
+  ASSERT_TRUE(t.ok());
+  auto got = Drain(**t);
+  EXPECT_EQ(got.lines, NumberedLines(1, 25));
+  EXPECT_EQ((*t)->stats().early_rotations_read, 2u);
+  ASSERT_FALSE(got.chunks.empty());
+  ASSERT_EQ(got.chunks[0].lost.size(), 1u);
+  EXPECT_NE(got.chunks[0].lost[0].reason.find("app.log.2.gz"), std::string::npos);
+  // Each rotated file is its own source, finished once read.
+  std::set<std::string> ids;
+  for (const auto& c : got.chunks) ids.insert(c.source_id);
+  EXPECT_EQ(ids.size(), 3u);
+}
+
+TEST_F(TailerTest, EarlyRotationsAreNotReadWhenACheckpointExists) {
+  Writer w(path_);
+  w.Write(Numbered(1, 10));
+  TempDir state;
+  auto store = CheckpointStore::Open(&nosync_, state.Join("s"));
+  ASSERT_TRUE(store.ok());
+  Pipeline p{store->get()};
+  TailerOptions o = Fast(&env_);
+  o.rotated_since_ms = Env::Default()->NowMillis() - 60'000;
+  auto t = FileTailer::Open(path_, o);
+  p.Pump(**t, 1 << 16);
+  t->reset();
+  // Rotated while we were down; the checkpoint finds it by inode.
+  ASSERT_EQ(::rename(path_.c_str(), (path_ + ".1").c_str()), 0);
+  Writer w2(path_);
+  w2.Write(Numbered(11, 12));
+  t = FileTailer::Open(path_, o, (*store)->ForPath(path_));
+  p.Pump(**t, 1 << 16);
+  EXPECT_EQ(p.delivered, NumberedLines(1, 12));
+  EXPECT_EQ((*t)->stats().early_rotations_read, 0u);
 }
 
 }  // namespace
