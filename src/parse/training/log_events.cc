@@ -209,7 +209,8 @@ constexpr std::string_view kAnchors[] = {
     "CUBLAS_STATUS_", "CUDNN_STATUS_", "cuDNN error", "illegal memory access",
     "unspecified launch failure", "oss is ", "infinite or NaN", "verflow", "OVERFLOW",
     "egmentation fault", "SIGSEGV", "segfault at ", "exitcode", "omplete", "inished", "raining done",
-    "stopped:", "oom-killer", "Kill process", "oom-kill event", "Out Of Memory", "skipped=",
+    "stopped:", "oom-killer", "watchdog got stuck", "Heartbeat monitor", "cuda runtime error",
+    "train metrics", "Kill process", "oom-kill event", "Out Of Memory", "skipped=",
     "skipped iterations:", "Training time", "Cuda failure",
     "Traceback (most recent call last)", "File \"",
 };
@@ -298,12 +299,19 @@ std::optional<Event> KernelOomRule(const std::vector<Line>& lines) {
 }
 
 std::optional<Event> NcclTimeoutRule(const std::vector<Line>& lines) {
-  const Line* l = FindLine(lines, {"Watchdog caught collective operation timeout"});
+  // Newer PyTorch also reports a hang of the watchdog itself ("watchdog got
+  // stuck for 480 seconds without making progress") and its heartbeat
+  // monitor's ("Heartbeat monitor timed out!"): collectives that never end.
+  const Line* l = FindLine(lines, {"Watchdog caught collective operation timeout",
+                                   "watchdog got stuck for ", "Heartbeat monitor timed out"});
   if (!l) return std::nullopt;
   std::string_view s = l->body;
   Event ev = MakeEvent(EventKind::kNcclTimeout, *l);
   // The rank is the last "Rank N]" before the watchdog's words.
-  std::string_view head = s.substr(0, s.find("Watchdog caught"));
+  size_t words = s.find("Watchdog caught");
+  if (words == std::string_view::npos) words = s.find("watchdog got stuck");
+  if (words == std::string_view::npos) words = s.find("Heartbeat monitor");
+  std::string_view head = s.substr(0, words);
   if (size_t r = head.rfind("Rank "); r != std::string_view::npos) {
     if (auto rank = NumberAfter(head.substr(r), "Rank ")) ev.AddNumber("rank", *rank);
   }
@@ -312,6 +320,7 @@ std::optional<Event> NcclTimeoutRule(const std::vector<Line>& lines) {
   if (auto seq = NumberAfter(s, "SeqNum=")) ev.AddNumber("seq", *seq);
   if (auto t = NumberAfter(s, "Timeout(ms)=")) ev.AddNumber("timeout_ms", *t);
   if (auto ran = NumberAfter(s, "ran for ")) ev.AddNumber("ran_ms", *ran);
+  if (auto stuck = NumberAfter(s, "got stuck for ")) ev.AddNumber("stuck_s", *stuck);
   return ev;
 }
 
@@ -471,6 +480,7 @@ std::optional<Event> NcclErrorRule(const std::vector<Line>& lines) {
 // The phrase of a CUDA runtime error, from its marker to the line's end.
 std::optional<Event> CudaErrorRule(const std::vector<Line>& lines, std::string* key) {
   static constexpr std::string_view kMarkers[] = {"CUDA error",
+                                                  "cuda runtime error",  // THC, PyTorch < 1.5
                                                   "CUDA_ERROR_",
                                                   "CUBLAS_STATUS_",
                                                   "CUDNN_STATUS_",
@@ -668,7 +678,9 @@ std::optional<Event> CompletedRule(const std::vector<Line>& lines) {
     bool duration = tt != std::string_view::npos && AtMessageStart(s, tt) &&
                     tt + 14 < s.size() && IsDigit(s[tt + 14]) &&
                     s.substr(tt + 14).find(':') != std::string_view::npos;
-    bool done = duration || Has(s, "Training completed. Do not forget to share your model") ||
+    // Hugging Face Trainer's summary block after train(): "***** train metrics *****".
+    bool done = duration || Has(s, "***** train metrics *****") ||
+                Has(s, "Training completed. Do not forget to share your model") ||
                 (Has(s, "Trial ") && Has(s, " completed training after ")) ||  // Ray Tune
                 (Has(s, "`Trainer.fit` stopped: `max_") && Has(s, "` reached")) ||
                 Has(s, " epochs completed in ");

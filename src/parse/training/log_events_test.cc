@@ -285,6 +285,20 @@ TEST(LogEventsTest, CudaErrorsOutsidePyTorch) {
   EXPECT_EQ(Kind("[07:20:32.390498] Training time 5:47:14"), "completed");
 }
 
+// Newer PyTorch's watchdog and heartbeat reports, THC's runtime errors, HF's
+// summary block.
+TEST(LogEventsTest, WatchdogHangsThcErrorsAndSummaries) {
+  EXPECT_EQ(One("[rank2]:[E419 10:53:25.4 ProcessGroupNCCL.cpp:1484] [PG ID 2 PG GUID 9 Rank 2] "
+                "ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress"),
+            R"({"line": 1, "event": "nccl_timeout", "rank": 2, "stuck_s": 480})");
+  EXPECT_EQ(Kind("[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 5 Rank 0] Heartbeat monitor timed out! "
+                 "Process will be terminated after dumping debug info."),
+            "nccl_timeout");
+  EXPECT_EQ(Kind("RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered"),
+            "cuda_error");
+  EXPECT_EQ(Kind("***** train metrics *****"), "completed");
+}
+
 TEST(LogEventsTest, RepeatsOfOneFailureAreOneEvent) {
   LogEventDetector d;
   std::string line =

@@ -127,10 +127,14 @@ void SegmentParser::Finish(std::vector<MetricSample>* out) {
       listed[listed_count++] = Listed{found_[i].pos, name.data(), name.size()};
     }
   }
+  // Cells of a table that repeat a name are a second group of the same
+  // columns (CenterNet appends its validation results to the epoch's line):
+  // the first is kept.
   auto repeated = [&](const Candidate& c) {
     std::string_view name = Written(c);
     for (size_t i = 0; i < listed_count; ++i) {
       const Listed& o = listed[i];
+      if (c.source == Source::kCell && o.pos > c.pos) continue;
       if (o.name_len == name.size() && o.pos != c.pos &&
           std::string_view(o.name, o.name_len) == name) {
         return true;

@@ -352,6 +352,7 @@ class SegmentParser {
   void ScanPairs();
   inline bool PairAt(size_t sep);
   inline bool PairIs(size_t at);
+  bool PairTuple(size_t open);
   // log_metrics_frameworks.cc. ReadHead and CellPair are defined there,
   // inline in their one callers, ScanHeads and ScanCells; ReadHead runs for
   // every word that may be a counter, so it is forced in.

@@ -179,6 +179,7 @@ bool ValueEnds(std::string_view s, size_t j) {
   if (c == ',' || c == ';' || c == '|' || c == ')' || c == ']' || c == '}') return true;
   if (c == '(') return true;  // torchvision's "loss: 2.1234 (2.3012)": the value, then an average
   if (c == '-') return k + 1 == s.size() || IsSpace(s[k + 1]);
+  if (s.substr(k, 3) == "...") return true;  // "Start Training Epoch 9, lr=0.009845 ..."
   return KeyAhead(s, k) || CellAhead(s, k);
 }
 
@@ -328,6 +329,30 @@ bool SegmentParser::PairAt(size_t sep) {
   return true;
 }
 
+// A Python (name, value) tuple: FunASR's "[('loss_att', 0.659), ('loss', 0.332)]".
+bool SegmentParser::PairTuple(size_t open) {
+  std::string_view s = s_;
+  size_t i = open + 1;
+  if (i >= s.size() || (s[i] != '\'' && s[i] != '"')) return false;
+  char q = s[i];
+  size_t close = s.find(q, i + 1);
+  if (close == std::string_view::npos || close - i > kMaxKeyLen || s.substr(close + 1, 2) != ", ") {
+    return false;
+  }
+  double v;
+  size_t end;
+  if (!ParseNumber(s, close + 3, &v, &end) || end >= s.size() || s[end] != ')') return false;
+  Key key;
+  key.in_line = true;
+  key.off = i + 1;
+  key.len = close - i - 1;
+  if (key.len == 0 || !IsAlpha(s[key.off])) return false;
+  for (size_t k = key.off; k < close; ++k) {
+    if (!IsKeyChar(s[k])) return false;
+  }
+  return AddKeyed(close + 3, key, v, Source::kPair);
+}
+
 void SegmentParser::ScanPairs() {
   int depth = 0;
   // Visits only the bytes that can matter (PairBits), found 16 at a time.
@@ -341,6 +366,7 @@ void SegmentParser::ScanPairs() {
       if (c == '}') --depth;
       if (c == ' ' && s_.substr(i, 4) == " is ") PairIs(i);
       if (c == '(' && i >= 9 && s_.substr(i - 9, 9) == "Namespace") config_ = true;
+      if (c == '(') PairTuple(i);
       if (c != '=' && c != ':') continue;
       // A nested object is a configuration ("params": {"lr": 0.0001}).
       if (depth >= 2) continue;

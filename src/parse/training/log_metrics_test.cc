@@ -362,6 +362,18 @@ TEST(Extract, DarknetCaffeAndPaddedKeys) {
   EXPECT_EQ(Render("  exitcode  : -9 (pid: 1234)"), V{});  // padded, but no metric's name
 }
 
+// Python (name, value) tuples; a table's second group of the same columns;
+// an ellipsis after a value.
+TEST(Extract, TuplesRepeatedColumnsAndEllipses) {
+  EXPECT_EQ(Render("- train, rank: 0, [('loss_att', 0.659), ('loss', 0.332)]"),
+            (V{R"("metric": "loss_att", "value": 0.659})", R"("metric": "loss", "value": 0.332})"}));
+  EXPECT_EQ(Render("epoch: 5 |loss 0.9156 | hm_loss 0.68 | loss 0.8787 | hm_loss 0.65 |"),
+            (V{R"("metric": "epoch", "value": 5})", R"("metric": "loss", "value": 0.9156})",
+               R"("metric": "hm_loss", "value": 0.68})"}));
+  EXPECT_EQ(Render("==> Start Training Epoch 9, lr=0.009845 ..."),
+            (V{R"("metric": "epoch", "value": 9})", R"("metric": "learning_rate", "value": 0.009845})"}));
+}
+
 // A loss after a validation or test phase word is not the training loss.
 TEST(Extract, PhaseWordsRenameTheLoss) {
   EXPECT_EQ(Render("| epoch 005 | valid on 'valid' subset  1000 / 1311 loss=2.72"),
