@@ -245,7 +245,14 @@ bool ValueAt(std::string_view s, size_t i, double* v, size_t* at, size_t* end) {
   Unit unit = ReadUnit(s, e);
   if (unit.kind == UnitKind::kUnknown) {
     *end = e;  // "0/micro_step=1": no unit, the value ends there or not at all
-    return ValueEnds(s, e);
+    // Another print glued on with no newline: Keras' "loss: 44.4110Batch 3:
+    // Invalid loss" (a capitalised word of three letters or more, then a
+    // space or ':').
+    size_t w = e + 1;
+    while (w < s.size() && s[w] >= 'a' && s[w] <= 'z') ++w;
+    bool glued = s[e] >= 'A' && s[e] <= 'Z' && w - e >= 3 &&
+                 (w == s.size() || s[w] == ' ' || s[w] == ':');
+    return glued || ValueEnds(s, e);
   }
   if (unit.end < s.size() && (IsDigit(s[unit.end]) || s[unit.end] == '.' || s[unit.end] == '_')) {
     return false;  // "1.2.3", "3e", "v1_2"

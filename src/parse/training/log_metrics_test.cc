@@ -370,6 +370,10 @@ TEST(Extract, TuplesRepeatedColumnsAndEllipses) {
   EXPECT_EQ(Render("epoch: 5 |loss 0.9156 | hm_loss 0.68 | loss 0.8787 | hm_loss 0.65 |"),
             (V{R"("metric": "epoch", "value": 5})", R"("metric": "loss", "value": 0.9156})",
                R"("metric": "hm_loss", "value": 0.68})"}));
+  // Keras's progress line with the next print glued on, no newline between.
+  EXPECT_EQ(Render("  3/234 [....] - ETA: 33:37:24 - loss: 44.4110Batch 3: Invalid loss"),
+            (V{R"("metric": "step", "value": 3, "step": 3})",
+               R"("metric": "loss", "value": 44.411, "step": 3})"}));
   EXPECT_EQ(Render("==> Start Training Epoch 9, lr=0.009845 ..."),
             (V{R"("metric": "epoch", "value": 9})", R"("metric": "learning_rate", "value": 0.009845})"}));
 }
