@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "store/tsdb/chunk_codec.h"
 #include "store/tsdb/db_impl.h"
+#include "store/tsdb/stale.h"
 
 namespace vigil::tsdb {
 namespace {
@@ -358,6 +359,8 @@ Result<std::vector<wire::Series>> DbImpl::Select(const std::vector<Matcher>& mat
   for (size_t i = 0; i < sel->size(); ++i) {
     wire::Series s{sel->labels(i), {}};
     VIGIL_RETURN_IF_ERROR(sel->Samples(i, &s.samples));
+    // Values only: a staleness marker says there is no value (stale.h).
+    std::erase_if(s.samples, [](const wire::Sample& x) { return IsStaleNaN(x.value); });
     if (!s.samples.empty()) out.push_back(std::move(s));
   }
   return out;
@@ -425,7 +428,8 @@ std::vector<LatestPoint> DbImpl::Latest(int64_t since_ms) const {
     std::lock_guard lock(mu_);
     out.reserve(head_.series().size());
     for (const auto& [id, hs] : head_.series()) {
-      if (!hs.has_last || hs.last.t_ms < since_ms) continue;
+      // A series whose newest sample is a staleness marker has ended.
+      if (!hs.has_last || hs.last.t_ms < since_ms || IsStaleNaN(hs.last.value)) continue;
       out.push_back({*index_.LabelsOf(id), hs.last});
     }
   }
