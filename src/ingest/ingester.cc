@@ -158,7 +158,7 @@ Status Ingester::ReceiveMetricBatch(wire::MetricBatch* batch) {
       return Status::Ok();  // already stored: acknowledge again, store nothing
     }
   }
-  VIGIL_RETURN_IF_ERROR(StoreMetrics(&*batch, /*from_agent=*/true));
+  VIGIL_RETURN_IF_ERROR(StoreMetrics(&*batch, /*from_agent=*/true, {&staleness_, batch->source}));
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t& last = last_sequence_[batch->source];
   last = std::max(last, batch->sequence);
@@ -168,13 +168,36 @@ Status Ingester::ReceiveMetricBatch(wire::MetricBatch* batch) {
 Status Ingester::AppendMetrics(wire::MetricBatch* batch) {
   Status valid = Validate(*batch);
   if (!valid.ok()) return Reject(valid);
-  return StoreMetrics(batch, /*from_agent=*/false);
+  return StoreMetrics(batch, /*from_agent=*/false, {});
 }
 
-Status Ingester::StoreMetrics(wire::MetricBatch* batch, bool from_agent) {
+Status Ingester::PushGroup(const std::string& group, bool whole_group, wire::MetricBatch* batch) {
+  Status valid = Validate(*batch);
+  if (!valid.ok()) return Reject(valid);
+  std::vector<std::string> names;
+  if (!whole_group) {
+    for (const wire::Series& s : batch->series) names.emplace_back(wire::MetricName(s.labels));
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+  }
+  return StoreMetrics(batch, /*from_agent=*/false,
+                      {&push_staleness_, group, whole_group ? nullptr : &names});
+}
+
+Status Ingester::StoreMetrics(wire::MetricBatch* batch, bool from_agent, const PassOf& pass) {
   AddNodeLabel(batch);
-  VIGIL_RETURN_IF_ERROR(db_->Append(*batch));
   const uint64_t samples = batch->SampleCount();
+  // The markers go into the pass's own append (one WAL record: a crash keeps
+  // both or neither) and out of the caller's batch again afterwards.
+  const size_t pass_series = batch->series.size();
+  if (pass.tracker != nullptr) {
+    for (wire::Series& m : pass.tracker->Observe(pass.key, *batch, pass.only_names)) {
+      batch->series.push_back(std::move(m));
+    }
+  }
+  Status st = db_->Append(*batch);
+  batch->series.resize(pass_series);
+  VIGIL_RETURN_IF_ERROR(st);
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.batches;
   stats_.samples += samples;
@@ -229,6 +252,8 @@ IngestStats Ingester::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   IngestStats out = stats_;
   out.training = training;
+  out.staleness = staleness_.Stats();
+  out.push_staleness = push_staleness_.Stats();
   return out;
 }
 
