@@ -22,9 +22,9 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <vector>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "core/status.h"
 #include "ingest/job_store.h"
@@ -70,7 +70,10 @@ class Ingester {
  public:
   // `logs` may be null: log frames are then refused (a metrics-only server).
   explicit Ingester(tsdb::Db* db, logstore::LogStore* logs = nullptr, IngesterOptions options = {})
-      : db_(db), logs_(logs), options_(options), staleness_(options.staleness),
+      : db_(db),
+        logs_(logs),
+        options_(options),
+        staleness_(options.staleness),
         push_staleness_(PushStalenessOptions(options.staleness)) {}
 
   // InvalidArgument/Corruption: the sender's data is bad (do not retry as is).

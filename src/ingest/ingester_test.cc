@@ -181,8 +181,8 @@ std::vector<std::string> Raw(tsdb::Db* db, const std::string& metric) {
     EXPECT_TRUE((*sel)->Samples(i, &buf).ok());
     std::string line = wire::LabelsToString((*sel)->labels(i)) + ":";
     for (const auto& x : buf) {
-      line += " " + (tsdb::IsStaleNaN(x.value) ? std::string("stale") : Num(x.value)) +
-              "@" + std::to_string(x.t_ms);
+      line += " " + (tsdb::IsStaleNaN(x.value) ? std::string("stale") : Num(x.value)) + "@" +
+              std::to_string(x.t_ms);
     }
     out.push_back(line);
   }
@@ -213,7 +213,7 @@ TEST_F(IngesterTest, ASeriesThatLeavesAPassIsMarkedStale) {
   std::string f3 = wire::EncodeFrame(wire::FrameKind::kMetrics,
                                      wire::EncodeMetricBatch(GpuPass(3, 3000, {})), true);
   ASSERT_TRUE(ingester_->Receive(f3).ok());
-  ASSERT_TRUE(ingester_->Receive(f3).ok());  // a retry: a duplicate
+  ASSERT_TRUE(ingester_->Receive(f3).ok());         // a retry: a duplicate
   wire::MetricBatch p4 = GpuPass(4, 4000, {"11"});  // a pid reused: the series continues
   ASSERT_TRUE(ingester_->ReceiveMetricBatch(&p4).ok());
 
@@ -263,11 +263,12 @@ TEST_F(IngesterTest, PushGroupsEndTheSeriesTheyReplace) {
   ASSERT_TRUE(push(1000, {{"loss", "0"}, {"loss", "1"}, {"lr", "0"}}, true).ok());
   ASSERT_TRUE(push(2000, {{"loss", "0"}}, /*whole_group=*/false).ok());  // POST: lr stays
   ASSERT_TRUE(push(3000, {}, true).ok());                                // DELETE
-  EXPECT_EQ(Raw(db_.get(), "loss"),
-            (std::vector<std::string>{
-                "{__name__=\"loss\",gpu=\"0\",job=\"ft\",node=\"server\"}: 1@1000 1@2000 stale@3000",
-                "{__name__=\"loss\",gpu=\"1\",job=\"ft\",node=\"server\"}: 1@1000 stale@2000",
-            }));
+  EXPECT_EQ(
+      Raw(db_.get(), "loss"),
+      (std::vector<std::string>{
+          "{__name__=\"loss\",gpu=\"0\",job=\"ft\",node=\"server\"}: 1@1000 1@2000 stale@3000",
+          "{__name__=\"loss\",gpu=\"1\",job=\"ft\",node=\"server\"}: 1@1000 stale@2000",
+      }));
   EXPECT_EQ(Raw(db_.get(), "lr"),
             (std::vector<std::string>{
                 "{__name__=\"lr\",gpu=\"0\",job=\"ft\",node=\"server\"}: 1@1000 stale@3000"}));

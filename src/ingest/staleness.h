@@ -54,11 +54,11 @@
 namespace vigil::ingest {
 
 struct StalenessStats {
-  uint64_t markers = 0;            // stale markers returned for new passes
-  uint64_t untracked_series = 0;   // pass series over max_series_per_source
-  uint64_t sources_evicted = 0;    // over max_sources
-  uint64_t old_passes = 0;         // older than a source's last pass: ignored
-  size_t tracked_series = 0;       // now, over all sources
+  uint64_t markers = 0;           // stale markers returned for new passes
+  uint64_t untracked_series = 0;  // pass series over max_series_per_source
+  uint64_t sources_evicted = 0;   // over max_sources
+  uint64_t old_passes = 0;        // older than a source's last pass: ignored
+  size_t tracked_series = 0;      // now, over all sources
 };
 
 struct StalenessOptions {

@@ -33,7 +33,7 @@ TEST(StalenessTrackerTest, ASeriesMissingFromThePassEndsAtThePassTime) {
   StalenessTracker t;
   EXPECT_EQ(Ended(t.Observe("n1", Pass(1000, {"0", "1", "2"}))), V{});  // first pass
   EXPECT_EQ(Ended(t.Observe("n1", Pass(2000, {"0", "2"}))), V{"1@2000"});
-  EXPECT_EQ(Ended(t.Observe("n1", Pass(3000, {"0", "2"}))), V{});  // marked once
+  EXPECT_EQ(Ended(t.Observe("n1", Pass(3000, {"0", "2"}))), V{});          // marked once
   EXPECT_EQ(Ended(t.Observe("n1", Pass(4000, {"0", "1"}))), V{"2@4000"});  // 1 came back
   EXPECT_EQ(Ended(t.Observe("n1", Pass(5000, {}))), (V{"0@5000", "1@5000"}));
   EXPECT_EQ(t.Stats().markers, 4u);

@@ -152,8 +152,8 @@ Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx, bool sample_ti
   };
   Value out;
   out.type = ValueType::kVector;
-  VIGIL_ASSIGN_OR_RETURN(
-      out.vec, EvalEachSeries(n, ctx->opts.lookback_ms, ctx, StaleMarkers::kKeep, eval));
+  VIGIL_ASSIGN_OR_RETURN(out.vec,
+                         EvalEachSeries(n, ctx->opts.lookback_ms, ctx, StaleMarkers::kKeep, eval));
   return out;
 }
 

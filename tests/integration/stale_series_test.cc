@@ -80,8 +80,8 @@ class StaleSeriesTest : public ::testing::Test {
     if (!r.ok()) return "ERROR " + r.status().ToString();
     std::string out;
     for (const auto& x : r->series) {
-      out += std::string(wire::LabelValue(x.labels, "gpu")) + "=" + query::FormatValue(x.points[0].v) +
-             ";";
+      out += std::string(wire::LabelValue(x.labels, "gpu")) + "=" +
+             query::FormatValue(x.points[0].v) + ";";
     }
     return out;
   }

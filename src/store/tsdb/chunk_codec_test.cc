@@ -251,7 +251,7 @@ TEST(ChunkCodecTest, StalenessMarkersKeepTheirBits) {
   std::vector<std::vector<double>> shapes;
   std::vector<double> decimal, floats, mixed;
   for (int i = 0; i < 500; ++i) {
-    decimal.push_back(i % 50 == 49 ? StaleNaN() : 0.25 * i);  // exceptions in decimal mode
+    decimal.push_back(i % 50 == 49 ? StaleNaN() : 0.25 * i);   // exceptions in decimal mode
     floats.push_back(i % 50 == 49 ? StaleNaN() : noise(rng));  // XOR mode
     mixed.push_back(i % 3 == 0 ? StaleNaN() : i % 3 == 1 ? nan : 98.5);
   }
