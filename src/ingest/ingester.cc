@@ -5,7 +5,9 @@
 #include <cstdint>
 
 #include "core/log.h"
+#include "store/tsdb/stale.h"
 #include "wire/frame.h"
+#include "wire/jobs.h"
 #include "wire/log_batch.h"
 #include "wire/metric_batch.h"
 
@@ -135,9 +137,46 @@ Status Ingester::ReceiveJobs(std::string_view payload) {
   }
   Status st = options_.job_store->Receive(payload);
   if (!st.ok()) return Reject(st);
+  auto snapshot = wire::DecodeJobsSnapshot(payload);  // the store took it: it decodes
+  if (snapshot.ok()) {
+    ended_jobs_.Note(*snapshot, options_.env->NowMillis());
+    EndTrainingSeries(snapshot->node);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.job_snapshots;
   return Status::Ok();
+}
+
+void Ingester::EndTrainingSeries(const std::string& node) {
+  std::vector<EndedJob> due = ended_jobs_.TakeDue(node, options_.env->NowMillis());
+  if (due.empty() || db_ == nullptr) return;
+  wire::MetricBatch markers;
+  markers.source = node;
+  std::vector<wire::Sample> buf;
+  for (const EndedJob& job : due) {
+    std::vector<tsdb::Matcher> m = {{tsdb::MatchType::kRegex, std::string(wire::kMetricNameLabel),
+                                     std::string(kTrainingMetricPrefix) + ".+"},
+                                    {tsdb::MatchType::kEqual, std::string(kNodeLabel), node},
+                                    {tsdb::MatchType::kEqual, "job", job.name}};
+    auto sel = db_->SelectSeries(m, job.end_ms - options_.ended_jobs.max_age_ms, INT64_MAX);
+    if (!sel.ok()) continue;
+    for (size_t i = 0; i < (*sel)->size(); ++i) {
+      if (!(*sel)->Samples(i, &buf).ok() || buf.empty() || tsdb::IsStaleNaN(buf.back().value)) {
+        continue;
+      }
+      // At the job's end, or just after a value timed later (read after it).
+      const int64_t t = std::max(job.end_ms, buf.back().t_ms + 1);
+      markers.series.push_back({(*sel)->labels(i), {{t, tsdb::StaleNaN()}}});
+    }
+  }
+  if (markers.series.empty()) return;
+  Status st = db_->Append(markers);
+  if (!st.ok()) {
+    Logf(LogLevel::kWarn, "ended jobs' training series not marked: %s", st.ToString().c_str());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.job_end_markers += markers.series.size();
 }
 
 Status Ingester::ReceiveMetrics(std::string_view payload) {
@@ -159,9 +198,13 @@ Status Ingester::ReceiveMetricBatch(wire::MetricBatch* batch) {
     }
   }
   VIGIL_RETURN_IF_ERROR(StoreMetrics(&*batch, /*from_agent=*/true, {&staleness_, batch->source}));
-  std::lock_guard<std::mutex> lock(mu_);
-  uint64_t& last = last_sequence_[batch->source];
-  last = std::max(last, batch->sequence);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint64_t& last = last_sequence_[batch->source];
+    last = std::max(last, batch->sequence);
+  }
+  // Passes come every second, snapshots every ten: the grace ends on time.
+  EndTrainingSeries(batch->source);
   return Status::Ok();
 }
 

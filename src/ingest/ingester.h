@@ -13,7 +13,9 @@
 // fell off the bus) gets a staleness marker at the pass time, stored with the
 // pass, so PromQL stops answering it at once (staleness.h). Batches of the
 // standard protocols are not passes; Pushgateway groups get markers of their
-// own when deleted or replaced (AppendMetrics' `ended`).
+// own when deleted or replaced (PushGroup). Training series (times of their
+// own, no pass) get one when the node's jobs snapshot says their job ended
+// (ended_jobs.h).
 //
 // Thread safety: Receive() may be called concurrently; the mutex guards the
 // per-source sequence map and the counters (the staleness tracker has its own).
@@ -26,7 +28,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/env.h"
 #include "core/status.h"
+#include "ingest/ended_jobs.h"
 #include "ingest/job_store.h"
 #include "ingest/staleness.h"
 #include "ingest/training_metrics.h"
@@ -55,6 +59,7 @@ struct IngestStats {
   uint64_t protocol_samples = 0;
   StalenessStats staleness;       // agents' series that ended (staleness.h)
   StalenessStats push_staleness;  // Pushgateway groups' series that ended
+  uint64_t job_end_markers = 0;   // training series of jobs that ended (ended_jobs.h)
 };
 
 struct IngesterOptions {
@@ -64,6 +69,8 @@ struct IngesterOptions {
   // Where nodes' jobs snapshots go; nullptr refuses them.
   JobStore* job_store = nullptr;
   StalenessOptions staleness;
+  EndedJobsOptions ended_jobs;
+  Env* env = Env::Default();  // the clock that times the ended jobs' grace
 };
 
 class Ingester {
@@ -74,7 +81,8 @@ class Ingester {
         logs_(logs),
         options_(options),
         staleness_(options.staleness),
-        push_staleness_(PushStalenessOptions(options.staleness)) {}
+        push_staleness_(PushStalenessOptions(options.staleness)),
+        ended_jobs_(options.ended_jobs) {}
 
   // InvalidArgument/Corruption: the sender's data is bad (do not retry as is).
   // Other errors: the server could not store it now (retry).
@@ -117,6 +125,9 @@ class Ingester {
   // staleness markers of the series its pass ends, in one append.
   Status StoreMetrics(wire::MetricBatch* batch, bool from_agent, const PassOf& pass);
   Status Reject(Status st);
+  // Marks the training series of the node's jobs that are due (ended_jobs.h)
+  // as ended. Best effort: the data that led here is stored either way.
+  void EndTrainingSeries(const std::string& node);
   // Every push is a new pass, even within one millisecond.
   static StalenessOptions PushStalenessOptions(StalenessOptions o) {
     o.same_time_is_retry = false;
@@ -129,6 +140,7 @@ class Ingester {
   TrainingMetricsFromLogs training_;
   StalenessTracker staleness_;       // agents' passes, by node
   StalenessTracker push_staleness_;  // Pushgateway groups, by grouping key
+  EndedJobs ended_jobs_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, uint64_t> last_sequence_;  // guarded by mu_
   IngestStats stats_;                                        // guarded by mu_

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <tuple>
 
+#include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 #include "store/tsdb/stale.h"
 #include "wire/frame.h"
@@ -274,6 +275,63 @@ TEST_F(IngesterTest, PushGroupsEndTheSeriesTheyReplace) {
                 "{__name__=\"lr\",gpu=\"0\",job=\"ft\",node=\"server\"}: 1@1000 stale@3000"}));
   EXPECT_EQ(ingester_->Stats().push_staleness.markers, 3u);
   EXPECT_EQ(ingester_->Stats().staleness.markers, 0u);
+}
+
+// A finished job's training series (times of their own, so no pass ends
+// them) end at the job's end once the grace after the snapshot that said so
+// has passed; a job still running, or rerun under the same name, keeps its.
+TEST_F(IngesterTest, TrainingSeriesOfAnEndedJobEnd) {
+  ManualClockEnv env(100'000);
+  JobStore jobs({});
+  IngesterOptions o;
+  o.job_store = &jobs;
+  o.env = &env;
+  ingester_ = std::make_unique<Ingester>(db_.get(), nullptr, o);
+  wire::MetricBatch values;
+  values.source = "n1";
+  for (const char* job : {"train", "other"}) {
+    values.series.push_back({{{"__name__", "training_loss"}, {"job", job}}, {{90'000, 1}}});
+    values.series.push_back({{{"__name__", "training_loss"}, {"job", job}}, {{95'000, 0.5}}});
+  }
+  values.series.push_back({{{"__name__", "node_load1"}, {"job", "train"}}, {{95'000, 3}}});
+  ASSERT_TRUE(ingester_->AppendMetrics(&values).ok());
+
+  auto snapshot = [&](std::vector<wire::JobRecord> recs) {
+    wire::JobsSnapshot s;
+    s.node = "n1";
+    s.time_ms = env.now;
+    s.jobs = std::move(recs);
+    return ingester_->Receive(
+        wire::EncodeFrame(wire::FrameKind::kJobs, wire::EncodeJobsSnapshot(s), false));
+  };
+  wire::JobRecord train;
+  train.id = "1";
+  train.name = "train";
+  train.ended = true;
+  train.last_seen_ms = 97'000;
+  train.run_exit = wire::RunExitRecord{98'000, 0, 0, ""};
+  wire::JobRecord other;
+  other.id = "2";
+  other.name = "other";
+  ASSERT_TRUE(snapshot({train, other}).ok());
+  EXPECT_EQ(ingester_->Stats().job_end_markers, 0u);  // the grace: late values may be coming
+
+  env.now += 30'000;
+  wire::MetricBatchBuilder b("n1", env.now);
+  b.Add("vigil_gpu_up", {{"gpu", "0"}}, 1);
+  wire::MetricBatch pass = b.Release();
+  pass.sequence = 1;
+  ASSERT_TRUE(ingester_->ReceiveMetricBatch(&pass).ok());
+  EXPECT_EQ(Raw(db_.get(), "training_loss"),
+            (std::vector<std::string>{
+                "{__name__=\"training_loss\",job=\"other\",node=\"n1\"}: 1@90000 0.5@95000",
+                "{__name__=\"training_loss\",job=\"train\",node=\"n1\"}: 1@90000 0.5@95000 "
+                "stale@98000",
+            }));
+  EXPECT_EQ(Raw(db_.get(), "node_load1").size(), 1u);
+  EXPECT_EQ(Raw(db_.get(), "node_load1")[0].find("stale"), std::string::npos);
+  ASSERT_TRUE(snapshot({train, other}).ok());  // marked once
+  EXPECT_EQ(ingester_->Stats().job_end_markers, 1u);
 }
 
 }  // namespace
