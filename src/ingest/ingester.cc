@@ -229,18 +229,22 @@ Status Ingester::PushGroup(const std::string& group, bool whole_group, wire::Met
 
 Status Ingester::StoreMetrics(wire::MetricBatch* batch, bool from_agent, const PassOf& pass) {
   AddNodeLabel(batch);
-  const uint64_t samples = batch->SampleCount();
-  // The markers go into the pass's own append (one WAL record: a crash keeps
-  // both or neither) and out of the caller's batch again afterwards.
-  const size_t pass_series = batch->series.size();
-  if (pass.tracker != nullptr) {
-    for (wire::Series& m : pass.tracker->Observe(pass.key, *batch, pass.only_names)) {
-      batch->series.push_back(std::move(m));
-    }
+  if (pass.tracker == nullptr) {
+    VIGIL_RETURN_IF_ERROR(db_->Append(*batch));
+  } else {
+    // The tracker follows series by their store ids (no label hashing), so
+    // it learns of the pass once it is stored; the markers follow in a
+    // second append (a crash between loses only them: the series then fade
+    // after the lookback, as without markers).
+    std::vector<uint64_t> ids;
+    VIGIL_RETURN_IF_ERROR(db_->Append(*batch, &ids));
+    wire::MetricBatch markers;
+    markers.source = batch->source;
+    markers.series = pass.tracker->Observe(pass.key, *batch, ids, pass.only_names);
+    Status st = markers.series.empty() ? Status::Ok() : db_->Append(markers);
+    if (!st.ok()) Logf(LogLevel::kWarn, "staleness markers not stored: %s", st.ToString().c_str());
   }
-  Status st = db_->Append(*batch);
-  batch->series.resize(pass_series);
-  VIGIL_RETURN_IF_ERROR(st);
+  const uint64_t samples = batch->SampleCount();
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.batches;
   stats_.samples += samples;

@@ -81,7 +81,7 @@ class Ingester {
         logs_(logs),
         options_(options),
         staleness_(options.staleness),
-        push_staleness_(PushStalenessOptions(options.staleness)),
+        push_staleness_(options.staleness),
         ended_jobs_(options.ended_jobs) {}
 
   // InvalidArgument/Corruption: the sender's data is bad (do not retry as is).
@@ -121,18 +121,13 @@ class Ingester {
     std::string key;
     const std::vector<std::string>* only_names = nullptr;
   };
-  // Tags and stores a validated batch (every metrics path) with the
-  // staleness markers of the series its pass ends, in one append.
+  // Tags and stores a validated batch (every metrics path), then the
+  // staleness markers of the series its pass ends.
   Status StoreMetrics(wire::MetricBatch* batch, bool from_agent, const PassOf& pass);
   Status Reject(Status st);
   // Marks the training series of the node's jobs that are due (ended_jobs.h)
   // as ended. Best effort: the data that led here is stored either way.
   void EndTrainingSeries(const std::string& node);
-  // Every push is a new pass, even within one millisecond.
-  static StalenessOptions PushStalenessOptions(StalenessOptions o) {
-    o.same_time_is_retry = false;
-    return o;
-  }
 
   tsdb::Db* db_;
   logstore::LogStore* logs_;

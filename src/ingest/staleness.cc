@@ -1,8 +1,8 @@
 #include "ingest/staleness.h"
 
 #include <algorithm>
-#include <functional>
 #include <string_view>
+#include <unordered_set>
 
 #include "store/tsdb/stale.h"
 
@@ -26,18 +26,6 @@ bool InScope(const wire::Labels& labels, const std::vector<std::string>* only_na
 
 }  // namespace
 
-size_t StalenessTracker::LabelsHash::operator()(const wire::Labels& labels) const {
-  size_t h = labels.size();
-  std::hash<std::string_view> hash;
-  for (const wire::Label& l : labels) {
-    // boost::hash_combine's mixing; names and values hashed apart so that
-    // {a="bc"} and {ab="c"} differ.
-    h ^= hash(l.name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    h ^= hash(l.value) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  }
-  return h;
-}
-
 StalenessTracker::Source* StalenessTracker::SourceFor(const std::string& name) {
   auto it = sources_.find(name);
   if (it != sources_.end()) {
@@ -55,56 +43,72 @@ StalenessTracker::Source* StalenessTracker::SourceFor(const std::string& name) {
   return &src;
 }
 
-std::vector<wire::Labels> StalenessTracker::Advance(const wire::MetricBatch& pass,
-                                                    const std::vector<std::string>* only_names,
-                                                    Source* src) {
-  const uint64_t number = ++src->pass_number;
-  for (const wire::Series& s : pass.series) {
-    if (!IsPassSeries(s, pass.pass_time_ms)) continue;
-    auto it = src->series.find(s.labels);
-    if (it != src->series.end()) {
-      it->second = number;
-    } else if (src->series.size() < options_.max_series_per_source) {
-      src->series.emplace(s.labels, number);
-    } else {
+std::vector<wire::Labels> StalenessTracker::Diff(const wire::MetricBatch& pass,
+                                                 const std::vector<size_t>& members,
+                                                 const std::vector<uint64_t>& ids,
+                                                 const std::vector<std::string>* only_names,
+                                                 Source* src) {
+  std::unordered_set<uint64_t> now;
+  std::vector<uint64_t> next;
+  for (size_t i : members) {
+    if (now.count(ids[i])) continue;  // a series twice in one pass
+    if (next.size() >= options_.max_series_per_source) {
       ++stats_.untracked_series;
-    }
-  }
-  std::vector<wire::Labels> ended;
-  for (auto it = src->series.begin(); it != src->series.end();) {
-    if (it->second == number || !InScope(it->first, only_names)) {
-      ++it;
       continue;
     }
-    ended.push_back(it->first);
-    it = src->series.erase(it);
+    now.insert(ids[i]);
+    next.push_back(ids[i]);
+    src->labels.try_emplace(ids[i], pass.series[i].labels);  // copied once per series
   }
+  std::vector<wire::Labels> ended;
+  for (uint64_t id : src->ids) {
+    if (now.count(id)) continue;
+    auto it = src->labels.find(id);
+    if (!InScope(it->second, only_names)) {
+      // Not this pass's to replace (a POST of other names): still the source's.
+      if (next.size() < options_.max_series_per_source) {
+        next.push_back(id);
+        continue;
+      }
+    } else {
+      ended.push_back(std::move(it->second));
+    }
+    src->labels.erase(it);
+  }
+  src->ids = std::move(next);
   return ended;
 }
 
 std::vector<wire::Series> StalenessTracker::Observe(const std::string& key,
                                                     const wire::MetricBatch& pass,
+                                                    const std::vector<uint64_t>& ids,
                                                     const std::vector<std::string>* only_names) {
   std::vector<wire::Series> markers;
-  if (pass.pass_time_ms == 0) return markers;
+  if (pass.pass_time_ms == 0 || ids.size() != pass.series.size()) return markers;
+  // The pass's own series, by index, and their ids in pass order.
+  std::vector<size_t> members;
+  std::vector<uint64_t> member_ids;
+  members.reserve(pass.series.size());
+  member_ids.reserve(pass.series.size());
+  for (size_t i = 0; i < pass.series.size(); ++i) {
+    if (!IsPassSeries(pass.series[i], pass.pass_time_ms)) continue;
+    members.push_back(i);
+    member_ids.push_back(ids[i]);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   Source* src = SourceFor(key);
   if (pass.pass_time_ms < src->pass_time_ms) {
     ++stats_.old_passes;
     return markers;
   }
-  if (pass.pass_time_ms > src->pass_time_ms || !options_.same_time_is_retry) {
-    // A source's first pass (an empty set) ends nothing.
-    src->last_ended = Advance(pass, only_names, src);
-    src->pass_time_ms = pass.pass_time_ms;
-    stats_.markers += src->last_ended.size();
-  }
-  // A new pass, or the same pass again (a retry): its markers. (A marker at
-  // the time of the series' last sample, two pushes in one millisecond, is
-  // dropped by the store as out of order: the series then just fades.)
-  markers.reserve(src->last_ended.size());
-  for (const wire::Labels& labels : src->last_ended) {
-    markers.push_back({labels, {{pass.pass_time_ms, tsdb::StaleNaN()}}});
+  src->pass_time_ms = pass.pass_time_ms;
+  // The usual pass: the same series as the last, in the same order.
+  if (only_names == nullptr && member_ids == src->ids) return markers;
+  std::vector<wire::Labels> ended = Diff(pass, members, ids, only_names, src);
+  stats_.markers += ended.size();
+  markers.reserve(ended.size());
+  for (wire::Labels& labels : ended) {
+    markers.push_back({std::move(labels), {{pass.pass_time_ms, tsdb::StaleNaN()}}});
   }
   return markers;
 }
@@ -112,7 +116,7 @@ std::vector<wire::Series> StalenessTracker::Observe(const std::string& key,
 StalenessStats StalenessTracker::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   StalenessStats out = stats_;
-  for (const auto& [name, src] : sources_) out.tracked_series += src.series.size();
+  for (const auto& [name, src] : sources_) out.tracked_series += src.ids.size();
   return out;
 }
 

@@ -14,10 +14,14 @@
 // like Prometheus' samples with explicit timestamps: their absence from a pass
 // means nothing.
 //
-// For each source (node) the tracker keeps the label sets of its last pass.
-// Observe() returns the series of that pass that the new one lacks, each with
-// one marker at the new pass time, and makes the new pass the last. A series
-// that was marked and comes back is simply a member again.
+// For each source (node) the tracker keeps the store's ids of its last
+// pass's series (and their labels, copied when a series first appears, to
+// write markers with). Observe(), called once the pass is stored, returns the
+// series of that pass that the new one lacks, each with one marker at the new
+// pass time, and makes the new pass the last. A series that was marked and
+// comes back is simply a member again. Collectors emit the same series in the
+// same order pass after pass, so the usual check is one comparison of two id
+// arrays: no label is hashed or copied.
 //
 // Restarts: the sets live in memory only. After a server restart the first
 // pass of each source starts a new set and marks nothing, so a restart never
@@ -28,10 +32,8 @@
 // its agent's outbox may still deliver the gap, whose samples a marker would
 // make out of order.
 //
-// Retries: with same_time_is_retry (agents, whose passes sit on interval
-// boundaries), a pass observed again at the same pass time (its first store
-// failed) gets the same markers again; otherwise (Pushgateway pushes, timed
-// by the clock) it is a new pass. An older pass than the last gets none.
+// Order: a pass older than the source's last is ignored (it marks nothing,
+// changes nothing).
 //
 // Bounded: at most max_sources sources (the least recently seen is
 // forgotten, which only means its next pass marks nothing) and
@@ -54,7 +56,7 @@
 namespace vigil::ingest {
 
 struct StalenessStats {
-  uint64_t markers = 0;           // stale markers returned for new passes
+  uint64_t markers = 0;           // staleness markers returned
   uint64_t untracked_series = 0;  // pass series over max_series_per_source
   uint64_t sources_evicted = 0;   // over max_sources
   uint64_t old_passes = 0;        // older than a source's last pass: ignored
@@ -64,7 +66,6 @@ struct StalenessStats {
 struct StalenessOptions {
   size_t max_sources = 4096;
   size_t max_series_per_source = 200'000;
-  bool same_time_is_retry = true;
 };
 
 class StalenessTracker {
@@ -72,35 +73,33 @@ class StalenessTracker {
   explicit StalenessTracker(StalenessOptions options = {}) : options_(options) {}
 
   // For a pass (pass_time_ms != 0) from the source `key` (an agent's node
-  // name; a Pushgateway group), whose labels are normalised as stored (node
-  // label included): the series of the source's last pass that this one
+  // name; a Pushgateway group), as stored (labels normalised, node label
+  // included), with `ids` the store's series ids of pass.series
+  // (tsdb::Db::Append): the series of the source's last pass that this one
   // lacks, each with one sample, the staleness marker at the pass time.
   // Nothing for a batch that is not a pass. With `only_names`, the pass
   // replaces only the series of those metric names (a Pushgateway POST); the
   // source's other series stay as they were.
   std::vector<wire::Series> Observe(const std::string& key, const wire::MetricBatch& pass,
+                                    const std::vector<uint64_t>& ids,
                                     const std::vector<std::string>* only_names = nullptr);
 
   StalenessStats Stats() const;
 
  private:
-  struct LabelsHash {
-    size_t operator()(const wire::Labels& labels) const;
-  };
   struct Source {
     int64_t pass_time_ms = 0;
-    // The last pass's series -> the number of the pass that last had them.
-    std::unordered_map<wire::Labels, uint64_t, LabelsHash> series;
-    uint64_t pass_number = 0;
-    std::vector<wire::Labels> last_ended;  // what the last pass marked (for its retry)
+    std::vector<uint64_t> ids;                          // the last pass's, in its order
+    std::unordered_map<uint64_t, wire::Labels> labels;  // of each id in `ids`
     std::list<std::string>::iterator lru;
   };
 
   Source* SourceFor(const std::string& name);  // under mu_
-  // Records the pass's series in `src` and returns those of the previous
-  // pass it lacks (under mu_).
-  std::vector<wire::Labels> Advance(const wire::MetricBatch& pass,
-                                    const std::vector<std::string>* only_names, Source* src);
+  // Records the pass (its series `ids`, in order) in `src` and returns the
+  // labels of the last pass's series it lacks (under mu_).
+  std::vector<wire::Labels> Diff(const wire::MetricBatch& pass, const std::vector<size_t>& members,
+                                 const std::vector<uint64_t>& ids,
+                                 const std::vector<std::string>* only_names, Source* src);
 
   StalenessOptions options_;
   mutable std::mutex mu_;

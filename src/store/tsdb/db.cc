@@ -209,7 +209,7 @@ Result<uint64_t> DbImpl::SeriesIdLocked(const wire::Labels& labels,
   return id;
 }
 
-Status DbImpl::Append(const wire::MetricBatch& batch) {
+Status DbImpl::Append(const wire::MetricBatch& batch, std::vector<uint64_t>* ids) {
   // Validate everything first: a bad batch changes nothing.
   std::vector<wire::Labels> normalized(batch.series.size());
   std::vector<const wire::Labels*> labels(batch.series.size());
@@ -228,8 +228,10 @@ Status DbImpl::Append(const wire::MetricBatch& batch) {
   std::vector<std::string> records;
   std::vector<WalSample> accepted;
   for (const auto& f : batch.families) VIGIL_RETURN_IF_ERROR(NoteFamilyLocked(f, &records));
+  if (ids != nullptr) ids->clear();
   for (size_t i = 0; i < batch.series.size(); ++i) {
     VIGIL_ASSIGN_OR_RETURN(uint64_t id, SeriesIdLocked(*labels[i], &records));
+    if (ids != nullptr) ids->push_back(id);
     HeadSeries* hs = head_.Find(id);
     for (const auto& s : batch.series[i].samples) {
       if (!head_.Append(hs, s, wal_->segment())) {

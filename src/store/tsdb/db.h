@@ -88,7 +88,11 @@ class Db {
   // Appends every sample of the batch and records its metric metadata.
   // Series are created on first sight. A sample at or before its series' last
   // timestamp is dropped and counted (DbStats::samples_out_of_order), not an error.
-  virtual Status Append(const wire::MetricBatch& batch) = 0;
+  // With `ids`, also returns the store's id of each of the batch's series, in
+  // batch order (a series id never changes: docs/tsdb.md "Data model"), so a
+  // caller can follow series from batch to batch without hashing labels.
+  virtual Status Append(const wire::MetricBatch& batch, std::vector<uint64_t>* ids) = 0;
+  Status Append(const wire::MetricBatch& batch) { return Append(batch, nullptr); }
 
   // Series matching all matchers with their samples in [mint_ms, maxt_ms],
   // from persisted chunks and the head, sorted by labels then time. Values

@@ -337,5 +337,25 @@ TEST_F(DbTest, StalenessMarkersAreKeptExactlyAndReturnedOnlyBySelectSeries) {
   EXPECT_EQ(db_->Latest(0).size(), 2u);
 }
 
+// Append reports each batch series' id, in batch order, the same for the
+// same labels from batch to batch (and after a reopen): the ingester follows
+// series by them.
+TEST_F(DbTest, AppendReturnsTheSeriesIds) {
+  Open();
+  std::vector<uint64_t> a, b, c;
+  ASSERT_TRUE(db_->Append(Batch(kT0 + 1000, {{"0", 1}, {"1", 2}}), &a).ok());
+  ASSERT_TRUE(db_->Append(Batch(kT0 + 2000, {{"1", 2}, {"2", 3}, {"0", 1}}), &b).ok());
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_NE(a[0], a[1]);
+  EXPECT_EQ(b[0], a[1]);
+  EXPECT_EQ(b[2], a[0]);
+  EXPECT_NE(b[1], a[0]);
+  EXPECT_NE(b[1], a[1]);
+  Reopen();
+  ASSERT_TRUE(db_->Append(Batch(kT0 + 3000, {{"2", 3}}), &c).ok());
+  EXPECT_EQ(c, std::vector<uint64_t>{b[1]});
+}
+
 }  // namespace
 }  // namespace vigil::tsdb
