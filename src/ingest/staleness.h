@@ -10,9 +10,9 @@
 // A pass is a batch with pass_time_ms set (wire::MetricBatch): one complete
 // run of an agent's collectors. Its *pass series* are those whose samples are
 // all at the pass time. Series with times of their own (TensorBoard and MLflow
-// values, recorded earlier) are not passes' members and are never marked,
+// values, recorded earlier) are not passes' members and never marked here,
 // like Prometheus' samples with explicit timestamps: their absence from a pass
-// means nothing.
+// means nothing (their job's end marks them: ended_jobs.h).
 //
 // For each source (node) the tracker keeps the store's ids of its last
 // pass's series (and their labels, copied when a series first appears, to
