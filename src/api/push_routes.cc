@@ -92,8 +92,17 @@ void Override(wire::Labels* labels, const wire::Label& label) {
 net::HttpResponse Push(const PushRouteDeps& deps, const net::HttpRequest& req) {
   auto grouping = GroupingLabels(req);
   if (!grouping.ok()) return Error(400, "bad_data", grouping.status().message());
+  // The group's series this request replaces and lacks stop answering now
+  // (Ingester::PushGroup): a DELETE replaces every one with nothing; stored
+  // history stays.
+  const std::string group = wire::LabelsToString(*grouping);
+  const int64_t now = deps.env->NowMillis();
   if (req.method == "DELETE") {
-    // The Pushgateway forgets the group; a time-series store keeps history.
+    wire::MetricBatch none;
+    none.source = deps.node;
+    none.pass_time_ms = now;
+    Status st = deps.ingester->PushGroup(group, /*whole_group=*/true, &none);
+    if (!st.ok()) return FromStatus(st);
     return net::HttpResponse::Text(202, "");
   }
   if (auto ct = req.Header("Content-Type");
@@ -109,9 +118,9 @@ net::HttpResponse Push(const PushRouteDeps& deps, const net::HttpRequest& req) {
   auto samples = ingest::ParseExposition(req.body, &families, limits);
   if (!samples.ok()) return Error(400, "bad_data", samples.status().message());
 
-  const int64_t now = deps.env->NowMillis();
   wire::MetricBatch batch;
   batch.source = deps.node;
+  batch.pass_time_ms = now;  // lines with timestamps of their own are not the push's
   for (const ingest::ParsedFamily& f : families) {
     batch.families.push_back({f.name, TypeOf(f.type), f.help});
   }
@@ -122,7 +131,9 @@ net::HttpResponse Push(const PushRouteDeps& deps, const net::HttpRequest& req) {
     series.samples.push_back({s.timestamp_ms.value_or(now), s.value});
     batch.series.push_back(std::move(series));
   }
-  Status st = deps.ingester->AppendMetrics(&batch);
+  // PUT replaces the whole group, POST the metrics of the names it pushes
+  // (the Pushgateway's rules).
+  Status st = deps.ingester->PushGroup(group, /*whole_group=*/req.method == "PUT", &batch);
   if (!st.ok()) return FromStatus(st);
   return net::HttpResponse::Text(200, "");
 }

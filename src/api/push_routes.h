@@ -2,11 +2,14 @@
 // Prometheus client libraries' push functions work against Vigil unchanged
 // (docs/push.md):
 //   PUT|POST /metrics/job/<job>{/<label>/<value>}   body: text exposition 0.0.4
-//   DELETE   /metrics/job/<job>{/<label>/<value>}   accepted; stored history stays
+//   DELETE   /metrics/job/<job>{/<label>/<value>}   the group's series end; history stays
 // A value may be written `<label>@base64/<base64url>` (for values holding '/').
 // Samples are stored as series with the grouping labels (which win over a
 // metric's own labels of the same name, as in the Pushgateway) and
 // node="<this server's node>", timed now unless the line carries a timestamp.
+// A PUT replaces the group's series, a POST those of the metric names it
+// pushes, a DELETE all of them: a series replaced and not pushed again gets a
+// staleness marker, so PromQL stops answering it at once (docs/push.md).
 #pragma once
 
 #include <string>

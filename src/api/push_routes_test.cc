@@ -110,5 +110,26 @@ TEST_F(PushRoutesTest, BadPushesAreRefusedWithAReason) {
   EXPECT_EQ(Select("y").size(), 1u);
 }
 
+// A series a push replaces and does not push again, or a deleted group's,
+// ends at the push: Latest (and so PromQL) stops answering it.
+TEST_F(PushRoutesTest, ReplacedAndDeletedSeriesEnd) {
+  auto current = [&](const std::string& name) {
+    size_t n = 0;
+    for (const auto& p : db_->Latest(0)) n += wire::MetricName(p.labels) == name;
+    return n;
+  };
+  ASSERT_EQ(Send("PUT", "/metrics/job/train", "loss{rank=\"0\"} 1\nloss{rank=\"1\"} 1\n").status,
+            200);
+  ASSERT_EQ(Send("PUT", "/metrics/job/eval", "loss{rank=\"0\"} 1\n").status, 200);
+  env_.now += 1000;
+  ASSERT_EQ(Send("PUT", "/metrics/job/train", "loss{rank=\"0\"} 2\n").status, 200);
+  EXPECT_EQ(current("loss"), 2u);  // train rank 0 and eval: other groups are not touched
+  env_.now += 1000;
+  EXPECT_EQ(Send("DELETE", "/metrics/job/train", "").status, 202);
+  EXPECT_EQ(current("loss"), 1u);
+  EXPECT_EQ(Select("loss").size(), 3u);  // history stays
+  EXPECT_EQ(ingester_->Stats().push_staleness.markers, 2u);
+}
+
 }  // namespace
 }  // namespace vigil::api

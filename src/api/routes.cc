@@ -110,6 +110,10 @@ void AddServerPoints(const CoreRouteDeps& deps, std::vector<wire::MetricFamily>*
   add("vigil_ingest_rejected_batches_total", MetricType::kCounter,
       "Metric and log batches rejected as malformed or invalid.",
       static_cast<double>(in.rejected_batches));
+  add("vigil_ingest_stale_markers_total", MetricType::kCounter,
+      "Staleness markers written for series that ended: gone from their node's collection "
+      "pass or their Pushgateway group, or training series of a job that ended.",
+      static_cast<double>(in.staleness.markers + in.push_staleness.markers + in.job_end_markers));
   add("vigil_training_samples_total", MetricType::kCounter,
       "Training metric values read from log lines and stored (training_* series).",
       static_cast<double>(in.training.samples));

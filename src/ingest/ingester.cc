@@ -5,7 +5,9 @@
 #include <cstdint>
 
 #include "core/log.h"
+#include "store/tsdb/stale.h"
 #include "wire/frame.h"
+#include "wire/jobs.h"
 #include "wire/log_batch.h"
 #include "wire/metric_batch.h"
 
@@ -135,9 +137,46 @@ Status Ingester::ReceiveJobs(std::string_view payload) {
   }
   Status st = options_.job_store->Receive(payload);
   if (!st.ok()) return Reject(st);
+  auto snapshot = wire::DecodeJobsSnapshot(payload);  // the store took it: it decodes
+  if (snapshot.ok()) {
+    ended_jobs_.Note(*snapshot, options_.env->NowMillis());
+    EndTrainingSeries(snapshot->node);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.job_snapshots;
   return Status::Ok();
+}
+
+void Ingester::EndTrainingSeries(const std::string& node) {
+  std::vector<EndedJob> due = ended_jobs_.TakeDue(node, options_.env->NowMillis());
+  if (due.empty() || db_ == nullptr) return;
+  wire::MetricBatch markers;
+  markers.source = node;
+  std::vector<wire::Sample> buf;
+  for (const EndedJob& job : due) {
+    std::vector<tsdb::Matcher> m = {{tsdb::MatchType::kRegex, std::string(wire::kMetricNameLabel),
+                                     std::string(kTrainingMetricPrefix) + ".+"},
+                                    {tsdb::MatchType::kEqual, std::string(kNodeLabel), node},
+                                    {tsdb::MatchType::kEqual, "job", job.name}};
+    auto sel = db_->SelectSeries(m, job.end_ms - options_.ended_jobs.max_age_ms, INT64_MAX);
+    if (!sel.ok()) continue;
+    for (size_t i = 0; i < (*sel)->size(); ++i) {
+      if (!(*sel)->Samples(i, &buf).ok() || buf.empty() || tsdb::IsStaleNaN(buf.back().value)) {
+        continue;
+      }
+      // At the job's end, or just after a value timed later (read after it).
+      const int64_t t = std::max(job.end_ms, buf.back().t_ms + 1);
+      markers.series.push_back({(*sel)->labels(i), {{t, tsdb::StaleNaN()}}});
+    }
+  }
+  if (markers.series.empty()) return;
+  Status st = db_->Append(markers);
+  if (!st.ok()) {
+    Logf(LogLevel::kWarn, "ended jobs' training series not marked: %s", st.ToString().c_str());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.job_end_markers += markers.series.size();
 }
 
 Status Ingester::ReceiveMetrics(std::string_view payload) {
@@ -158,22 +197,53 @@ Status Ingester::ReceiveMetricBatch(wire::MetricBatch* batch) {
       return Status::Ok();  // already stored: acknowledge again, store nothing
     }
   }
-  VIGIL_RETURN_IF_ERROR(StoreMetrics(&*batch, /*from_agent=*/true));
-  std::lock_guard<std::mutex> lock(mu_);
-  uint64_t& last = last_sequence_[batch->source];
-  last = std::max(last, batch->sequence);
+  VIGIL_RETURN_IF_ERROR(StoreMetrics(&*batch, /*from_agent=*/true, {&staleness_, batch->source}));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint64_t& last = last_sequence_[batch->source];
+    last = std::max(last, batch->sequence);
+  }
+  // Passes come every second, snapshots every ten: the grace ends on time.
+  EndTrainingSeries(batch->source);
   return Status::Ok();
 }
 
 Status Ingester::AppendMetrics(wire::MetricBatch* batch) {
   Status valid = Validate(*batch);
   if (!valid.ok()) return Reject(valid);
-  return StoreMetrics(batch, /*from_agent=*/false);
+  return StoreMetrics(batch, /*from_agent=*/false, {});
 }
 
-Status Ingester::StoreMetrics(wire::MetricBatch* batch, bool from_agent) {
+Status Ingester::PushGroup(const std::string& group, bool whole_group, wire::MetricBatch* batch) {
+  Status valid = Validate(*batch);
+  if (!valid.ok()) return Reject(valid);
+  std::vector<std::string> names;
+  if (!whole_group) {
+    for (const wire::Series& s : batch->series) names.emplace_back(wire::MetricName(s.labels));
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+  }
+  return StoreMetrics(batch, /*from_agent=*/false,
+                      {&push_staleness_, group, whole_group ? nullptr : &names});
+}
+
+Status Ingester::StoreMetrics(wire::MetricBatch* batch, bool from_agent, const PassOf& pass) {
   AddNodeLabel(batch);
-  VIGIL_RETURN_IF_ERROR(db_->Append(*batch));
+  if (pass.tracker == nullptr) {
+    VIGIL_RETURN_IF_ERROR(db_->Append(*batch));
+  } else {
+    // The tracker follows series by their store ids (no label hashing), so
+    // it learns of the pass once it is stored; the markers follow in a
+    // second append (a crash between loses only them: the series then fade
+    // after the lookback, as without markers).
+    std::vector<uint64_t> ids;
+    VIGIL_RETURN_IF_ERROR(db_->Append(*batch, &ids));
+    wire::MetricBatch markers;
+    markers.source = batch->source;
+    markers.series = pass.tracker->Observe(pass.key, *batch, ids, pass.only_names);
+    Status st = markers.series.empty() ? Status::Ok() : db_->Append(markers);
+    if (!st.ok()) Logf(LogLevel::kWarn, "staleness markers not stored: %s", st.ToString().c_str());
+  }
   const uint64_t samples = batch->SampleCount();
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.batches;
@@ -229,6 +299,8 @@ IngestStats Ingester::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   IngestStats out = stats_;
   out.training = training;
+  out.staleness = staleness_.Stats();
+  out.push_staleness = push_staleness_.Stats();
   return out;
 }
 

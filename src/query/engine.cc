@@ -11,6 +11,7 @@
 
 #include "query/eval.h"
 #include "query/parser.h"
+#include "store/tsdb/stale.h"
 
 namespace vigil::query {
 namespace internal {
@@ -52,6 +53,7 @@ struct EachState {
   const tsdb::SeriesSelection* sel = nullptr;
   const EvalContext* ctx = nullptr;
   const SeriesEvalFn* fn = nullptr;
+  StaleMarkers markers = StaleMarkers::kKeep;
   std::vector<StepSeries> slots;
   std::vector<uint8_t> keep;
   std::atomic<size_t> next{0};
@@ -68,6 +70,9 @@ struct EachState {
 
   Status One(size_t i, std::vector<wire::Sample>* buf) {
     VIGIL_RETURN_IF_ERROR(sel->Samples(i, buf));
+    if (markers == StaleMarkers::kDrop) {
+      std::erase_if(*buf, [](const wire::Sample& s) { return tsdb::IsStaleNaN(s.value); });
+    }
     if (buf->empty()) return Status::Ok();
     if (nonempty.fetch_add(1) + 1 > ctx->opts.max_series) {
       return ResourceExhausted("query selects more than the limit of " +
@@ -96,7 +101,7 @@ struct EachState {
 }  // namespace
 
 Result<std::vector<StepSeries>> EvalEachSeries(const Node& sel, int64_t extra_ms, EvalContext* ctx,
-                                               const SeriesEvalFn& fn) {
+                                               StaleMarkers markers, const SeriesEvalFn& fn) {
   int64_t mint = ctx->steps.front() - sel.offset_ms - extra_ms;
   int64_t maxt = ctx->steps.back() - sel.offset_ms;
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<tsdb::SeriesSelection> selection,
@@ -105,6 +110,7 @@ Result<std::vector<StepSeries>> EvalEachSeries(const Node& sel, int64_t extra_ms
   st.sel = selection.get();
   st.ctx = ctx;
   st.fn = &fn;
+  st.markers = markers;
   st.slots.resize(selection->size());
   st.keep.resize(selection->size());
   size_t threads = 1;
@@ -126,7 +132,8 @@ Result<std::vector<StepSeries>> EvalEachSeries(const Node& sel, int64_t extra_ms
   return out;
 }
 
-// The latest sample at or before each step, if within the lookback delta.
+// The latest sample at or before each step, if within the lookback delta
+// and not a staleness marker.
 Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx, bool sample_times) {
   const EvalContext& c = *ctx;
   auto eval = [&](std::span<const wire::Sample> smp, StepSeries* ss) {
@@ -136,6 +143,7 @@ Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx, bool sample_ti
       int64_t ref = c.steps[i] - n.offset_ms;
       while (j < smp.size() && smp[j].t_ms <= ref) ++j;
       if (j == 0 || smp[j - 1].t_ms < ref - c.opts.lookback_ms) continue;
+      if (tsdb::IsStaleNaN(smp[j - 1].value)) continue;  // the series ended there
       ss->v[i] = sample_times ? static_cast<double>(smp[j - 1].t_ms) / 1000 : smp[j - 1].value;
       ss->ok[i] = 1;
       any = true;
@@ -144,7 +152,8 @@ Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx, bool sample_ti
   };
   Value out;
   out.type = ValueType::kVector;
-  VIGIL_ASSIGN_OR_RETURN(out.vec, EvalEachSeries(n, ctx->opts.lookback_ms, ctx, eval));
+  VIGIL_ASSIGN_OR_RETURN(out.vec,
+                         EvalEachSeries(n, ctx->opts.lookback_ms, ctx, StaleMarkers::kKeep, eval));
   return out;
 }
 
@@ -238,7 +247,9 @@ namespace {
 using internal::EvalContext;
 using internal::Value;
 
-// Raw samples of a top-level range selector in an instant query ("foo[5m]").
+// Raw samples of a top-level range selector in an instant query ("foo[5m]"):
+// values only, as SelectForSteps reads through Db::Select, which leaves
+// staleness markers out.
 Result<QueryResult> InstantMatrix(const Node& n, EvalContext* ctx) {
   VIGIL_ASSIGN_OR_RETURN(std::vector<wire::Series> series,
                          internal::SelectForSteps(n, n.range_ms, ctx));

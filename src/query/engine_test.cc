@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/temp_dir.h"
+#include "store/tsdb/stale.h"
 
 namespace vigil::query {
 namespace {
@@ -59,6 +60,48 @@ TEST_F(EngineTest, SelectorsAndStaleness) {
             "{__name__=\"g\",i=\"1\"}=13;{__name__=\"g\",i=\"2\"}=23;");
   EXPECT_EQ(At("g{i=\"0\"}", 25), "{__name__=\"g\",i=\"0\"}=20;");  // 5 m lookback
   EXPECT_EQ(At("g{i=\"0\"}", 26), "");
+}
+
+// A series that stopped: 98 at 0..4m, a staleness marker at 5m, back at 12m.
+// Before the marker it answers for the lookback as always; from the marker
+// on it is absent at once, in instant selectors and everything built on
+// them, while range functions skip the marker and see only the values.
+TEST_F(EngineTest, StalenessMarkersEndASeries) {
+  wire::MetricBatch b;
+  wire::Series s{{{"__name__", "util"}, {"gpu", "0"}}, {}};
+  for (int i = 0; i <= 4; ++i) s.samples.push_back({i * 60'000LL, 98});
+  s.samples.push_back({5 * 60'000LL, tsdb::StaleNaN()});
+  s.samples.push_back({12 * 60'000LL, 50});
+  b.series.push_back(s);
+  ASSERT_TRUE(db_->Append(b).ok());
+
+  EXPECT_EQ(At("util", 4), "{__name__=\"util\",gpu=\"0\"}=98;");
+  EXPECT_EQ(At("util", 5), "");  // at the marker itself
+  EXPECT_EQ(At("util", 8), "");  // within what used to be the lookback
+  EXPECT_EQ(At("util offset 2m", 6), "{__name__=\"util\",gpu=\"0\"}=98;");
+  EXPECT_EQ(At("util", 12), "{__name__=\"util\",gpu=\"0\"}=50;");  // it came back
+  EXPECT_EQ(At("timestamp(util)", 6), "");
+  EXPECT_EQ(At("absent(util)", 6), "{}=1;");
+  EXPECT_EQ(At("sum(util)", 6), "");
+  EXPECT_EQ(At("util > 90", 6), "");
+  // Range functions: the marker is not a value.
+  EXPECT_EQ(At("count_over_time(util[10m])", 6), "{gpu=\"0\"}=5;");
+  EXPECT_EQ(At("last_over_time(util[10m])", 6), "{__name__=\"util\",gpu=\"0\"}=98;");
+  EXPECT_EQ(At("max_over_time(util[3m])", 8), "");  // only the marker in range
+  EXPECT_EQ(At("count_over_time(util[10m])", 13), "{gpu=\"0\"}=3;");
+  // A raw range vector returns values only.
+  auto raw = engine_->Instant("util[3m]", 6 * 60'000);
+  ASSERT_TRUE(raw.ok());
+  ASSERT_EQ(raw->series.size(), 1u);
+  ASSERT_EQ(raw->series[0].points.size(), 2u);
+  EXPECT_EQ(raw->series[0].points.back().t_ms, 4 * 60'000);
+  // A range query agrees step by step.
+  auto range = engine_->Range("util", 3 * 60'000, 13 * 60'000, 60'000);
+  ASSERT_TRUE(range.ok());
+  ASSERT_EQ(range->series.size(), 1u);
+  std::vector<int64_t> minutes;
+  for (const auto& p : range->series[0].points) minutes.push_back(p.t_ms / 60'000);
+  EXPECT_EQ(minutes, (std::vector<int64_t>{3, 4, 12, 13}));
 }
 
 TEST_F(EngineTest, CounterFunctions) {

@@ -44,7 +44,8 @@ struct EvalContext {
 Result<Value> Eval(const Node& node, EvalContext* ctx);
 // Series matching the selector with samples in [first step - offset - extra,
 // last step - offset], counted against the sample budget. Materializes every
-// sample: only for raw range-vector output (instant query "foo[5m]").
+// sample: only for raw range-vector output (instant query "foo[5m]"); values
+// only (Db::Select leaves staleness markers out).
 Result<std::vector<wire::Series>> SelectForSteps(const Node& sel, int64_t extra_ms,
                                                  EvalContext* ctx);
 
@@ -53,6 +54,12 @@ Result<std::vector<wire::Series>> SelectForSteps(const Node& sel, int64_t extra_
 // threads (each call with its own series), so it must only read shared state.
 using SeriesEvalFn = std::function<bool(std::span<const wire::Sample>, StepSeries*)>;
 
+// What a selector's samples do with staleness markers (store/tsdb/stale.h):
+// an instant selector needs them (a marker ends the lookback: the series is
+// absent from there until a fresh sample), a range selector drops them (they
+// are not values), as Prometheus does.
+enum class StaleMarkers { kKeep, kDrop };
+
 // The selector's series over [first step - offset - extra, last step -
 // offset], decoded one at a time into a reused buffer and handed to `fn`
 // (never every sample in memory at once), spread over
@@ -60,11 +67,12 @@ using SeriesEvalFn = std::function<bool(std::span<const wire::Sample>, StepSerie
 // for which fn returned true, sorted by labels. Enforces max_series,
 // max_samples and the deadline like SelectForSteps.
 Result<std::vector<StepSeries>> EvalEachSeries(const Node& sel, int64_t extra_ms, EvalContext* ctx,
-                                               const SeriesEvalFn& fn);
+                                               StaleMarkers markers, const SeriesEvalFn& fn);
 
 // A vector selector's value at each step: the latest sample within the
-// lookback delta, or with sample_times that sample's timestamp in seconds
-// (what timestamp() of a plain selector reports).
+// lookback delta unless that sample is a staleness marker, or with
+// sample_times that sample's timestamp in seconds (what timestamp() of a
+// plain selector reports).
 Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx, bool sample_times);
 
 Result<Value> EvalCall(const Node& node, EvalContext* ctx);

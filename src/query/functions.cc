@@ -306,7 +306,8 @@ Result<Value> EvalRangeCall(const Node& n, const Node& sel, const std::vector<do
   };
   Value out;
   out.type = ValueType::kVector;
-  VIGIL_ASSIGN_OR_RETURN(out.vec, EvalEachSeries(sel, sel.range_ms, ctx, eval));
+  VIGIL_ASSIGN_OR_RETURN(out.vec,
+                         EvalEachSeries(sel, sel.range_ms, ctx, StaleMarkers::kDrop, eval));
   if (n.name != "last_over_time") DropMetricName(&out.vec);
   VIGIL_RETURN_IF_ERROR(MergeSameLabels(&out.vec));
   return out;

@@ -148,12 +148,11 @@ size_t MetricBatch::SampleCount() const {
 std::string EncodeMetricBatch(const MetricBatch& batch) {
   SymbolTable syms;
   std::string body;
-  int64_t base = 0;
-  for (const auto& s : batch.series) {
-    if (!s.samples.empty()) {
-      base = s.samples.front().t_ms;
-      break;
-    }
+  // A pass's time is its base, so a server can tell the pass's series from
+  // values with times of their own (docs/wire.md); otherwise the first time.
+  int64_t base = batch.pass_time_ms;
+  for (size_t i = 0; base == 0 && i < batch.series.size(); ++i) {
+    if (!batch.series[i].samples.empty()) base = batch.series[i].samples.front().t_ms;
   }
   PutVarint64(&body, batch.families.size());
   for (const auto& f : batch.families) {
@@ -197,6 +196,7 @@ Result<MetricBatch> DecodeMetricBatch(std::string_view in) {
   b.source.assign(head.source);
   b.sequence = head.sequence;
   const int64_t base = head.base_time;
+  b.pass_time_ms = base;
   const std::vector<std::string_view>& syms = head.symbols;
 
   uint64_t nfam;

@@ -58,6 +58,12 @@ struct Series {
 struct MetricBatch {
   std::string source;     // node name of the agent that collected it
   uint64_t sequence = 0;  // per-source, increasing: lets the server drop a retried batch
+  // Non-zero: the batch is one complete collection pass at this time
+  // (MetricBatchBuilder sets it), whose series are those with every sample at
+  // it; the server marks a series of the source's previous pass that this one
+  // lacks as ended (ingest/staleness.h). On the wire it is base_time_ms
+  // (docs/wire.md). Zero: samples with no pass (pushed, read from logs).
+  int64_t pass_time_ms = 0;
   std::vector<MetricFamily> families;  // metadata for metric names in this batch
   std::vector<Series> series;
 
@@ -108,6 +114,7 @@ class MetricBatchBuilder {
  public:
   MetricBatchBuilder(std::string source, int64_t t_ms) : t_ms_(t_ms) {
     batch_.source = std::move(source);
+    batch_.pass_time_ms = t_ms;
   }
 
   void Family(std::string_view name, MetricType type, std::string_view help);

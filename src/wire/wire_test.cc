@@ -38,6 +38,28 @@ TEST(MetricBatchTest, RoundTripsEverything) {
   EXPECT_EQ(out->SampleCount(), 4u);
 }
 
+// The pass time travels as base_time_ms, so the server tells a pass's
+// series from values with times of their own even when one of those comes
+// first; a batch without one (pass_time_ms 0) is based on its first sample.
+TEST(MetricBatchTest, PassTimeTravelsAsTheBaseTime) {
+  MetricBatchBuilder b("n", 1700000000000);
+  b.AddAt("training_loss", {}, 0.5, 1699999999400);
+  b.Add("util", 97);
+  MetricBatch in = b.Release();
+  EXPECT_EQ(in.pass_time_ms, 1700000000000);
+  auto out = DecodeMetricBatch(EncodeMetricBatch(in));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->pass_time_ms, 1700000000000);
+  EXPECT_EQ(out->series[0].samples, in.series[0].samples);
+  EXPECT_EQ(out->series[1].samples, in.series[1].samples);
+
+  in.pass_time_ms = 0;
+  out = DecodeMetricBatch(EncodeMetricBatch(in));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->pass_time_ms, 1699999999400);
+  EXPECT_EQ(out->series[1].samples, in.series[1].samples);
+}
+
 TEST(MetricBatchTest, BuilderSortsLabelsAndDropsEmptyValues) {
   MetricBatchBuilder b("n", 1);
   b.Add("m", {{"z", "1"}, {"a", "2"}, {"empty", ""}}, 1);

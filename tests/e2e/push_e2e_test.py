@@ -57,9 +57,12 @@ class PushE2E(unittest.TestCase):
         self.assertEqual(float(res[0]["value"][1]), 0.125)
         total = self.query('train_tokens_total{job="finetune"}')
         self.assertEqual(float(total[0]["value"][1]), 4096)
-        # The client's end-of-job cleanup is accepted; the history stays.
+        # The client's end-of-job cleanup ends the group's series at once
+        # (staleness markers), and their history stays.
         delete_from_gateway(f"127.0.0.1:{self.port}", job="finetune", grouping_key={"rank": "0"})
-        self.assertEqual(len(self.query('train_loss{job="finetune"}')), 1)
+        self.assertEqual(self.query('train_loss{job="finetune"}'), [])
+        kept = self.query('last_over_time(train_loss{job="finetune"}[5m])')
+        self.assertEqual(float(kept[0]["value"][1]), 0.125)
 
     def test_otlp_json_lands_as_series(self):
         body = {"resourceMetrics": [{

@@ -19,6 +19,7 @@
 #include "core/temp_dir.h"
 #include "query/engine.h"
 #include "store/tsdb/db.h"
+#include "store/tsdb/stale.h"
 
 namespace vigil::query {
 namespace {
@@ -42,6 +43,14 @@ const InputSeries kInput[] = {
     {R"(mem_total{gpu="0",host="h1"})", "80000+0x60"},
     {R"(mem_total{gpu="1",host="h1"})", "80000+0x60"},
     {R"(gappy{job="g"})", "1 2 _ _ _ _ _ _ 9 10 11"},
+    // Series that stop: `stale` is a staleness marker, written by Vigil's
+    // ingester when a series vanishes from a collection pass (a lost GPU, an
+    // ended process), as by Prometheus when one vanishes from a scrape. The
+    // markers sit at or just before the eval times, within the lookback.
+    {R"(gpu_lost{gpu="3",host="h1"})", "98+0x6 stale"},
+    {R"(stopped{job="s"})", "1+1x3 stale _x25 40+1x10 stale"},
+    {R"(flappy{job="f"})", "1 2 3 4 stale 6 stale _ 9 _x20 stale 31 32 _x25 stale"},
+    {R"(stopped_total{job="s"})", "0+10x30 stale _x3 0+5x25"},
 };
 constexpr int64_t kIntervalMs = 60'000;
 const int64_t kEvalMinutes[] = {5, 7, 33, 60};
@@ -65,7 +74,7 @@ wire::Labels ParseSeries(std::string_view s) {
 }
 
 // Expanding notation: "a+bxN" (N+1 values by repeated addition, as promtool),
-// "a-bxN", "_" (no sample), "_xN", plain numbers.
+// "a-bxN", "_" (no sample), "_xN", "stale" (a staleness marker), plain numbers.
 std::vector<wire::Sample> ExpandValues(const std::string& text) {
   std::vector<wire::Sample> out;
   std::istringstream in(text);
@@ -74,6 +83,10 @@ std::vector<wire::Sample> ExpandValues(const std::string& text) {
   while (in >> tok) {
     if (tok[0] == '_') {
       i += tok.size() > 1 ? std::stoll(tok.substr(2)) : 1;
+      continue;
+    }
+    if (tok == "stale") {
+      out.push_back({i++ * kIntervalMs, tsdb::StaleNaN()});
       continue;
     }
     size_t x = tok.find('x');

@@ -5,7 +5,8 @@
 // decimal (most GPU and system metrics carry 0-3 decimals) become scaled
 // integers, then delta coding, then a general-purpose compressor over the
 // closed chunk. Values that are not decimal fall back to a lossless float path.
-// Decoding is exact: every double, NaN payloads aside, comes back bit for bit.
+// Decoding is exact: every double comes back bit for bit, NaN payloads
+// included (staleness markers, stale.h, are a NaN payload).
 #pragma once
 
 #include <span>

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/coding.h"
+#include "store/tsdb/stale.h"
 
 namespace vigil::tsdb {
 namespace {
@@ -237,6 +238,37 @@ TEST(ChunkCodecTest, NanAndInfinity) {
   v.push_back(stale);
   RoundTrip(Regular(v));
   RoundTrip(Regular({nan, nan, inf, -inf, nan}));
+}
+
+// Staleness markers must keep their exact bits through every value path
+// (decimal exceptions, Gorilla XOR) and stay apart from ordinary NaNs, or the
+// query engine would read a vanished series as a NaN value, or an ordinary
+// NaN as a vanished series.
+TEST(ChunkCodecTest, StalenessMarkersKeepTheirBits) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> noise(0, 1);
+  std::vector<std::vector<double>> shapes;
+  std::vector<double> decimal, floats, mixed;
+  for (int i = 0; i < 500; ++i) {
+    decimal.push_back(i % 50 == 49 ? StaleNaN() : 0.25 * i);   // exceptions in decimal mode
+    floats.push_back(i % 50 == 49 ? StaleNaN() : noise(rng));  // XOR mode
+    mixed.push_back(i % 3 == 0 ? StaleNaN() : i % 3 == 1 ? nan : 98.5);
+  }
+  shapes = {decimal, floats, mixed, {StaleNaN()}, {StaleNaN(), StaleNaN()}, {1, StaleNaN(), 2}};
+  for (const auto& values : shapes) {
+    std::vector<Sample> in = Regular(values);
+    std::vector<Sample> got;
+    ASSERT_TRUE(DecodeChunk(EncodeChunk(in), &got).ok());
+    ASSERT_EQ(got.size(), in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_EQ(std::bit_cast<uint64_t>(got[i].value), std::bit_cast<uint64_t>(in[i].value))
+          << "sample " << i << " of " << in.size();
+      ASSERT_EQ(IsStaleNaN(got[i].value), IsStaleNaN(in[i].value)) << "sample " << i;
+    }
+  }
+  EXPECT_FALSE(IsStaleNaN(nan));
+  EXPECT_FALSE(IsStaleNaN(std::nan("")));
 }
 
 TEST(ChunkCodecTest, InexactDecimalsStayExact) {

@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "store/tsdb/chunk_codec.h"
 #include "store/tsdb/db_impl.h"
+#include "store/tsdb/stale.h"
 
 namespace vigil::tsdb {
 namespace {
@@ -208,7 +209,7 @@ Result<uint64_t> DbImpl::SeriesIdLocked(const wire::Labels& labels,
   return id;
 }
 
-Status DbImpl::Append(const wire::MetricBatch& batch) {
+Status DbImpl::Append(const wire::MetricBatch& batch, std::vector<uint64_t>* ids) {
   // Validate everything first: a bad batch changes nothing.
   std::vector<wire::Labels> normalized(batch.series.size());
   std::vector<const wire::Labels*> labels(batch.series.size());
@@ -227,8 +228,10 @@ Status DbImpl::Append(const wire::MetricBatch& batch) {
   std::vector<std::string> records;
   std::vector<WalSample> accepted;
   for (const auto& f : batch.families) VIGIL_RETURN_IF_ERROR(NoteFamilyLocked(f, &records));
+  if (ids != nullptr) ids->clear();
   for (size_t i = 0; i < batch.series.size(); ++i) {
     VIGIL_ASSIGN_OR_RETURN(uint64_t id, SeriesIdLocked(*labels[i], &records));
+    if (ids != nullptr) ids->push_back(id);
     HeadSeries* hs = head_.Find(id);
     for (const auto& s : batch.series[i].samples) {
       if (!head_.Append(hs, s, wal_->segment())) {
@@ -358,6 +361,8 @@ Result<std::vector<wire::Series>> DbImpl::Select(const std::vector<Matcher>& mat
   for (size_t i = 0; i < sel->size(); ++i) {
     wire::Series s{sel->labels(i), {}};
     VIGIL_RETURN_IF_ERROR(sel->Samples(i, &s.samples));
+    // Values only: a staleness marker says there is no value (stale.h).
+    std::erase_if(s.samples, [](const wire::Sample& x) { return IsStaleNaN(x.value); });
     if (!s.samples.empty()) out.push_back(std::move(s));
   }
   return out;
@@ -425,7 +430,8 @@ std::vector<LatestPoint> DbImpl::Latest(int64_t since_ms) const {
     std::lock_guard lock(mu_);
     out.reserve(head_.series().size());
     for (const auto& [id, hs] : head_.series()) {
-      if (!hs.has_last || hs.last.t_ms < since_ms) continue;
+      // A series whose newest sample is a staleness marker has ended.
+      if (!hs.has_last || hs.last.t_ms < since_ms || IsStaleNaN(hs.last.value)) continue;
       out.push_back({*index_.LabelsOf(id), hs.last});
     }
   }

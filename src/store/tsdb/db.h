@@ -88,14 +88,21 @@ class Db {
   // Appends every sample of the batch and records its metric metadata.
   // Series are created on first sight. A sample at or before its series' last
   // timestamp is dropped and counted (DbStats::samples_out_of_order), not an error.
-  virtual Status Append(const wire::MetricBatch& batch) = 0;
+  // With `ids`, also returns the store's id of each of the batch's series, in
+  // batch order (a series id never changes: docs/tsdb.md "Data model"), so a
+  // caller can follow series from batch to batch without hashing labels.
+  virtual Status Append(const wire::MetricBatch& batch, std::vector<uint64_t>* ids) = 0;
+  Status Append(const wire::MetricBatch& batch) { return Append(batch, nullptr); }
 
   // Series matching all matchers with their samples in [mint_ms, maxt_ms],
-  // from persisted chunks and the head, sorted by labels then time.
+  // from persisted chunks and the head, sorted by labels then time. Values
+  // only: staleness markers (stale.h) are left out, and a series with nothing
+  // else in range with them.
   virtual Result<std::vector<wire::Series>> Select(const std::vector<Matcher>& matchers,
                                                    int64_t mint_ms, int64_t maxt_ms) const = 0;
 
-  // The same selection, decoded lazily per series (see SeriesSelection).
+  // The same selection, decoded lazily per series (see SeriesSelection),
+  // staleness markers included: for readers that honour them (PromQL).
   virtual Result<std::unique_ptr<SeriesSelection>> SelectSeries(
       const std::vector<Matcher>& matchers, int64_t mint_ms, int64_t maxt_ms) const = 0;
 
@@ -107,7 +114,8 @@ class Db {
                                                          int64_t mint_ms,
                                                          int64_t maxt_ms) const = 0;
 
-  // The last sample of each series whose last sample is at or after since_ms.
+  // The last sample of each series whose last sample is at or after since_ms,
+  // except series whose last sample is a staleness marker (they have ended).
   virtual std::vector<LatestPoint> Latest(int64_t since_ms) const = 0;
   // Metadata (type, help) of every metric name seen.
   virtual std::vector<wire::MetricFamily> Families() const = 0;

@@ -41,7 +41,8 @@ class DbImpl final : public Db {
 
   Status Init();
 
-  Status Append(const wire::MetricBatch& batch) override;
+  using Db::Append;
+  Status Append(const wire::MetricBatch& batch, std::vector<uint64_t>* ids) override;
   Result<std::vector<wire::Series>> Select(const std::vector<Matcher>& matchers, int64_t mint_ms,
                                            int64_t maxt_ms) const override;
   Result<std::unique_ptr<SeriesSelection>> SelectSeries(const std::vector<Matcher>& matchers,

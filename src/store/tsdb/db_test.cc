@@ -8,6 +8,7 @@
 
 #include "store/tsdb/chunk_store.h"
 #include "store/tsdb/head.h"
+#include "store/tsdb/stale.h"
 #include "store/tsdb/test_env.h"
 
 namespace vigil::tsdb {
@@ -292,6 +293,68 @@ TEST_F(DbTest, ConcurrentWriterReaderMaintainer) {
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[0].samples.size(), static_cast<size_t>(kBatches));
   EXPECT_EQ(s[1].samples.size(), static_cast<size_t>(kBatches));
+}
+
+// A staleness marker is kept bit for bit through the WAL (reopen) and the
+// chunk codec (Maintain), returned by SelectSeries for the query engine, and
+// left out of Select and Latest, which return values.
+TEST_F(DbTest, StalenessMarkersAreKeptExactlyAndReturnedOnlyBySelectSeries) {
+  Open();
+  ASSERT_TRUE(db_->Append(Batch(kT0 + 1000, {{"0", 98}, {"1", 40}})).ok());
+  ASSERT_TRUE(db_->Append(Batch(kT0 + 2000, {{"0", StaleNaN()}, {"1", 41}})).ok());
+  auto check = [&](const char* when) {
+    SCOPED_TRACE(when);
+    auto sel = db_->SelectSeries({kUtil}, 0, INT64_MAX);
+    ASSERT_TRUE(sel.ok()) << sel.status().ToString();
+    ASSERT_EQ((*sel)->size(), 2u);
+    std::vector<wire::Sample> gpu0;
+    ASSERT_TRUE((*sel)->Samples(0, &gpu0).ok());
+    ASSERT_EQ(gpu0.size(), 2u);
+    EXPECT_TRUE(IsStaleNaN(gpu0[1].value));
+    EXPECT_EQ(gpu0[1].t_ms, kT0 + 2000);
+
+    auto values = Select({kUtil});
+    ASSERT_EQ(values.size(), 2u);
+    EXPECT_EQ(values[0].samples, (std::vector<wire::Sample>{{kT0 + 1000, 98}}));
+    EXPECT_EQ(values[1].samples.size(), 2u);
+    // Only markers in range: no values, no series.
+    EXPECT_EQ(Select({kUtil, {MatchType::kEqual, "gpu", "0"}}, kT0 + 1500).size(), 0u);
+
+    auto latest = db_->Latest(0);
+    ASSERT_EQ(latest.size(), 1u);
+    EXPECT_EQ(wire::LabelValue(latest[0].labels, "gpu"), "1");
+  };
+  check("head");
+  Reopen();
+  check("after WAL replay");
+  env_.SetNow(kT0 + 30 * kMin);
+  ASSERT_TRUE(db_->Maintain().ok());
+  ASSERT_EQ(db_->Stats().head_samples, 0u);
+  check("from a persisted chunk");
+  // A series that was marked and comes back just continues.
+  ASSERT_TRUE(db_->Append(Batch(kT0 + 31 * kMin, {{"0", 97}})).ok());
+  EXPECT_EQ(Select({kUtil})[0].samples.back(), (wire::Sample{kT0 + 31 * kMin, 97}));
+  EXPECT_EQ(db_->Latest(0).size(), 2u);
+}
+
+// Append reports each batch series' id, in batch order, the same for the
+// same labels from batch to batch (and after a reopen): the ingester follows
+// series by them.
+TEST_F(DbTest, AppendReturnsTheSeriesIds) {
+  Open();
+  std::vector<uint64_t> a, b, c;
+  ASSERT_TRUE(db_->Append(Batch(kT0 + 1000, {{"0", 1}, {"1", 2}}), &a).ok());
+  ASSERT_TRUE(db_->Append(Batch(kT0 + 2000, {{"1", 2}, {"2", 3}, {"0", 1}}), &b).ok());
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_NE(a[0], a[1]);
+  EXPECT_EQ(b[0], a[1]);
+  EXPECT_EQ(b[2], a[0]);
+  EXPECT_NE(b[1], a[0]);
+  EXPECT_NE(b[1], a[1]);
+  Reopen();
+  ASSERT_TRUE(db_->Append(Batch(kT0 + 3000, {{"2", 3}}), &c).ok());
+  EXPECT_EQ(c, std::vector<uint64_t>{b[1]});
 }
 
 }  // namespace
