@@ -391,8 +391,10 @@ void SegmentParser::ScanWordRuns() {
     size_t end;
     bool key_before = !prev.empty() && IsAlpha(prev[0]) &&
                       std::all_of(prev.begin(), prev.end(), IsWordChar);
-    if (key_before && !number.empty() && (IsDigit(number[0]) || number[0] == '-') &&
-        ParseNumber(number, 0, &v, &end) && end == number.size()) {
+    // A number, or a non-finite word ("loss nan lr 0.00055784": CosyVoice).
+    bool numeric = !number.empty() && (IsDigit(number[0]) || number[0] == '-' ||
+                                       EqualsLower(number, "nan") || EqualsLower(number, "inf"));
+    if (key_before && numeric && ParseNumber(number, 0, &v, &end) && end == number.size()) {
       char buf[kMaxNameLen];
       std::string_view lower;
       uint8_t rank;
