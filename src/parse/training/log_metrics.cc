@@ -80,8 +80,18 @@ void SegmentParser::Parse(std::vector<MetricSample>* out) {
                            [](const Candidate& c) {
                              return c.source == Source::kPair || c.source == Source::kCell;
                            });
-  if (!pairs && LetterPairs(s_, kMetricPairs)) {
-    if (tqdm_begin_ == std::string_view::npos) ScanWordRuns();
+  // With pairs, a line may still hold its loss as a name and a number
+  // ("===> Epoch[4](1280/301): Loss 0.7165      LR: 9.904e-02").
+  bool loss = std::any_of(found_.begin(), found_.begin() + static_cast<std::ptrdiff_t>(count_),
+                          [](const Candidate& c) {
+                            return c.fixed_len == 4 && std::string_view(c.fixed, 4) == "loss";
+                          });
+  auto names_loss = [&] {
+    return s_.find("loss") != std::string_view::npos || s_.find("Loss") != std::string_view::npos ||
+           s_.find("LOSS") != std::string_view::npos;
+  };
+  if (pairs ? !loss && names_loss() : LetterPairs(s_, kMetricPairs)) {
+    ScanWordRuns();
     if (count_ == 0) ScanMessageTail();
   }
   Finish(out);
@@ -410,9 +420,11 @@ bool MayHoldMetric(std::string_view line, bool table_rows) {
   // YOLO's "all 128 929 ..."; a message that ends in a number may be a
   // name and its value ("LR 0.000100", "Changing lr from 1 to 0.8").
   // A row of a box drawn with U+2502 ("│ loss    0.6204 │", Ray).
+  // Or names and numbers with no separator at all ("11.8750 loss, 1e-12 LR").
   if (!sep) {
     return (table_rows && digit) || EndsInNumber(line) ||
-           (digit && line.find("\xe2\x94\x82") != std::string_view::npos);
+           (digit && line.find("\xe2\x94\x82") != std::string_view::npos) ||
+           (digit && internal::LetterPairs(line, internal::kMetricPairs));
   }
   if (digit) return true;
   for (size_t k = 0; k + 3 <= line.size(); ++k) {

@@ -125,8 +125,15 @@ std::string_view WithoutAside(std::string_view cell) {
 // of a pipe table or of a comma list after a head.
 bool SegmentParser::CellPair(std::string_view cell, size_t offset) {
   std::string_view t = Trim(WithoutAside(cell));
-  if (t.empty() || t.find('=') != std::string_view::npos || t.find(':') != std::string_view::npos) {
-    return false;
+  if (t.empty()) return false;
+  // Separators earlier in the cell ("eta 0:25:26 lr 0.000872", the Swin
+  // Transformer's tab cells): its last name and number, if they stand apart.
+  size_t sep = t.find_last_of("=:");
+  if (sep != std::string_view::npos) {
+    size_t last = t.rfind(' ');
+    size_t name = last == std::string_view::npos ? 0 : t.rfind(' ', last - 1);
+    if (last == std::string_view::npos || name == std::string_view::npos || name < sep) return false;
+    t = t.substr(name + 1);
   }
   size_t lead = static_cast<size_t>(t.data() - cell.data());
   size_t last_space = t.rfind(' ');
@@ -370,6 +377,13 @@ void SegmentParser::ScanDarknet() {
 // like a metric's are kept.
 void SegmentParser::ScanWordRuns() {
   std::string_view s = s_;
+  // After a tqdm bar, what follows its "[times, rate]" (a log line glued on).
+  size_t from = 0;
+  if (tqdm_begin_ != std::string_view::npos) {
+    size_t close = s.find(']', tqdm_end_);
+    if (close == std::string_view::npos) return;
+    from = close + 1;
+  }
   struct Pair {
     std::string_view key;
     size_t value_pos;
@@ -379,7 +393,10 @@ void SegmentParser::ScanWordRuns() {
   size_t n = 0;
   bool training_metric = false;
   std::string_view prev;  // the token before
-  for (size_t i = 0; i < s.size() && n < pairs.size();) {
+  std::string_view prev_number;  // the token before, when a number no name owns
+  size_t prev_number_pos = 0;
+  double prev_value = 0;
+  for (size_t i = from; i < s.size() && n < pairs.size();) {
     while (i < s.size() && IsSpace(s[i])) ++i;
     size_t b = i;
     while (i < s.size() && !IsSpace(s[i])) ++i;
@@ -389,20 +406,37 @@ void SegmentParser::ScanWordRuns() {
     if (number.back() == ',' || number.back() == ';') number.remove_suffix(1);
     double v;
     size_t end;
-    bool key_before = !prev.empty() && IsAlpha(prev[0]) &&
-                      std::all_of(prev.begin(), prev.end(), IsWordChar);
     // A number, or a non-finite word ("loss nan lr 0.00055784": CosyVoice).
     bool numeric = !number.empty() && (IsDigit(number[0]) || number[0] == '-' ||
                                        EqualsLower(number, "nan") || EqualsLower(number, "inf"));
-    if (key_before && numeric && ParseNumber(number, 0, &v, &end) && end == number.size()) {
+    bool key_before = numeric && !prev.empty() && IsAlpha(prev[0]) &&
+                      std::all_of(prev.begin(), prev.end(), IsWordChar);
+    auto training_name = [&](std::string_view name) {
       char buf[kMaxNameLen];
       std::string_view lower;
       uint8_t rank;
-      if (LowerKey(prev, buf, &lower)) {
-        std::string_view c = CanonicalOfLower(lower, &rank);
-        training_metric |= c == "loss" || c == "learning_rate" || c == "grad_norm";
-      }
+      if (!LowerKey(name, buf, &lower)) return false;
+      std::string_view c = CanonicalOfLower(lower, &rank);
+      return c == "loss" || c == "learning_rate" || c == "grad_norm";
+    };
+    if (key_before && numeric && ParseNumber(number, 0, &v, &end) && end == number.size()) {
+      training_metric |= training_name(prev);
       pairs[n++] = {prev, b, v};
+    } else if (!prev_number.empty() && n < pairs.size() && IsAlpha(tok[0])) {
+      // The value first, then its name: tinygrad's "11.8750 loss, 1e-12 LR,".
+      std::string_view name = tok;
+      if (name.back() == ',') name.remove_suffix(1);
+      if (!name.empty() && IsAlpha(name[0]) && std::all_of(name.begin(), name.end(), IsWordChar) &&
+          training_name(name)) {
+        training_metric = true;
+        pairs[n++] = {name, prev_number_pos, prev_value};
+      }
+    }
+    prev_number = {};
+    if (numeric && ParseNumber(number, 0, &v, &end) && end == number.size() && !key_before) {
+      prev_number = number;
+      prev_number_pos = b;
+      prev_value = v;
     }
     prev = tok;
   }
@@ -444,17 +478,33 @@ void SegmentParser::ScanMessageTail() {
   if (value.empty() || !ParseNumber(value, 0, &v, &end) || end != value.size()) return;
   std::string_view key = token_before(before(value));
   bool from_to = key == "to";
-  if (from_to) {  // "<key> from <old> to <new>"
-    std::string_view old = token_before(before(key));
+  if (from_to) {  // "<key> from <old> to <new>", "<key> to <new>"
+    key = token_before(before(key));
     double ignored;
-    if (old.empty() || !ParseNumber(old, 0, &ignored, &end) || end != old.size()) return;
-    std::string_view from = token_before(before(old));
-    if (from != "from") return;
-    key = token_before(before(from));
+    if (!key.empty() && ParseNumber(key, 0, &ignored, &end) && end == key.size()) {
+      std::string_view from = token_before(before(key));
+      if (from != "from") return;
+      key = token_before(before(from));
+    }
   }
   if (key.empty() || !IsAlpha(key[0])) return;
   for (char c : key) {
     if (!IsKeyChar(c)) return;
+  }
+  // "Updating learning rate to 5e-05": a name of two words.
+  auto canonical_of = [&](std::string_view k) {
+    uint8_t rank;
+    char buf[kMaxNameLen];
+    std::string_view lower;
+    if (!LowerKey(k, buf, &lower)) return std::string_view();
+    std::string_view c = CanonicalOfLower(lower, &rank);
+    return c == "loss" || c == "learning_rate" || c == "grad_norm" ? c : std::string_view();
+  };
+  if (from_to && canonical_of(key).empty()) {
+    std::string_view first = token_before(before(key));
+    if (first.empty() || !std::all_of(first.begin(), first.end(), IsAlpha)) return;
+    key = s.substr(static_cast<size_t>(first.data() - s.data()),
+                   static_cast<size_t>(key.data() + key.size() - first.data()));
   }
   // What stands before the key is nothing or ends the logger's prefix
   // (": ", "| ", "- ", "] ", "> "); for "from ... to", one verb may come
@@ -469,16 +519,11 @@ void SegmentParser::ScanMessageTail() {
     bool word = !verb.empty() && std::all_of(verb.begin(), verb.end(), IsAlpha);
     if (!from_to || !word || !prefix_ends(before(verb))) return;
   }
-  uint8_t rank;
-  char buf[kMaxNameLen];
-  std::string_view lower;
-  if (!LowerKey(key, buf, &lower)) return;
-  std::string_view canonical = CanonicalOfLower(lower, &rank);
-  if (canonical != "loss" && canonical != "learning_rate" && canonical != "grad_norm") return;
+  if (canonical_of(key).empty()) return;
   Key k;
-  k.in_line = true;
-  k.off = static_cast<size_t>(key.data() - s.data());
-  k.len = key.size();
+  k.off = arena_->size();
+  AppendNormalized(arena_, k.off, key, false);
+  k.len = arena_->size() - k.off;
   AddKeyed(static_cast<size_t>(value.data() - s.data()), k, v, Source::kCell);
 }
 

@@ -149,7 +149,7 @@ constexpr Alias kAliases[] = {
 // force now (BigDL's "current learning rate"). They rank below the plain
 // names: a line with both "loss" and "total_loss" reports "loss".
 constexpr Alias kSecondNames[] = {
-    {"total_loss", "loss"}, {"lm_loss", "loss"},  {"closs", "loss"},
+    {"total_loss", "loss"}, {"tot_loss", "loss"}, {"lm_loss", "loss"},  {"closs", "loss"},
     {"step_loss", "loss"},  {"loss_total", "loss"}, {"global_grad_norm", "grad_norm"},
     {"grad_norm_total", "grad_norm"},
     {"lr_0", "learning_rate"},  // the first parameter group's (ESPnet)
@@ -189,43 +189,48 @@ std::string_view WithoutQualifier(std::string_view k) {
 
 }  // namespace
 
-std::string_view CanonicalOfLower(std::string_view k, uint8_t* rank) {
-  *rank = 0;
+namespace {
+
+bool TrainingMetric(std::string_view n) {
+  return n == "loss" || n == "learning_rate" || n == "grad_norm";
+}
+
+// A name after up to `depth` qualifiers before or after it; *rank counts
+// them (see CanonicalOfLower).
+std::string_view Qualified(std::string_view k, int depth, uint8_t* rank) {
   std::string_view name = AliasOf(k, std::begin(kAliases), std::end(kAliases));
-  if (!name.empty()) return name;
+  if (!name.empty()) return *rank = 0, name;
   name = AliasOf(k, std::begin(kSecondNames), std::end(kSecondNames));
-  if (!name.empty()) {
-    *rank = 1;
-    return name;
-  }
+  if (!name.empty()) return *rank = 1, name;
+  if (depth == 0) return {};
   // Qualified: only the three training metrics, never a step or a rate
   // ("train_step" is not the step counter of the run).
-  auto training_metric = [](std::string_view n) {
-    return n == "loss" || n == "learning_rate" || n == "grad_norm";
-  };
-  // After the name: "loss train" (litgpt), "loss/train" (TensorBoard tags).
-  for (std::string_view suffix : {"_train", "/train", ".train", "_training", "/training"}) {
+  std::string_view rest = WithoutQualifier(k);
+  if (!rest.empty()) {
+    name = Qualified(rest, depth - 1, rank);
+    if (TrainingMetric(name)) return *rank = static_cast<uint8_t>(std::max<int>(*rank, 1) + 1), name;
+  }
+  // After the name: "loss train" (litgpt), "loss/train" (TensorBoard tags),
+  // "loss_avg" (an epoch's average, PaddleVideo).
+  for (std::string_view suffix : {"_train", "/train", ".train", "_training", "/training", "_avg"}) {
     if (k.size() > suffix.size() && k.substr(k.size() - suffix.size()) == suffix) {
-      name = AliasOf(k.substr(0, k.size() - suffix.size()), std::begin(kAliases),
-                     std::end(kAliases));
-      if (training_metric(name)) {
-        *rank = 2;
-        return name;
+      name = Qualified(k.substr(0, k.size() - suffix.size()), depth - 1, rank);
+      if (TrainingMetric(name)) {
+        return *rank = static_cast<uint8_t>(std::max<int>(*rank, 1) + 1), name;
       }
     }
   }
-  std::string_view rest = k;
-  for (uint8_t depth = 1; depth <= 2; ++depth) {
-    rest = WithoutQualifier(rest);
-    if (rest.empty()) return {};
-    name = AliasOf(rest, std::begin(kAliases), std::end(kAliases));
-    if (name.empty()) name = AliasOf(rest, std::begin(kSecondNames), std::end(kSecondNames));
-    if (training_metric(name)) {
-      *rank = static_cast<uint8_t>(depth + 1);
-      return name;
-    }
-  }
   return {};
+}
+
+}  // namespace
+
+std::string_view CanonicalOfLower(std::string_view k, uint8_t* rank) {
+  *rank = 0;
+  std::string_view name = Qualified(k, 2, rank);
+  if (name.empty()) *rank = 0;
+  *rank = std::min<uint8_t>(*rank, 3);  // two bits in the key memo
+  return name;
 }
 
 std::string_view CanonicalOfLower(std::string_view k) {

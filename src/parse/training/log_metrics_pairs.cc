@@ -90,8 +90,25 @@ bool KeyBefore(std::string_view s, size_t end, bool allow_words, std::string* ar
     size_t w = begin - 1;
     while (w > floor && IsWordChar(s[w - 1])) --w;
     // A word begins with a letter ("mtp_1 loss" is one key; in "epoch 3
-    // loss" the 3 is a value).
-    if (!IsAlpha(s[w])) break;
+    // loss" the 3 is a value), or is an index after a name that is no
+    // counter ("Style 1 loss", neural-style's per-layer losses).
+    if (!IsAlpha(s[w])) {
+      bool digits = std::all_of(s.begin() + static_cast<std::ptrdiff_t>(w),
+                                s.begin() + static_cast<std::ptrdiff_t>(begin - 1), IsDigit);
+      size_t n = w;  // the word before the index
+      if (!digits || n < 2 || s[n - 1] != ' ' || !IsAlpha(s[n - 2])) break;
+      size_t nb = n - 1;
+      while (nb > floor && IsAlpha(s[nb - 1])) --nb;
+      std::string_view name = s.substr(nb, n - 1 - nb);
+      if (EqualsLower(name, "epoch") || EqualsLower(name, "step") || EqualsLower(name, "iter") ||
+          EqualsLower(name, "iteration") || EqualsLower(name, "batch")) {
+        break;
+      }
+      if (nb > 0 && (IsKeyChar(s[nb - 1]) || s[nb - 1] == '\'' || s[nb - 1] == '"')) break;
+      begin = nb;
+      words += 2;
+      continue;
+    }
     if (w > 0 && (IsKeyChar(s[w - 1]) || s[w - 1] == '\'' || s[w - 1] == '"')) break;
     if (LevelWord(s.substr(w, begin - 1 - w))) break;
     size_t before = w;
@@ -159,7 +176,9 @@ bool CellAhead(std::string_view s, size_t i) {
   while (i < limit && IsSpace(s[i])) ++i;
   double v;
   size_t end;
-  return i < limit && IsDigit(s[i]) && ParseNumber(s, i, &v, &end);
+  // "LR: 9.904e-02   Score nan": a non-finite word is a value too.
+  bool word = i + 3 <= s.size() && (EqualsLower(s.substr(i, 3), "nan") || EqualsLower(s.substr(i, 3), "inf"));
+  return i < limit && (IsDigit(s[i]) || word) && ParseNumber(s, i, &v, &end);
 }
 
 // Whether the value that ended at s[j] is complete: the end, a delimiter,

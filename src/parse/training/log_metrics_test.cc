@@ -378,6 +378,26 @@ TEST(Extract, TuplesRepeatedColumnsAndEllipses) {
             (V{R"("metric": "epoch", "value": 9})", R"("metric": "learning_rate", "value": 0.009845})"}));
 }
 
+// Values before their names, names of two words before "to", an index in a
+// component's name, a name after a tqdm bar and separators earlier in a cell.
+TEST(Extract, ValueFirstIndexedNamesAndGluedBars) {
+  EXPECT_EQ(Render("    1 93.44 s run, 11.8750 loss, 0.000000000001 LR, 642.43 GB used"),
+            (V{R"("metric": "loss", "value": 11.875})", R"("metric": "learning_rate", "value": 1e-12})"}));
+  EXPECT_EQ(Render("Updating learning rate to 5e-05"),
+            (V{R"("metric": "learning_rate", "value": 5e-05})"}));
+  EXPECT_EQ(Render("  Style 1 loss: 3748559.179688"),
+            (V{R"("metric": "Style_1_loss", "value": 3748559.179688})"}));
+  EXPECT_EQ(Render(" 25%|##  | 75/301 [01:06<04:36,  1.23s/it]node 03/20 [t.py 155] ===> "
+                   "Epoch[4](1280/301): Loss 0.7165      LR: 9.904e-02   Score nan"),
+            (V{R"("metric": "step", "value": 75, "step": 75})",
+               R"("metric": "iterations_per_second", "value": 0.8130081300813008, "step": 75})",
+               R"("metric": "epoch", "value": 4, "step": 75})",
+               R"("metric": "loss", "value": 0.7165, "step": 75})",
+               R"("metric": "learning_rate", "value": 0.09904, "step": 75})"}));
+  EXPECT_EQ(Render("INFO Train: [30/300][210/2859]\teta 0:25:26 lr 0.000872\t wd 0.0500"),
+            (V{R"("metric": "learning_rate", "value": 0.000872})", R"("metric": "wd", "value": 0.05})"}));
+}
+
 // A loss after a validation or test phase word is not the training loss.
 TEST(Extract, PhaseWordsRenameTheLoss) {
   EXPECT_EQ(Render("| epoch 005 | valid on 'valid' subset  1000 / 1311 loss=2.72"),
