@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "collect/jobs/job_history.h"
 #include "core/log.h"
@@ -13,6 +14,26 @@ namespace {
 // the command it ran (same pid, started within a few seconds of it: pids are
 // reused).
 constexpr int64_t kPidStartSlackMs = 5000;
+
+// One process seen twice: the same pid and start ticks; where ticks are not
+// known (a `vigil run` record, a job read from the history), a start time
+// within the slack.
+bool SameProcess(const discover::JobProcess& a, const discover::JobProcess& b) {
+  if (a.pid != b.pid) return false;
+  if (a.start_ticks != 0 && b.start_ticks != 0) return a.start_ticks == b.start_ticks;
+  return std::llabs(a.start_time_ms - b.start_time_ms) <= kPidStartSlackMs;
+}
+
+// The wall-clock start is computed from btime each pass and moves when the
+// clock is stepped; what was shown first stays.
+void KeepFirstStarts(const discover::DetectedJob& before, discover::DetectedJob* now) {
+  if (before.start_time_ms != 0) now->start_time_ms = before.start_time_ms;
+  for (discover::JobProcess& p : now->processes) {
+    for (const discover::JobProcess& q : before.processes) {
+      if (p.pid == q.pid && p.start_ticks == q.start_ticks) p.start_time_ms = q.start_time_ms;
+    }
+  }
+}
 
 bool Covers(const discover::DetectedJob& job, const discover::RunRecord& r) {
   for (const discover::JobProcess& p : job.processes) {
@@ -49,15 +70,18 @@ discover::DetectedJob JobOfRecord(const discover::RunRecord& r) {
 }  // namespace
 
 JobTracker::JobTracker(JobTrackerOptions options)
-    : options_(std::move(options)), env_(options_.env ? options_.env : Env::Default()) {
+    : options_(std::move(options)),
+      env_(options_.env ? options_.env : Env::Default()),
+      boot_id_(discover::ReadBootId(env_, options_.detection.proc_root)) {
   if (options_.history_path.empty()) return;
   auto history = LoadJobHistory(env_, options_.history_path);
   if (!history.ok()) {
     Logf(LogLevel::kWarn, "job history: %s", history.status().ToString().c_str());
     return;
   }
+  // A job that ran when the history was written is confirmed or ended by
+  // the first pass (Confirm), on evidence: it may well still run.
   for (TrackedJob& t : *history) {
-    t.ended = true;  // until detection sees it again
     std::string id = t.job.id;
     jobs_.try_emplace(std::move(id), std::move(t));
   }
@@ -164,6 +188,94 @@ std::vector<NodeKernelEvent> JobTracker::NodeEvents() const {
   return {node_events_.begin(), node_events_.end()};
 }
 
+// A detected job that holds a process of a running job is that job, under
+// its first id: a launcherless job whose earliest rank exits, or a `vigil
+// run` command detection recognises later, stays one job.
+std::string JobTracker::IdFor(const discover::DetectedJob& job) const {
+  auto it = jobs_.find(job.id);
+  if (it != jobs_.end()) return job.id;
+  for (const auto& [id, t] : jobs_) {
+    if (t.ended) continue;
+    for (const discover::JobProcess& p : job.processes) {
+      if (p.departed && p.start_ticks == 0) continue;
+      for (const discover::JobProcess& q : t.job.processes) {
+        if (SameProcess(p, q)) return id;
+      }
+    }
+  }
+  return job.id;
+}
+
+// Whether a running job that detection did not list is still alive, on
+// evidence: any of its processes alive (by pid and start ticks) is alive;
+// all gone is gone; a /proc entry that cannot be read proves nothing.
+discover::Liveness JobTracker::Confirm(const TrackedJob& t) const {
+  if (t.run_exit) return discover::Liveness::kGone;  // `vigil run` saw it end
+  const std::string& proc = options_.detection.proc_root;
+  bool unknown = false, checked = false;
+  auto look = [&](int pid, uint64_t ticks) {
+    checked = true;
+    switch (discover::ProcessLiveness(env_, proc, pid, ticks)) {
+      case discover::Liveness::kAlive:
+        return true;
+      case discover::Liveness::kUnknown:
+        unknown = true;
+        break;
+      case discover::Liveness::kGone:
+        break;
+    }
+    return false;
+  };
+  for (const discover::JobProcess& p : t.job.processes) {
+    if (p.start_ticks != 0 && !p.departed && look(p.pid, p.start_ticks)) {
+      return discover::Liveness::kAlive;
+    }
+  }
+  // A job read from the history knows its anchor by its id only.
+  if (!checked) {
+    if (auto parts = discover::ParseJobId(t.job.id); parts && parts->boot == boot_id_) {
+      if (look(parts->pid, parts->start_ticks)) return discover::Liveness::kAlive;
+    }
+  }
+  // Nothing to look at (a `vigil run` command's job): not listed is gone.
+  return unknown ? discover::Liveness::kUnknown : discover::Liveness::kGone;
+}
+
+void JobTracker::EndUnseen(const std::set<std::string>& seen_ids, int64_t now) {
+  std::vector<const discover::JobProcess*> listed;
+  for (const std::string& id : seen_ids) {
+    for (const discover::JobProcess& p : jobs_[id].job.processes) listed.push_back(&p);
+  }
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    TrackedJob& t = it->second;
+    if (t.ended || seen_ids.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    // Its processes are all listed in other jobs now: merged, not ended.
+    bool merged = !t.job.processes.empty() &&
+                  std::all_of(t.job.processes.begin(), t.job.processes.end(), [&](const auto& p) {
+                    return std::any_of(listed.begin(), listed.end(),
+                                       [&](const auto* q) { return SameProcess(p, *q); });
+                  });
+    if (merged) {
+      it = jobs_.erase(it);
+      continue;
+    }
+    switch (Confirm(t)) {
+      case discover::Liveness::kAlive:
+        t.last_seen_ms = now;
+        break;
+      case discover::Liveness::kUnknown:
+        break;  // no proof either way: still running, as last seen
+      case discover::Liveness::kGone:
+        t.ended = true;
+        break;
+    }
+    ++it;
+  }
+}
+
 Status JobTracker::Poll() {
   if (options_.gpu_pids) options_.detection.gpu_pids = options_.gpu_pids();
   auto detected = options_.detect_override ? options_.detect_override()
@@ -175,15 +287,23 @@ Status JobTracker::Poll() {
   const std::string& proc = options_.detection.proc_root;
 
   std::lock_guard lock(mu_);
-  for (auto& [id, tracked] : jobs_) tracked.ended = true;  // until seen again below
-  auto seen = [&](discover::DetectedJob job) -> TrackedJob& {
-    auto [it, fresh] = jobs_.try_emplace(job.id);
+  std::set<std::string> seen_ids;
+  auto seen = [&](discover::DetectedJob job) -> TrackedJob* {
+    std::string id = IdFor(job);
+    auto [it, fresh] = jobs_.try_emplace(id);
     TrackedJob& t = it->second;
-    if (fresh) t.first_seen_ms = now;
+    if (!fresh && t.ended) return nullptr;  // an end is final: one process, one job_finished
+    job.id = id;
+    if (fresh) {
+      t.first_seen_ms = now;
+    } else {
+      KeepFirstStarts(t.job, &job);
+    }
     t.job = std::move(job);
     t.last_seen_ms = now;
     t.ended = false;
-    return t;
+    seen_ids.insert(id);
+    return &t;
   };
   for (discover::DetectedJob& job : *detected) seen(std::move(job));
 
@@ -193,7 +313,7 @@ Status JobTracker::Poll() {
       if (Covers(t.job, r)) owner = &t;
     }
     if (owner == nullptr && !r.ended && env_->FileExists(proc + "/" + std::to_string(r.pid))) {
-      owner = &seen(JobOfRecord(r));  // running, unrecognised: a job because the user says so
+      owner = seen(JobOfRecord(r));  // running, unrecognised: a job because the user says so
     }
     if (owner == nullptr && r.ended) {
       // Ended, perhaps before this instance started: history from the record.
@@ -210,6 +330,7 @@ Status JobTracker::Poll() {
     if (owner != nullptr && r.ended) owner->run_exit = ExitOf(r);
   }
 
+  EndUnseen(seen_ids, now);
   AttachKernelEvents();
 
   // Keep the newest max_ended ended jobs.

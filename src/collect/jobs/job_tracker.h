@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -106,11 +107,17 @@ class JobTracker {
  private:
   void Loop();
   void AttachKernelEvents();  // under mu_
+  // Under mu_: the id a detected job is tracked by; whether a job detection
+  // did not list still runs; and ending the ones that are gone.
+  std::string IdFor(const discover::DetectedJob& job) const;
+  discover::Liveness Confirm(const TrackedJob& t) const;
+  void EndUnseen(const std::set<std::string>& seen_ids, int64_t now);
   // Writes the history when it changed in substance, or when `force`.
   void SaveHistory(bool force);
 
   JobTrackerOptions options_;
   Env* env_;
+  const std::string boot_id_;  // this boot's: history jobs of another are gone
   mutable std::mutex mu_;
   std::map<std::string, TrackedJob> jobs_;   // by id; guarded by mu_
   std::deque<NodeKernelEvent> node_events_;  // guarded by mu_
