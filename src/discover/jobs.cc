@@ -506,11 +506,11 @@ class Scanner {
     auto it = departed_.find(pid);
     if (it == departed_.end()) return env_->ReadFile(PidPath(pid, file), max);
     const ProcSnapshot& s = *it->second;
-    const std::string* text = file == "stat"      ? &s.stat
-                              : file == "cmdline" ? &s.cmdline
-                              : file == "comm"    ? &s.comm
-                              : file == "environ" ? &s.environ
-                              : file == "cgroup"  ? &s.cgroup
+    const std::string* text = file == "stat"                  ? &s.stat
+                              : file == "cmdline"             ? &s.cmdline
+                              : file == "comm"                ? &s.comm
+                              : file == "environ"             ? &s.environ
+                              : file == "cgroup"              ? &s.cgroup
                               : file == "maps" && s.maps_read ? &s.maps
                                                               : nullptr;
     if (text == nullptr) return NotFound("no " + std::string(file) + " in the snapshot");
@@ -834,11 +834,13 @@ DetectedJob Grouper::BuildJob(const std::vector<int>& members) {
   std::string anchor_suffix;
   for (int i : sorted) {
     const Proc& p = *procs_[i];
-    JobProcess jp{p.pid,         p.ppid,
-                  p.role,        -1,
-                  -1,            p.start_ms,
-                  DisplayCmdline(p.argv), p.start_ticks,
-                  p.departed};
+    JobProcess jp{.pid = p.pid,
+                  .ppid = p.ppid,
+                  .role = p.role,
+                  .start_time_ms = p.start_ms,
+                  .cmdline = DisplayCmdline(p.argv),
+                  .start_ticks = p.start_ticks,
+                  .departed = p.departed};
     if (p.role != JobProcessRole::kLauncher) {
       jp.rank = p.role == JobProcessRole::kRank ? p.env.rank : -1;
       jp.local_rank = p.role == JobProcessRole::kRank
@@ -854,12 +856,11 @@ DetectedJob Grouper::BuildJob(const std::vector<int>& members) {
       const Proc& c = *procs_[candidate_anchor];
       // By start ticks, not the wall-clock start: that moves with btime,
       // and the anchor (so the id) must not.
-      bool better = anchor < 0 ||
-                    (!c.launcher.name.empty() && procs_[anchor]->launcher.name.empty()) ||
-                    (c.launcher.name.empty() == procs_[anchor]->launcher.name.empty() &&
-                     (c.start_ticks < procs_[anchor]->start_ticks ||
-                      (c.start_ticks == procs_[anchor]->start_ticks &&
-                       c.pid < procs_[anchor]->pid)));
+      bool better =
+          anchor < 0 || (!c.launcher.name.empty() && procs_[anchor]->launcher.name.empty()) ||
+          (c.launcher.name.empty() == procs_[anchor]->launcher.name.empty() &&
+           (c.start_ticks < procs_[anchor]->start_ticks ||
+            (c.start_ticks == procs_[anchor]->start_ticks && c.pid < procs_[anchor]->pid)));
       if (better) {
         anchor = candidate_anchor;
         anchor_suffix = c.launcher.shared && !p.env.ray_job.empty() ? "-" + p.env.ray_job : "";

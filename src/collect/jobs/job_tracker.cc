@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <set>
 
 #include "collect/jobs/job_history.h"
@@ -73,6 +74,16 @@ JobTracker::JobTracker(JobTrackerOptions options)
     : options_(std::move(options)),
       env_(options_.env ? options_.env : Env::Default()),
       boot_id_(discover::ReadBootId(env_, options_.detection.proc_root)) {
+  watcher_ = options_.watcher;
+  if (watcher_ == nullptr && options_.watch_processes) {
+    ProcessWatcherOptions w = options_.watch;
+    if (w.env == nullptr) w.env = env_;
+    w.proc_root = options_.detection.proc_root;
+    w.self_pid = options_.detection.self_pid;
+    w.on_exit = [this] { Wake(); };
+    own_watcher_ = std::make_unique<ProcessWatcher>(std::move(w));
+    watcher_ = own_watcher_.get();
+  }
   if (options_.history_path.empty()) return;
   auto history = LoadJobHistory(env_, options_.history_path);
   if (!history.ok()) {
@@ -91,6 +102,7 @@ JobTracker::~JobTracker() { Stop(); }
 
 void JobTracker::Start() {
   if (thread_.joinable()) return;
+  if (own_watcher_) own_watcher_->Start();
   stop_ = false;
   thread_ = std::thread([this] { Loop(); });
 }
@@ -102,7 +114,16 @@ void JobTracker::Stop() {
   }
   wait_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (own_watcher_) own_watcher_->Stop();
   SaveHistory(/*force=*/true);
+}
+
+void JobTracker::Wake() {
+  {
+    std::lock_guard lock(wait_mu_);
+    woken_ = true;
+  }
+  wait_cv_.notify_all();
 }
 
 void JobTracker::SaveHistory(bool force) {
@@ -139,7 +160,13 @@ void JobTracker::Loop() {
     SaveHistory(/*force=*/false);
     std::unique_lock lock(wait_mu_);
     wait_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
-                      [this] { return stop_.load(); });
+                      [this] { return stop_.load() || woken_; });
+    if (woken_) {
+      // Exits come in bursts (a job's ranks): one pass for the burst.
+      wait_cv_.wait_for(lock, std::chrono::milliseconds(options_.min_woken_interval_ms),
+                        [this] { return stop_.load(); });
+      woken_ = false;
+    }
   }
 }
 
@@ -197,7 +224,6 @@ std::string JobTracker::IdFor(const discover::DetectedJob& job) const {
   for (const auto& [id, t] : jobs_) {
     if (t.ended) continue;
     for (const discover::JobProcess& p : job.processes) {
-      if (p.departed && p.start_ticks == 0) continue;
       for (const discover::JobProcess& q : t.job.processes) {
         if (SameProcess(p, q)) return id;
       }
@@ -270,14 +296,91 @@ void JobTracker::EndUnseen(const std::set<std::string>& seen_ids, int64_t now) {
         break;  // no proof either way: still running, as last seen
       case discover::Liveness::kGone:
         t.ended = true;
+        AttachExit(&t);
         break;
     }
     ++it;
   }
 }
 
+// The anchor's exit status (the id's pid, else the first process), as the
+// kernel's connector reported it: the same record a `vigil run` wrapper
+// writes, so the verdict reads it alike. A `vigil run` record wins.
+void JobTracker::AttachExit(TrackedJob* t) {
+  if (t->run_exit || t->job.processes.empty()) return;
+  int pid = t->job.processes.front().pid;
+  if (auto parts = discover::ParseJobId(t->job.id)) pid = parts->pid;
+  std::optional<ProcessExit> x;
+  if (auto it = exits_.find(pid); it != exits_.end()) x = it->second;
+  if (!x && watcher_ != nullptr) x = watcher_->ExitOf(pid);
+  // An exit from before the job started is an earlier process's on that pid.
+  if (!x || x->time_ms + kPidStartSlackMs < t->job.start_time_ms) return;
+  // It was alive until the kernel said it exited.
+  t->last_seen_ms = std::max(t->last_seen_ms, x->time_ms);
+  if (!x->exit_code && !x->signal) return;  // the poll: no status
+  RunExit r;
+  r.ended_ms = x->time_ms;
+  r.exit_code = x->exit_code;
+  if (x->signal) {
+    r.signal = *x->signal;
+    const char* abbrev = ::sigabbrev_np(*x->signal);
+    r.signal_name = abbrev != nullptr ? abbrev : std::to_string(*x->signal);
+  }
+  t->run_exit = std::move(r);
+}
+
+// A job seen after its end has no live process for the log agent to find
+// its files through; its snapshots name them.
+void JobTracker::KeepLogSources(const discover::DetectedJob& job,
+                                const std::map<int, const discover::ProcSnapshot*>& snaps,
+                                int64_t now) {
+  for (const discover::JobProcess& p : job.processes) {
+    auto it = snaps.find(p.pid);
+    if (!p.departed || it == snaps.end()) continue;
+    const discover::ProcSnapshot& s = *it->second;
+    for (const auto& [path, stream] :
+         {std::pair{s.stdout_path, "stdout"}, {s.stderr_path, "stderr"}}) {
+      if (path.empty()) continue;
+      // `> x.log 2>&1`: one file, both streams, no stream label.
+      bool both = s.stdout_path == s.stderr_path;
+      discover::LogSource src;
+      src.path = path;
+      src.origin = "process";
+      src.labels.push_back({"job", job.name});
+      src.labels.push_back({"source", path});
+      if (!both) src.labels.push_back({"stream", stream});
+      std::erase_if(short_lived_sources_,
+                    [&](const KeptSource& k) { return k.source.path == path; });
+      short_lived_sources_.push_back({std::move(src), now + options_.short_lived_source_ms});
+      while (short_lived_sources_.size() > options_.max_short_lived_sources) {
+        short_lived_sources_.pop_front();
+      }
+    }
+  }
+}
+
+std::vector<discover::LogSource> JobTracker::ShortLivedLogSources() const {
+  const int64_t now = env_->NowMillis();
+  std::lock_guard lock(mu_);
+  std::vector<discover::LogSource> out;
+  for (const KeptSource& k : short_lived_sources_) {
+    if (k.until_ms > now) out.push_back(k.source);
+  }
+  return out;
+}
+
 Status JobTracker::Poll() {
   if (options_.gpu_pids) options_.detection.gpu_pids = options_.gpu_pids();
+  std::vector<DepartedProcess> departed;
+  if (watcher_ != nullptr) departed = watcher_->TakeDeparted();
+  options_.detection.departed.clear();
+  exits_.clear();
+  for (DepartedProcess& d : departed) {
+    exits_[d.snapshot.pid] = d.exit;
+    options_.detection.departed.push_back(std::move(d.snapshot));
+  }
+  std::map<int, const discover::ProcSnapshot*> snaps;
+  for (const discover::ProcSnapshot& s : options_.detection.departed) snaps[s.pid] = &s;
   auto detected = options_.detect_override ? options_.detect_override()
                                            : discover::DetectJobs(options_.detection);
   if (!detected.ok()) return detected.status();
@@ -303,17 +406,43 @@ Status JobTracker::Poll() {
     t.last_seen_ms = now;
     t.ended = false;
     seen_ids.insert(id);
+    // Seen only through snapshots: it has ended, when its processes exited.
+    const auto& ps = t.job.processes;
+    if (!ps.empty() &&
+        std::all_of(ps.begin(), ps.end(), [](const auto& p) { return p.departed; })) {
+      int64_t ended_ms = 0;
+      for (const auto& p : ps) {
+        if (auto x = exits_.find(p.pid); x != exits_.end()) {
+          ended_ms = std::max(ended_ms, x->second.time_ms);
+        }
+      }
+      if (ended_ms > 0) t.last_seen_ms = ended_ms;
+      t.ended = true;
+      AttachExit(&t);
+    }
+    if (std::any_of(ps.begin(), ps.end(), [](const auto& p) { return p.departed; })) {
+      KeepLogSources(t.job, snaps, now);
+    }
     return &t;
   };
   for (discover::DetectedJob& job : *detected) seen(std::move(job));
 
   for (const discover::RunRecord& r : records) {
     TrackedJob* owner = nullptr;
+    const std::string* owner_id = nullptr;
     for (auto& [id, t] : jobs_) {
-      if (Covers(t.job, r)) owner = &t;
+      if (Covers(t.job, r)) {
+        owner = &t;
+        owner_id = &id;
+      }
     }
-    if (owner == nullptr && !r.ended && env_->FileExists(proc + "/" + std::to_string(r.pid))) {
+    const bool running = !r.ended && env_->FileExists(proc + "/" + std::to_string(r.pid));
+    if (owner == nullptr && running) {
       owner = seen(JobOfRecord(r));  // running, unrecognised: a job because the user says so
+    } else if (owner != nullptr && running && !owner->ended && !seen_ids.contains(*owner_id)) {
+      // Its record's command still runs: alive, though detection did not list it.
+      owner->last_seen_ms = now;
+      seen_ids.insert(*owner_id);
     }
     if (owner == nullptr && r.ended) {
       // Ended, perhaps before this instance started: history from the record.
@@ -332,6 +461,16 @@ Status JobTracker::Poll() {
 
   EndUnseen(seen_ids, now);
   AttachKernelEvents();
+  if (watcher_ != nullptr) {
+    std::set<int> pids;
+    for (const auto& [id, t] : jobs_) {
+      if (t.ended) continue;
+      for (const discover::JobProcess& p : t.job.processes) pids.insert(p.pid);
+    }
+    watcher_->SetWatched(std::move(pids));
+  }
+  const int64_t now_ms = env_->NowMillis();
+  std::erase_if(short_lived_sources_, [&](const KeptSource& k) { return k.until_ms <= now_ms; });
 
   // Keep the newest max_ended ended jobs.
   std::vector<std::pair<int64_t, std::string>> ended;

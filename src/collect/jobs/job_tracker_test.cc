@@ -3,9 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <fstream>
-
 #include <filesystem>
+#include <fstream>
 
 #include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
@@ -115,9 +114,20 @@ TEST(JobTrackerTest, AnUnrecognisedVigilRunCommandIsAJob) {
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].job.name, "etl");
   EXPECT_FALSE(jobs[0].ended);
+  // Later passes: still running while its command runs (no running ->
+  // exited -> killed flap).
+  const int64_t started = env.now;
+  for (int i = 0; i < 3; ++i) {
+    env.now += 5000;
+    ASSERT_TRUE(tracker.Poll().ok());
+    jobs = tracker.Jobs();
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_FALSE(jobs[0].ended);
+    EXPECT_EQ(jobs[0].last_seen_ms, env.now);
+  }
   // It ends: the record says how.
   std::ofstream(dir.path() + "/etl.1-2.json")
-      << R"({"name":"etl","pid":)" << alive << R"(,"started_ms":)" << env.now << R"(,"ended_ms":)"
+      << R"({"name":"etl","pid":)" << alive << R"(,"started_ms":)" << started << R"(,"ended_ms":)"
       << env.now + 10 << R"(,"exit_code":3})";
   env.now += 5000;
   ASSERT_TRUE(tracker.Poll().ok());
@@ -289,6 +299,7 @@ TEST_F(FakeProcTracker, ARestartIsNoEnd) {
 TEST(JobTrackerTest, RunsOnTheRealProcAndStops) {
   JobTrackerOptions o;
   o.interval_ms = 10;
+  o.watch_processes = true;  // its watcher's thread too (the connector, or the poll)
   JobTracker tracker(o);
   ASSERT_TRUE(tracker.Poll().ok());
   tracker.Start();
