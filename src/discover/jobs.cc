@@ -1094,11 +1094,21 @@ Result<std::vector<DetectedJob>> DetectJobs(const JobDetectionOptions& options) 
 namespace vigil::discover {
 
 bool NeverAJobProgram(std::string_view raw_cmdline) {
-  std::vector<std::string> argv = SplitCmdline(raw_cmdline);
+  // The tools a build or a shell script execs by the thousand: none holds
+  // evidence of a job at exec (a pass would find one only by NVML, which a
+  // process that short never reaches).
+  static constexpr std::array<std::string_view, 44> kShortLivedTools = {
+      "true", "false", "ls",      "grep",  "egrep", "sed",      "awk",      "gawk",    "mawk",
+      "cut",  "sort",  "uniq",    "wc",    "head",  "tr",       "xargs",    "find",    "git",
+      "make", "cc1",   "cc1plus", "as",    "ld",    "collect2", "gcc",      "g++",     "c++",
+      "cc",   "clang", "clang++", "ninja", "cmake", "ccache",   "ps",       "id",      "uname",
+      "date", "mkdir", "rm",      "cp",    "mv",    "dirname",  "basename", "readlink"};
+  std::vector<std::string> argv = SplitCmdline(raw_cmdline.substr(0, 4096));
   if (argv.empty()) return true;  // a kernel thread
+  std::string_view base = Basename(argv[0]);
   // Shells, daemons and tools: never a member, launcher or rank (their maps
   // are not even read by a pass).
-  return SkipMaps(Basename(argv[0]));
+  return SkipMaps(base) || OneOf(base, kShortLivedTools);
 }
 
 bool HasJobEvidence(const ProcSnapshot& snapshot) {

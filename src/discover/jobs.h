@@ -117,8 +117,9 @@ Result<std::vector<DetectedJob>> DetectJobs(const JobDetectionOptions& options);
 // node costs little:
 //
 // True for a command line that is never a job's member, launcher or rank (a
-// shell, a daemon, `tail`, Vigil: those whose maps a pass does not read):
-// not worth a snapshot.
+// shell, a daemon, `tail`, Vigil: those whose maps a pass does not read; and
+// the tools a build or a script execs by the thousand: `true`, `ls`, `grep`,
+// `git`, `make`, `cc1plus`, `ld`, ...): not worth a snapshot.
 bool NeverAJobProgram(std::string_view raw_cmdline);
 // True when a snapshot holds evidence of its own that it may be a job member
 // or launcher (a launcher or trainer on its command line, a framework or GPU

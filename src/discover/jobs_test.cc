@@ -854,6 +854,8 @@ TEST_F(JobsTest, CheapFirstLooksFollowTheDetectionRules) {
   EXPECT_TRUE(NeverAJobProgram(raw({"tail", "-f", "x.log"})));
   EXPECT_TRUE(NeverAJobProgram(raw({"/usr/local/bin/vigil", "up"})));
   EXPECT_TRUE(NeverAJobProgram(""));
+  EXPECT_TRUE(NeverAJobProgram(raw({"/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "-quiet"})));
+  EXPECT_TRUE(NeverAJobProgram(raw({"git", "status"})));
   EXPECT_FALSE(NeverAJobProgram(raw({"/usr/bin/python3", "train.py"})));
   EXPECT_FALSE(NeverAJobProgram(raw({"torchrun", "train.py"})));
 

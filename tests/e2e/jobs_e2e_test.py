@@ -184,8 +184,10 @@ class JobsE2E(unittest.TestCase):
         self.assertEqual(jobs["oom-run"]["log_query"],
                          '{job="oom-run", node="%s"}' % jobs["oom-run"]["node"])
 
-        # The detected launcher: running, PyTorch by its launcher.
-        torchrun = wait_for(lambda: self.jobs().get("torchrun"), 30, "the torchrun launcher job")
+        # The detected launcher: running, PyTorch by its launcher. Found by its
+        # pid: other tests on this host may run (and kill) a "torchrun" too.
+        torchrun = wait_for(lambda: self.job_of_pid(self.launcher.pid), 30,
+                            "the torchrun launcher job")
         self.assertEqual(torchrun["state"], "running")
         self.assertEqual(torchrun["launcher"], "torchrun")
 
@@ -240,6 +242,14 @@ class JobsE2E(unittest.TestCase):
         finally:
             job.terminate()
             job.wait(timeout=30)
+
+    def job_of_pid(self, pid):
+        p = subprocess.run([VIGIL, "jobs", "--json"], capture_output=True, text=True, env=self.env,
+                           timeout=30)
+        for j in json.loads(p.stdout)["data"]["jobs"]:
+            if any(proc["pid"] == pid for proc in j["processes"]):
+                return j
+        return None
 
     def samples(self, selector, at_least):
         """The raw samples of `selector` over the last 10 minutes, once a

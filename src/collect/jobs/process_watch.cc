@@ -141,7 +141,9 @@ void ProcessWatcher::OnExec(int pid, bool first_look) {
   if (!snap.ok()) return;  // gone already, or a zombie: nothing to go on
   std::lock_guard lock(mu_);
   ++stats_.snapshots;
-  pending_[pid] = Pending{std::move(snap).value(), env_->MonotonicMillis(), 0};
+  const int64_t now = env_->MonotonicMillis();
+  const int64_t gap = options_.poll_interval_ms;
+  pending_[pid] = Pending{std::move(snap).value(), now, now + gap, gap, 0};
   while (pending_.size() > options_.max_pending) {
     auto oldest =
         std::min_element(pending_.begin(), pending_.end(), [](const auto& a, const auto& b) {
@@ -202,7 +204,13 @@ void ProcessWatcher::Tick() {
     std::erase_if(pending_, [&](const auto& kv) {
       return now - kv.second.captured_mono_ms > options_.pending_max_age_ms;
     });
-    for (const auto& [pid, p] : pending_) young.emplace_back(pid, p.snapshot.start_ticks);
+    for (auto& [pid, p] : pending_) {
+      // One that was found gone is looked at every tick until it departs.
+      if (p.gone_ticks == 0 && now < p.next_look_mono_ms) continue;
+      p.look_gap_ms *= 2;
+      p.next_look_mono_ms = now + p.look_gap_ms;
+      young.emplace_back(pid, p.snapshot.start_ticks);
+    }
   }
   // Outside the lock: reading /proc is the slow part.
   std::vector<std::pair<int, Result<discover::ProcSnapshot>>> looks;

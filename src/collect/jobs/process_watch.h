@@ -112,7 +112,12 @@ class ProcessWatcher {
   struct Pending {
     discover::ProcSnapshot snapshot;
     int64_t captured_mono_ms = 0;  // first capture (age)
-    int gone_ticks = 0;            // ticks that found it gone, awaiting its exit event
+    // Looks again at this time, then twice as late each time: imports land
+    // in the first seconds, and a hundred young `make` children must not
+    // cost a hundred snapshots every tick.
+    int64_t next_look_mono_ms = 0;
+    int64_t look_gap_ms = 0;
+    int gone_ticks = 0;  // ticks that found it gone, awaiting its exit event
   };
   void Loop();
   // `first_look`: from an event, not a recheck (which does not recheck again).

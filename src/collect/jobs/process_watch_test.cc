@@ -43,10 +43,16 @@ class WatcherTest : public ::testing::Test {
     proc_.AddFd(pid, 2, log);
   }
   void Gone(int pid) { std::filesystem::remove_all(proc_.PidDir(pid)); }
+  // A tick a second later: every young process is due for a look.
+  void TickLater(ProcessWatcher& w) {
+    env_.now += 1000;
+    w.Tick();
+  }
 
   TempDir dir_;
   discover::testing::FakeProc proc_;
-  ManualClockEnv env_;
+  // Monotonic time moves with `now`: ticks look again after a growing gap.
+  ManualClockEnv env_{ManualClockEnv::kDefaultStartMs, /*follow_monotonic=*/true};
   ProcessWatcherOptions o_;
   int wakes_ = 0;
 };
@@ -70,7 +76,7 @@ TEST_F(WatcherTest, AJobThatDiesAtStartUpIsHandedOverWithItsStatus) {
   w.HandleEvents({Exec(900)});
   EXPECT_EQ(w.Stats().snapshots, 1u);
   Gone(900);
-  w.Tick();  // gone: the connector's exit event is due, with the status
+  TickLater(w);  // gone: the connector's exit event is due, with the status
   EXPECT_TRUE(w.TakeDeparted().empty());
   w.HandleEvents({Exit(900, 1)});
   auto d = w.TakeDeparted();
@@ -121,6 +127,38 @@ TEST_F(WatcherTest, BoundedAndAged) {
   EXPECT_EQ(w.Stats().departed_dropped, 1u);
 }
 
+// A young process is looked at again after 250 ms, then twice as late each
+// time, until it is 10 s old: then it is the detection pass's.
+TEST_F(WatcherTest, YoungProcessesAreLookedAtLessAndLessOften) {
+  ProcessWatcher w(o_);
+  w.SetSource(std::make_unique<Quiet>("connector"));
+  proc_.AddProcess(970, {"/usr/bin/python3", "nb.py"}, "python3", 720);
+  w.HandleEvents({Exec(970)});
+  // What each look finds is the process as it is then: its maps grow.
+  auto maps_at = [&](int64_t ms, const std::string& lib) {
+    env_.now += ms;
+    WriteFile(proc_.PidDir(970) + "/maps", "7f00-7f01 r-xp 0 08:01 1 " + lib + "\n");
+    w.Tick();
+  };
+  maps_at(100, "/usr/lib/libtorch_cpu.so");  // 100 ms: not due yet
+  maps_at(200, "/usr/lib/libc10.so");        // 300 ms: due (250): looked at
+  maps_at(300, "/usr/lib/libnccl.so.2");     // 600 ms: next is at 800
+  Gone(970);
+  w.HandleEvents({Exit(970, 0)});
+  auto d = w.TakeDeparted();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].snapshot.maps.find("libc10.so"), std::string::npos);
+  EXPECT_EQ(d[0].snapshot.maps.find("libnccl"), std::string::npos);
+
+  proc_.AddProcess(971, {"/usr/bin/python3", "serve.py"}, "python3", 721);
+  w.HandleEvents({Exec(971)});
+  env_.now += 10'001;
+  w.Tick();  // too old to follow
+  Gone(971);
+  w.HandleEvents({Exit(971, 1)});
+  EXPECT_TRUE(w.TakeDeparted().empty());
+}
+
 // Without the connector (not permitted, or VIGIL_PROC_EVENTS=poll) the poll
 // finds the process and a tick finds it gone: handed over with no status.
 TEST_F(WatcherTest, ThePollFallbackDepartsWithoutAStatus) {
@@ -131,11 +169,11 @@ TEST_F(WatcherTest, ThePollFallbackDepartsWithoutAStatus) {
   proc_.AddProcess(930, {"/usr/bin/python3", "launcher_helper.py"}, "python3", 700);
   w.HandleEvents({Exec(930)});
   AddCrasher(930, 700, dir_.Join("p.log"));  // now exec'd: the tick sees it
-  w.Tick();
+  TickLater(w);
   std::string zombie = "930 (python3) Z 1";  // exited, not yet reaped
   for (int field = 5; field <= 22; ++field) zombie += field == 22 ? " 700" : " 0";
   WriteFile(proc_.PidDir(930) + "/stat", zombie + "\n");
-  w.Tick();
+  TickLater(w);
   auto d = w.TakeDeparted();
   ASSERT_EQ(d.size(), 1u);
   EXPECT_NE(d[0].snapshot.cmdline.find("config/train_gpt2.py"), std::string::npos);
@@ -152,12 +190,12 @@ TEST_F(WatcherTest, ThePollLooksAgainAtAForkOfAShell) {
   w.HandleEvents({Exec(960)});
   EXPECT_EQ(w.Stats().snapshots, 0u);
   AddCrasher(960, 710, dir_.Join("s.log"));  // the exec
-  w.Tick();
+  TickLater(w);
   EXPECT_EQ(w.Stats().snapshots, 1u);
   // A shell that stays a shell is looked at a bounded number of times.
   proc_.AddProcess(961, {"/bin/bash", "loop.sh"}, "bash", 711);
   w.HandleEvents({Exec(961)});
-  for (int i = 0; i < 5; ++i) w.Tick();
+  for (int i = 0; i < 5; ++i) TickLater(w);
   EXPECT_EQ(w.Stats().snapshots, 1u);
 }
 
