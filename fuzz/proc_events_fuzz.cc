@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (e.exit_signal && (*e.exit_signal <= 0 || *e.exit_signal > 127)) std::abort();
   }
   if (discover::DecodeProcEvents(in).size() > size / 16 + 1) std::abort();
+  if (auto err = discover::DecodeProcAck(in); err && *err < 0) std::abort();
   (void)discover::ParseProcStat(in);
   // An id that parses formats back to its first three parts.
   if (auto id = discover::ParseJobId(in)) {

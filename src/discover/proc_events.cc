@@ -95,7 +95,36 @@ class Connector final : public ProcEventSource {
     return Status::Ok();
   }
 
+  // The kernel answers a subscription; a refusal (EPERM) comes only there,
+  // not from send(). Events that come first are kept for the first Wait.
+  Status AwaitAck(int timeout_ms) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      int n = ::poll(&p, 1, 100);
+      if (n < 0 && errno != EINTR) return ErrnoStatus("poll", "proc events", errno);
+      if (n <= 0) continue;
+      ssize_t got = ::recv(fd_, buf_, sizeof(buf_), MSG_DONTWAIT);
+      if (got <= 0) continue;
+      std::string_view bytes(buf_, static_cast<size_t>(got));
+      std::vector<ProcEvent> evs = DecodeProcEvents(bytes);
+      early_.insert(early_.end(), evs.begin(), evs.end());
+      if (auto err = DecodeProcAck(bytes)) {
+        if (*err == 0) return Status::Ok();
+        if (*err == EPERM || *err == EACCES) {
+          return FailedPrecondition("the process events connector refused to listen: " +
+                                    std::string(std::strerror(*err)) + " (needs CAP_NET_ADMIN)");
+        }
+        return Unavailable("the process events connector refused to listen: " +
+                           std::string(std::strerror(*err)));
+      }
+    }
+    return Unavailable("the process events connector did not answer");
+  }
+
   Status Wait(int timeout_ms, std::vector<ProcEvent>* out) override {
+    out->insert(out->end(), early_.begin(), early_.end());
+    early_.clear();
     pollfd p{fd_, POLLIN, 0};
     int n = ::poll(&p, 1, timeout_ms);
     if (n < 0) return errno == EINTR ? Status::Ok() : ErrnoStatus("poll", "proc events", errno);
@@ -122,6 +151,7 @@ class Connector final : public ProcEventSource {
 
  private:
   int fd_;
+  std::vector<ProcEvent> early_;  // decoded while awaiting the answer
   alignas(nlmsghdr) char buf_[16384];
 };
 
@@ -174,8 +204,12 @@ class Poller final : public ProcEventSource {
 
 }  // namespace
 
-std::vector<ProcEvent> DecodeProcEvents(std::string_view bytes) {
-  std::vector<ProcEvent> out;
+namespace {
+
+// Calls fn(payload) for the proc_event of each connector message in a
+// datagram, never reading past it.
+template <typename Fn>
+void ForEachProcPayload(std::string_view bytes, Fn fn) {
   size_t at = 0;
   while (bytes.size() - at >= sizeof(nlmsghdr)) {
     auto nl = Load<nlmsghdr>(bytes, at);
@@ -187,14 +221,36 @@ std::vector<ProcEvent> DecodeProcEvents(std::string_view bytes) {
       auto cn = Load<cn_msg>(msg, 0);
       std::string_view payload = msg.substr(sizeof(cn_msg));
       if (cn.id.idx == CN_IDX_PROC && cn.id.val == CN_VAL_PROC && cn.len <= payload.size()) {
-        if (auto ev = DecodeOne(payload.substr(0, cn.len))) out.push_back(*ev);
+        fn(payload.substr(0, cn.len));
       }
     }
     size_t step = NLMSG_ALIGN(len);
     if (step > bytes.size() - at) break;
     at += step;
   }
+}
+
+}  // namespace
+
+std::vector<ProcEvent> DecodeProcEvents(std::string_view bytes) {
+  std::vector<ProcEvent> out;
+  ForEachProcPayload(bytes, [&](std::string_view ev) {
+    if (auto e = DecodeOne(ev)) out.push_back(*e);
+  });
   return out;
+}
+
+std::optional<int> DecodeProcAck(std::string_view bytes) {
+  std::optional<int> err;
+  ForEachProcPayload(bytes, [&](std::string_view ev) {
+    constexpr size_t kData = offsetof(struct proc_event, event_data);
+    if (ev.size() < kData + sizeof(uint32_t)) return;
+    if (Load<uint32_t>(ev, offsetof(struct proc_event, what)) != proc_event::PROC_EVENT_NONE)
+      return;
+    uint32_t e = Load<uint32_t>(ev, kData);
+    if (e <= 4095) err = static_cast<int>(e);  // an errno, or no answer of ours
+  });
+  return err;
 }
 
 Result<std::unique_ptr<ProcEventSource>> OpenProcConnector() {
@@ -224,6 +280,7 @@ Result<std::unique_ptr<ProcEventSource>> OpenProcConnector() {
   auto c = std::make_unique<Connector>(fd);
   Status st = c->Subscribe(PROC_CN_MCAST_LISTEN);
   if (!st.ok()) return st;
+  VIGIL_RETURN_IF_ERROR(c->AwaitAck(1000));
   return std::unique_ptr<ProcEventSource>(std::move(c));
 }
 

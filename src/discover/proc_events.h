@@ -1,7 +1,7 @@
 // Process starts and exits as they happen, from the kernel's process events
 // connector (netlink NETLINK_CONNECTOR, CN_IDX_PROC), or, where that is not
-// permitted (it needs CAP_NET_ADMIN) or not built into the kernel, from a
-// cheap poll of /proc's pid list. A job that crashes at start-up lives less
+// permitted (it needs CAP_NET_ADMIN before Linux 6.6) or not built into the
+// kernel, from a cheap poll of /proc's pid list. A job that crashes at start-up lives less
 // than a second, far less than a detection pass: without this its crash is
 // never seen (docs/discovery.md "Process events").
 //
@@ -38,6 +38,11 @@ struct ProcEvent {
 // malformed or truncated are skipped, never read past `bytes`.
 std::vector<ProcEvent> DecodeProcEvents(std::string_view bytes);
 
+// The kernel's answer to a subscription, in what one recv() returned: the
+// errno it carries (0: listening; EPERM: refused, e.g. CAP_NET_ADMIN only in
+// a container's user namespace), or nullopt when the bytes hold no answer.
+std::optional<int> DecodeProcAck(std::string_view bytes);
+
 class ProcEventSource {
  public:
   virtual ~ProcEventSource() = default;
@@ -48,8 +53,10 @@ class ProcEventSource {
   virtual const char* mode() const = 0;
 };
 
-// The connector. FailedPrecondition without CAP_NET_ADMIN; Unavailable where
-// the kernel has no connector.
+// The connector, once the kernel has said it listens (it answers the
+// subscription; waited for up to a second). FailedPrecondition without
+// CAP_NET_ADMIN (at bind, or in the kernel's answer); Unavailable where the
+// kernel has no connector or does not answer.
 Result<std::unique_ptr<ProcEventSource>> OpenProcConnector();
 
 // The fallback: every `interval_ms`, the pids in `proc_root` that were not

@@ -36,6 +36,22 @@ const char* kExit =
     "4c00000003000000bf030000000000000100000001000000bf030000000000002800000000000080"
     "01000000c8ca17d0a5070000b7680000b768000000030000110000008e6800008e680000";
 
+// The kernel's answer to PROC_CN_MCAST_LISTEN: a PROC_EVENT_NONE whose
+// ack.err is the errno (here 0: listening).
+const char* kAck =
+    "4c00000003000000bbaf0100000000000100000001000000bbaf01000100000028000000000000000100"
+    "0000f4208901ce090000000000000000000000000000000000000000000000000000";
+
+TEST(ProcEventsTest, DecodesTheSubscriptionsAnswer) {
+  EXPECT_EQ(DecodeProcAck(Hex(kAck)), 0);
+  EXPECT_TRUE(DecodeProcEvents(Hex(kAck)).empty());  // no process event
+  std::string refused = Hex(kAck);
+  refused[16 + 20 + 16] = 1;  // ack.err = EPERM
+  EXPECT_EQ(DecodeProcAck(refused), 1);
+  EXPECT_FALSE(DecodeProcAck(Hex(kExec)).has_value());
+  EXPECT_FALSE(DecodeProcAck(Hex(kAck).substr(0, 50)).has_value());
+}
+
 TEST(ProcEventsTest, DecodesRecordedExecAndExit) {
   auto exec = DecodeProcEvents(Hex(kExec));
   ASSERT_EQ(exec.size(), 1u);

@@ -417,6 +417,10 @@ Status JobTracker::Poll() {
         }
       }
       if (ended_ms > 0) t.last_seen_ms = ended_ms;
+      // Seen first at its exec (the snapshot), not at this pass.
+      if (fresh && t.job.start_time_ms > 0) {
+        t.first_seen_ms = std::min(t.first_seen_ms, t.job.start_time_ms);
+      }
       t.ended = true;
       AttachExit(&t);
     }

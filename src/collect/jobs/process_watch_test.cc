@@ -228,6 +228,7 @@ TEST_F(WatcherTest, TheTrackerListsAShortLivedJobAsEndedWithItsExitAndLog) {
   EXPECT_EQ(jobs[0].job.name, "train");
   EXPECT_TRUE(jobs[0].ended);
   EXPECT_EQ(jobs[0].last_seen_ms, died);
+  EXPECT_EQ(jobs[0].first_seen_ms, jobs[0].job.start_time_ms);  // at its exec, not this pass
   ASSERT_TRUE(jobs[0].run_exit.has_value());
   EXPECT_EQ(jobs[0].run_exit->exit_code, 1);
   EXPECT_TRUE(jobs[0].job.processes[0].departed);
