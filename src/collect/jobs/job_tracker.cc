@@ -369,68 +369,61 @@ std::vector<discover::LogSource> JobTracker::ShortLivedLogSources() const {
   return out;
 }
 
-Status JobTracker::Poll() {
-  if (options_.gpu_pids) options_.detection.gpu_pids = options_.gpu_pids();
-  std::vector<DepartedProcess> departed;
-  if (watcher_ != nullptr) departed = watcher_->TakeDeparted();
+// The departed processes the watcher handed over, as detection's input.
+void JobTracker::TakeDeparted() {
   options_.detection.departed.clear();
   exits_.clear();
-  for (DepartedProcess& d : departed) {
+  if (watcher_ == nullptr) return;
+  for (DepartedProcess& d : watcher_->TakeDeparted()) {
     exits_[d.snapshot.pid] = d.exit;
     options_.detection.departed.push_back(std::move(d.snapshot));
   }
-  std::map<int, const discover::ProcSnapshot*> snaps;
-  for (const discover::ProcSnapshot& s : options_.detection.departed) snaps[s.pid] = &s;
-  auto detected = options_.detect_override ? options_.detect_override()
-                                           : discover::DetectJobs(options_.detection);
-  if (!detected.ok()) return detected.status();
-  const int64_t now = env_->NowMillis();
-  std::vector<discover::RunRecord> records;
-  if (!options_.run_spool_dir.empty()) records = discover::ReadRunRecords(options_.run_spool_dir);
+}
+
+// A job listed by this pass (detected, or a `vigil run` command's): running,
+// or, when only snapshots of its processes were seen, ended at their exit.
+// Null for a job that has ended before: an end is final (one process, one
+// job_finished).
+TrackedJob* JobTracker::Seen(discover::DetectedJob job, int64_t now, PassState* pass) {
+  std::string id = IdFor(job);
+  auto [it, fresh] = jobs_.try_emplace(id);
+  TrackedJob& t = it->second;
+  if (!fresh && t.ended) return nullptr;
+  job.id = id;
+  if (fresh) {
+    t.first_seen_ms = now;
+  } else {
+    KeepFirstStarts(t.job, &job);
+  }
+  t.job = std::move(job);
+  t.last_seen_ms = now;
+  t.ended = false;
+  pass->seen_ids.insert(id);
+  const auto& ps = t.job.processes;
+  auto departed = [](const discover::JobProcess& p) { return p.departed; };
+  if (std::any_of(ps.begin(), ps.end(), departed)) KeepLogSources(t.job, pass->snapshots, now);
+  if (ps.empty() || !std::all_of(ps.begin(), ps.end(), departed)) return &t;
+  int64_t ended_ms = 0;
+  for (const auto& p : ps) {
+    if (auto x = exits_.find(p.pid); x != exits_.end()) {
+      ended_ms = std::max(ended_ms, x->second.time_ms);
+    }
+  }
+  if (ended_ms > 0) t.last_seen_ms = ended_ms;
+  // Seen first at its exec (the snapshot), not at this pass.
+  if (fresh && t.job.start_time_ms > 0) {
+    t.first_seen_ms = std::min(t.first_seen_ms, t.job.start_time_ms);
+  }
+  t.ended = true;
+  AttachExit(&t);
+  return &t;
+}
+
+// `vigil run` records: a job for a command detection does not recognise,
+// alive while its command runs; the exit status of the job that ran it.
+void JobTracker::ApplyRunRecords(const std::vector<discover::RunRecord>& records, int64_t now,
+                                 PassState* pass) {
   const std::string& proc = options_.detection.proc_root;
-
-  std::lock_guard lock(mu_);
-  std::set<std::string> seen_ids;
-  auto seen = [&](discover::DetectedJob job) -> TrackedJob* {
-    std::string id = IdFor(job);
-    auto [it, fresh] = jobs_.try_emplace(id);
-    TrackedJob& t = it->second;
-    if (!fresh && t.ended) return nullptr;  // an end is final: one process, one job_finished
-    job.id = id;
-    if (fresh) {
-      t.first_seen_ms = now;
-    } else {
-      KeepFirstStarts(t.job, &job);
-    }
-    t.job = std::move(job);
-    t.last_seen_ms = now;
-    t.ended = false;
-    seen_ids.insert(id);
-    // Seen only through snapshots: it has ended, when its processes exited.
-    const auto& ps = t.job.processes;
-    if (!ps.empty() &&
-        std::all_of(ps.begin(), ps.end(), [](const auto& p) { return p.departed; })) {
-      int64_t ended_ms = 0;
-      for (const auto& p : ps) {
-        if (auto x = exits_.find(p.pid); x != exits_.end()) {
-          ended_ms = std::max(ended_ms, x->second.time_ms);
-        }
-      }
-      if (ended_ms > 0) t.last_seen_ms = ended_ms;
-      // Seen first at its exec (the snapshot), not at this pass.
-      if (fresh && t.job.start_time_ms > 0) {
-        t.first_seen_ms = std::min(t.first_seen_ms, t.job.start_time_ms);
-      }
-      t.ended = true;
-      AttachExit(&t);
-    }
-    if (std::any_of(ps.begin(), ps.end(), [](const auto& p) { return p.departed; })) {
-      KeepLogSources(t.job, snaps, now);
-    }
-    return &t;
-  };
-  for (discover::DetectedJob& job : *detected) seen(std::move(job));
-
   for (const discover::RunRecord& r : records) {
     TrackedJob* owner = nullptr;
     const std::string* owner_id = nullptr;
@@ -442,11 +435,12 @@ Status JobTracker::Poll() {
     }
     const bool running = !r.ended && env_->FileExists(proc + "/" + std::to_string(r.pid));
     if (owner == nullptr && running) {
-      owner = seen(JobOfRecord(r));  // running, unrecognised: a job because the user says so
-    } else if (owner != nullptr && running && !owner->ended && !seen_ids.contains(*owner_id)) {
+      owner = Seen(JobOfRecord(r), now, pass);  // unrecognised: a job because the user says so
+    } else if (owner != nullptr && running && !owner->ended &&
+               !pass->seen_ids.contains(*owner_id)) {
       // Its record's command still runs: alive, though detection did not list it.
       owner->last_seen_ms = now;
-      seen_ids.insert(*owner_id);
+      pass->seen_ids.insert(*owner_id);
     }
     if (owner == nullptr && r.ended) {
       // Ended, perhaps before this instance started: history from the record.
@@ -462,19 +456,38 @@ Status JobTracker::Poll() {
     }
     if (owner != nullptr && r.ended) owner->run_exit = ExitOf(r);
   }
+}
 
-  EndUnseen(seen_ids, now);
-  AttachKernelEvents();
-  if (watcher_ != nullptr) {
-    std::set<int> pids;
-    for (const auto& [id, t] : jobs_) {
-      if (t.ended) continue;
-      for (const discover::JobProcess& p : t.job.processes) pids.insert(p.pid);
-    }
-    watcher_->SetWatched(std::move(pids));
+// The watcher keeps the exit statuses of the running jobs' processes.
+void JobTracker::WatchRunning() {
+  if (watcher_ == nullptr) return;
+  std::set<int> pids;
+  for (const auto& [id, t] : jobs_) {
+    if (t.ended) continue;
+    for (const discover::JobProcess& p : t.job.processes) pids.insert(p.pid);
   }
-  const int64_t now_ms = env_->NowMillis();
-  std::erase_if(short_lived_sources_, [&](const KeptSource& k) { return k.until_ms <= now_ms; });
+  watcher_->SetWatched(std::move(pids));
+}
+
+Status JobTracker::Poll() {
+  if (options_.gpu_pids) options_.detection.gpu_pids = options_.gpu_pids();
+  TakeDeparted();
+  PassState pass;
+  for (const discover::ProcSnapshot& s : options_.detection.departed) pass.snapshots[s.pid] = &s;
+  auto detected = options_.detect_override ? options_.detect_override()
+                                           : discover::DetectJobs(options_.detection);
+  if (!detected.ok()) return detected.status();
+  const int64_t now = env_->NowMillis();
+  std::vector<discover::RunRecord> records;
+  if (!options_.run_spool_dir.empty()) records = discover::ReadRunRecords(options_.run_spool_dir);
+
+  std::lock_guard lock(mu_);
+  for (discover::DetectedJob& job : *detected) Seen(std::move(job), now, &pass);
+  ApplyRunRecords(records, now, &pass);
+  EndUnseen(pass.seen_ids, now);
+  AttachKernelEvents();
+  WatchRunning();
+  std::erase_if(short_lived_sources_, [&](const KeptSource& k) { return k.until_ms <= now; });
 
   // Keep the newest max_ended ended jobs.
   std::vector<std::pair<int64_t, std::string>> ended;

@@ -139,6 +139,18 @@ class JobTracker {
  private:
   void Loop();
   void AttachKernelEvents();  // under mu_
+  // What one pass has seen so far.
+  struct PassState {
+    std::set<std::string> seen_ids;
+    std::map<int, const discover::ProcSnapshot*> snapshots;  // of departed processes, by pid
+  };
+  void TakeDeparted();  // Poll() only, before detection
+  // Under mu_: a job this pass lists; the `vigil run` records; the pids
+  // whose exits the watcher keeps.
+  TrackedJob* Seen(discover::DetectedJob job, int64_t now, PassState* pass);
+  void ApplyRunRecords(const std::vector<discover::RunRecord>& records, int64_t now,
+                       PassState* pass);
+  void WatchRunning();
   // Under mu_: the id a detected job is tracked by; whether a job detection
   // did not list still runs; and ending the ones that are gone.
   std::string IdFor(const discover::DetectedJob& job) const;
