@@ -141,6 +141,7 @@ struct MapsEvidence {
   Framework framework = Framework::kUnknown;
   bool gpu_runtime = false;  // libcudart, libcuda, libnccl, libamdhip64, librccl
   std::string trainer;       // "vllm", "triton" or "mmengine" when their own libraries show
+  bool operator==(const MapsEvidence&) const = default;
 };
 MapsEvidence EvidenceFromMaps(std::string_view maps);
 

@@ -844,6 +844,26 @@ TEST(RealProcTest, FindsARealLauncherChild) {
 namespace vigil::discover {
 namespace {
 
+// A snapshot keeps the libraries' paths only, which say what the maps say.
+TEST_F(JobsTest, CompactMapsKeepTheEvidence) {
+  proc_.Framework(810, 60, {"/usr/bin/python3", "t.py"}, Libs(kTorch, kTensorFlow));
+  auto maps = Env::Default()->ReadFile(proc_.PidDir(810) + "/maps", 1 << 20);
+  ASSERT_TRUE(maps.ok());
+  std::string compact = CompactMaps(*maps);
+  EXPECT_LT(compact.size(), maps->size() / 2);
+  EXPECT_EQ(compact.find("[heap]"), std::string::npos);
+  EXPECT_EQ(compact.find("/usr/bin/python3.11"), std::string::npos);  // not a library
+  EXPECT_NE(compact.find("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so\n"),
+            std::string::npos);
+  EXPECT_EQ(EvidenceFromMaps(compact), EvidenceFromMaps(*maps));
+  // Bounded, whatever the process maps.
+  std::string many;
+  for (int i = 0; i < 5000; ++i) {
+    many += "7f00-7f01 r-xp 0 08:01 1 /opt/lib" + std::to_string(i) + "/libx.so\n";
+  }
+  EXPECT_LE(CompactMaps(many).size(), kMaxSnapshotMapsBytes);
+}
+
 TEST_F(JobsTest, CheapFirstLooksFollowTheDetectionRules) {
   auto raw = [](std::vector<std::string> argv) {
     std::string s;

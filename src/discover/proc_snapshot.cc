@@ -6,6 +6,7 @@
 #include <cctype>
 #include <climits>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/strings.h"
@@ -80,11 +81,28 @@ Result<ProcSnapshot> CaptureProcess(Env* env, const std::string& proc_root, int 
   return s;
 }
 
+std::string CompactMaps(std::string_view maps) {
+  std::string out;
+  std::unordered_set<std::string_view> seen;
+  for (std::string_view line : Split(maps, '\n')) {
+    size_t slash = line.find('/');
+    if (slash == std::string_view::npos) continue;
+    std::string_view path = line.substr(slash);
+    size_t base = path.rfind('/');
+    if (path.find(".so", base) == std::string_view::npos) continue;  // not a library
+    if (!seen.insert(path).second) continue;
+    if (out.size() + path.size() + 1 > kMaxSnapshotMapsBytes) break;
+    out.append(path);
+    out.push_back('\n');
+  }
+  return out;
+}
+
 bool RefreshMaps(Env* env, const std::string& proc_root, ProcSnapshot* snap) {
   auto maps = env->ReadFile(PidPath(proc_root, snap->pid, "maps"), kMaxMapsBytes);
   // An exited process reads as empty maps: keep what it had mapped.
   if (!maps.ok() || maps->empty()) return false;
-  snap->maps = std::move(maps).value();
+  snap->maps = CompactMaps(*maps);
   snap->maps_read = true;
   return true;
 }

@@ -33,6 +33,9 @@ inline constexpr size_t kMaxCommBytes = 64;
 inline constexpr size_t kMaxMapsBytes = 4 << 20;
 inline constexpr size_t kMaxEnvironBytes = 64 * 1024;
 inline constexpr size_t kMaxCgroupBytes = 16 * 1024;
+// A snapshot keeps its maps as the libraries' paths only (CompactMaps): a
+// PyTorch process maps a few hundred of them in thousands of lines.
+inline constexpr size_t kMaxSnapshotMapsBytes = 64 * 1024;
 
 // The fields of /proc/<pid>/stat that detection uses.
 struct ProcStat {
@@ -47,7 +50,8 @@ std::optional<ProcStat> ParseProcStat(std::string_view text);
 struct ProcSnapshot {
   int pid = 0;
   uint64_t start_ticks = 0;
-  // Raw texts, each cut at the bound above; empty when unreadable.
+  // Raw texts, each cut at the bound above; empty when unreadable. `maps`
+  // is compacted (CompactMaps), which is all EvidenceFromMaps reads.
   std::string stat, cmdline, comm, maps, environ, cgroup;
   bool maps_read = false;  // false: unreadable (another user's process)
   std::string cwd;         // readlink of cwd, "" when unreadable
@@ -59,6 +63,10 @@ struct ProcSnapshot {
 // Reads one process now. NotFound when it is gone; Unavailable for a kernel
 // thread, a zombie or an unparsable stat (nothing to keep).
 Result<ProcSnapshot> CaptureProcess(Env* env, const std::string& proc_root, int pid);
+
+// The distinct paths of the shared libraries in the text of
+// /proc/<pid>/maps, one a line, in order, at most kMaxSnapshotMapsBytes.
+std::string CompactMaps(std::string_view maps);
 
 // Reads maps again (a process maps its framework's libraries some
 // milliseconds after exec, when it imports them). False when it is gone or

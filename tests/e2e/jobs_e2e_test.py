@@ -171,10 +171,13 @@ class JobsE2E(unittest.TestCase):
         self.cancel.send_signal(signal.SIGTERM)
         self.cancel.wait(timeout=30)
 
+        # An end is known at once (the kernel's exit event); the log lines
+        # that explain it reach the store a moment later: wait for both.
         def settled():
             jobs = self.jobs()
             want = {"oom-run": "crashed", "good-run": "completed", "cancelled-run": "killed"}
-            return jobs if all(jobs.get(n, {}).get("state") == s for n, s in want.items()) else None
+            done = all(jobs.get(n, {}).get("state") == s for n, s in want.items())
+            return jobs if done and jobs["oom-run"]["reason"] == "cuda_oom" else None
         jobs = wait_for(settled, 60, "the three runs to reach their final states")
         self.assertEqual(jobs["oom-run"]["reason"], "cuda_oom")
         self.assertIn("CUDA out of memory", jobs["oom-run"]["reason_text"])

@@ -170,10 +170,13 @@ class TorchE2E(unittest.TestCase):
             polling = "polling /proc" in f.read()
         finished = "exited" if polling else "completed"
 
+        # The end is known at once (the exit event); the traceback's lines
+        # reach the store a moment later, and then decide the reason.
         def ended():
             jobs = self.jobs()
             done = jobs.get("train_regression", {}).get("state") == finished and \
-                jobs.get("train_broken", {}).get("state") == "crashed"
+                jobs.get("train_broken", {}).get("state") == "crashed" and \
+                jobs["train_broken"].get("reason") == "traceback"
             return jobs if done else None
         jobs = wait_for(ended, 60, f"the finished run to be {finished} and the broken one crashed")
         broken = jobs["train_broken"]
