@@ -1,13 +1,18 @@
 // JobTracker: the lifecycle of the jobs on this node. Every few seconds it
 // runs job detection (discover/jobs.h) and keeps, per job id, what was last
-// seen, when it started and when it was last alive; a job no longer detected
-// has ended. `vigil run` records (spool/run/*.json) add two things: the exit
-// status or signal of a job whose process the wrapper ran, and jobs of their
-// own for commands detection does not recognise (the user said it is a job
-// by wrapping it), including ones that ended before this instance started. The verdict (crashed
-// or completed, and why) is made by the server, which also has the job's
-// logs and metrics (diagnose/job_report.h); the tracker's jobs reach it as a
-// snapshot (job_shipper.h, wire/jobs.h), in `vigil up` as from any agent.
+// seen, when it started and when it was last alive. One process is one job
+// (a detected job holding a tracked job's process keeps that job's id), and
+// a state changes only on evidence: a job detection no longer lists has
+// ended only when its processes are gone (by pid and start ticks; an
+// unreadable /proc entry proves nothing), and an end is final
+// (docs/jobs.md "How a job ends"). `vigil run` records (spool/run/*.json) add
+// two things: the exit status or signal of a job whose process the wrapper
+// ran, and jobs of their own for commands detection does not recognise (the
+// user said it is a job by wrapping it), including ones that ended before
+// this instance started. The verdict (crashed or completed, and why) is made
+// by the server, which also has the job's logs and metrics
+// (diagnose/job_report.h); the tracker's jobs reach it as a snapshot
+// (job_shipper.h, wire/jobs.h), in `vigil up` as from any agent.
 //
 // Bounded: ended jobs are kept, the newest max_ended of them, in memory and
 // in the history file (job_history.h), so they survive a restart. The
@@ -18,7 +23,8 @@
 // process watcher (process_watch.h): their snapshots are judged by
 // detection's rules (JobDetectionOptions::departed), listed as ended with
 // the exit status the kernel gave, and their stdout/stderr files handed to
-// the log agent (ShortLivedLogSources).
+// the log agent (ShortLivedLogSources). The watcher also wakes the tracker
+// when a running job's process exits, and gives its exit status.
 //
 // Thread safety: Jobs(), NodeEvents(), ShortLivedLogSources() and Wake() may
 // be called from any thread while the tracker's own thread polls; mu_ guards
