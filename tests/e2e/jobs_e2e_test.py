@@ -293,8 +293,12 @@ class JobsE2E(unittest.TestCase):
         losses = [o["value"] for o in out if o.get("metric") == "loss"]
         self.assertEqual(losses, [2.0, 1.0, 0.6667, 0.5, 0.4])
         events = [o for o in out if "event" in o]
-        self.assertEqual([e["event"] for e in events], ["cuda_oom"])
+        # The OOM, and (since every traceback is reported) its traceback, at
+        # the same line.
+        self.assertEqual([e["event"] for e in events], ["cuda_oom", "traceback"])
         self.assertEqual(events[0]["requested"], "2.00 GiB")
+        self.assertEqual(events[1]["line"], events[0]["line"])
+        self.assertEqual(events[1]["exception"], "torch.cuda.OutOfMemoryError")
 
 
 class ShortLivedJobsWithoutTheConnector(unittest.TestCase):
