@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include "api/job_routes.h"
 #include "api/log_routes.h"
 #include "api/otlp_routes.h"
@@ -319,8 +322,12 @@ void Instance::StartAgentSide(const InstanceOptions& options,
       std::make_unique<collect::jobs::JobShipper>(impl->jobs.get(), shipper_options, send);
   impl->job_shipper->Start();
   if (!options.collect_logs) return;
+  collect::logs::LogAgentOptions log_options = LogAgentOptionsFor(options);
+  // The files of jobs that died before discovery could see them.
+  collect::jobs::JobTracker* tracker = impl->jobs.get();
+  log_options.extra_sources = [tracker] { return tracker->ShortLivedLogSources(); };
   impl->log_agent =
-      std::make_unique<collect::logs::LogAgent>(LogAgentOptionsFor(options), impl->link.send_logs);
+      std::make_unique<collect::logs::LogAgent>(std::move(log_options), impl->link.send_logs);
   Status st = impl->log_agent->Start();
   if (!st.ok()) {
     // Metrics still work; say why logs do not.
@@ -360,6 +367,12 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     jobs_options.run_spool_dir = paths.run_spool_dir();
     jobs_options.kernel_log = "/dev/kmsg";
     jobs_options.history_path = paths.job_history_file();
+    // Process starts and exits as they happen (short-lived jobs, exit
+    // statuses): the kernel's connector where permitted, else a poll;
+    // VIGIL_PROC_EVENTS=poll forces the poll (docs/jobs.md "Short-lived jobs").
+    jobs_options.watch_processes = true;
+    const char* events = std::getenv("VIGIL_PROC_EVENTS");
+    jobs_options.watch.use_connector = events == nullptr || std::string_view(events) != "poll";
     // A process running CUDA work is a job even when nothing else says so.
     for (const auto& c : collectors) {
       if (auto* gpu = dynamic_cast<collect::GpuCollector*>(c.get())) {

@@ -35,13 +35,8 @@ namespace vigil::discover {
 namespace {
 
 constexpr size_t kMaxPids = 65536;
-constexpr size_t kMaxStatBytes = 4096;
 constexpr size_t kMaxProcStatBytes = 1 << 20;  // /proc/stat: the intr line is long on big nodes
-constexpr size_t kMaxCmdlineBytes = 16 * 1024;
 constexpr size_t kMaxCmdlineDisplay = 4096;
-constexpr size_t kMaxMapsBytes = 4 << 20;
-constexpr size_t kMaxEnvironBytes = 64 * 1024;
-constexpr size_t kMaxCgroupBytes = 16 * 1024;
 constexpr size_t kMaxWords = 256;
 constexpr int kMaxDepth = 64;
 
@@ -443,7 +438,9 @@ int LocalRankFromArgs(const std::vector<std::string_view>& w) {
 
 struct Proc {
   int pid = 0, ppid = 0;
-  int64_t start_ms = 0;
+  int64_t start_ms = 0;      // for display: moves with btime
+  uint64_t start_ticks = 0;  // for identity and order: never moves
+  bool departed = false;     // read from a snapshot: it has exited
   std::vector<std::string> argv;
   std::string comm;
   Program program;                      // views into `words`
@@ -469,25 +466,6 @@ struct Proc {
   Proc& operator=(const Proc&) = delete;
 };
 
-struct StatFields {
-  int ppid = 0;
-  char state = '?';
-  uint64_t start_ticks = 0;
-};
-
-// Fields after the ")" that ends comm (which may hold spaces and parentheses).
-std::optional<StatFields> ParseStat(std::string_view text) {
-  size_t paren = text.rfind(')');
-  if (paren == std::string_view::npos) return std::nullopt;
-  std::vector<std::string_view> f = SplitFields(text.substr(paren + 1));
-  // f[0] is field 3 (state), f[1] field 4 (ppid), f[19] field 22 (starttime).
-  if (f.size() < 20 || f[0].size() != 1) return std::nullopt;
-  auto ppid = ParseSmallInt(f[1]);
-  auto start = ParseUint64(f[19]);
-  if (!ppid || !start) return std::nullopt;
-  return StatFields{*ppid, f[0][0], *start};
-}
-
 int64_t ReadBootTimeSeconds(Env* env, const std::string& proc_root) {
   auto text = env->ReadFile(JoinPath(proc_root, "stat"), kMaxProcStatBytes);
   if (!text.ok()) return 0;
@@ -510,20 +488,43 @@ int64_t TicksToMs(uint64_t ticks) {
 
 class Scanner {
  public:
-  Scanner(Env* env, std::string proc_root) : env_(env), root_(std::move(proc_root)) {}
+  // `departed`: snapshots of processes that have exited, read instead of
+  // /proc for their pids.
+  Scanner(Env* env, std::string proc_root, const std::vector<ProcSnapshot>& departed)
+      : env_(env), root_(std::move(proc_root)) {
+    for (const ProcSnapshot& s : departed) departed_.emplace(s.pid, &s);
+  }
+
+  bool IsDeparted(int pid) const { return departed_.contains(pid); }
 
   std::string PidPath(int pid, std::string_view file) const {
     return JoinPath(JoinPath(root_, std::to_string(pid)), file);
   }
 
+  // One file of a process, from its snapshot when it has departed.
+  Result<std::string> Read(int pid, std::string_view file, size_t max) {
+    auto it = departed_.find(pid);
+    if (it == departed_.end()) return env_->ReadFile(PidPath(pid, file), max);
+    const ProcSnapshot& s = *it->second;
+    const std::string* text = file == "stat"                  ? &s.stat
+                              : file == "cmdline"             ? &s.cmdline
+                              : file == "comm"                ? &s.comm
+                              : file == "environ"             ? &s.environ
+                              : file == "cgroup"              ? &s.cgroup
+                              : file == "maps" && s.maps_read ? &s.maps
+                                                              : nullptr;
+    if (text == nullptr) return NotFound("no " + std::string(file) + " in the snapshot");
+    return text->substr(0, max);
+  }
+
   // Stat, cmdline, comm and maps. Null for kernel threads, zombies, vanished
   // pids and unparsable stat.
   std::unique_ptr<Proc> ReadProc(int pid, int64_t boot_ms) {
-    auto stat = env_->ReadFile(PidPath(pid, "stat"), kMaxStatBytes);
+    auto stat = Read(pid, "stat", kMaxStatBytes);
     if (!stat.ok()) return nullptr;
-    auto fields = ParseStat(*stat);
+    auto fields = ParseProcStat(*stat);
     if (!fields || fields->state == 'Z' || fields->state == 'X') return nullptr;
-    auto raw = env_->ReadFile(PidPath(pid, "cmdline"), kMaxCmdlineBytes);
+    auto raw = Read(pid, "cmdline", kMaxCmdlineBytes);
     if (!raw.ok()) return nullptr;
     auto p = std::make_unique<Proc>();
     p->argv = SplitCmdline(*raw);
@@ -531,7 +532,9 @@ class Scanner {
     p->pid = pid;
     p->ppid = fields->ppid;
     p->start_ms = boot_ms + TicksToMs(fields->start_ticks);
-    auto comm = env_->ReadFile(PidPath(pid, "comm"), 64);
+    p->start_ticks = fields->start_ticks;
+    p->departed = IsDeparted(pid);
+    auto comm = Read(pid, "comm", kMaxCommBytes);
     if (comm.ok()) p->comm = std::string(TrimSpace(*comm));
     p->words = Words(p->argv);
     p->program = ParseProgram(p->words);
@@ -546,7 +549,7 @@ class Scanner {
   }
 
   void ReadMaps(Proc* p) {
-    auto maps = env_->ReadFile(PidPath(p->pid, "maps"), kMaxMapsBytes);
+    auto maps = Read(p->pid, "maps", kMaxMapsBytes);
     if (!maps.ok()) {
       p->maps_unreadable = true;
       return;
@@ -567,20 +570,21 @@ class Scanner {
   }
 
   void ReadEnviron(Proc* p) {
-    auto raw = env_->ReadFile(PidPath(p->pid, "environ"), kMaxEnvironBytes);
+    auto raw = Read(p->pid, "environ", kMaxEnvironBytes);
     if (!raw.ok()) return;
     p->env = ParseEnviron(*raw);
     if (p->env.lightning && p->trainer.empty()) p->trainer = "lightning";
   }
 
   std::string ContainerId(int pid) {
-    auto raw = env_->ReadFile(PidPath(pid, "cgroup"), kMaxCgroupBytes);
+    auto raw = Read(pid, "cgroup", kMaxCgroupBytes);
     return raw.ok() ? ContainerIdFromCgroup(*raw) : std::string();
   }
 
  private:
   Env* env_;
   std::string root_;
+  std::unordered_map<int, const ProcSnapshot*> departed_;
 };
 
 // The job name a process gives: JobNameFromCmdline, except that a console
@@ -621,8 +625,8 @@ class UnionFind {
 
 class Grouper {
  public:
-  Grouper(std::vector<std::unique_ptr<Proc>>* procs, Scanner* scanner)
-      : procs_(*procs), scanner_(scanner) {
+  Grouper(std::vector<std::unique_ptr<Proc>>* procs, Scanner* scanner, std::string boot_id)
+      : procs_(*procs), scanner_(scanner), boot_id_(std::move(boot_id)) {
     for (size_t i = 0; i < procs_.size(); ++i) by_pid_[procs_[i]->pid] = static_cast<int>(i);
     for (size_t i = 0; i < procs_.size(); ++i) uf_.Add();
   }
@@ -770,6 +774,7 @@ class Grouper {
 
   std::vector<std::unique_ptr<Proc>>& procs_;
   Scanner* scanner_;
+  std::string boot_id_;  // ReadBootId: part of every job id
   std::unordered_map<int, int> by_pid_;
   UnionFind uf_;
   std::unordered_map<std::string, int> keys_;
@@ -829,7 +834,13 @@ DetectedJob Grouper::BuildJob(const std::vector<int>& members) {
   std::string anchor_suffix;
   for (int i : sorted) {
     const Proc& p = *procs_[i];
-    JobProcess jp{p.pid, p.ppid, p.role, -1, -1, p.start_ms, DisplayCmdline(p.argv)};
+    JobProcess jp{.pid = p.pid,
+                  .ppid = p.ppid,
+                  .role = p.role,
+                  .start_time_ms = p.start_ms,
+                  .cmdline = DisplayCmdline(p.argv),
+                  .start_ticks = p.start_ticks,
+                  .departed = p.departed};
     if (p.role != JobProcessRole::kLauncher) {
       jp.rank = p.role == JobProcessRole::kRank ? p.env.rank : -1;
       jp.local_rank = p.role == JobProcessRole::kRank
@@ -843,11 +854,13 @@ DetectedJob Grouper::BuildJob(const std::vector<int>& members) {
     if (candidate_anchor < 0 && p.role == JobProcessRole::kRank) candidate_anchor = i;
     if (candidate_anchor >= 0) {
       const Proc& c = *procs_[candidate_anchor];
-      bool better = anchor < 0 ||
-                    (!c.launcher.name.empty() && procs_[anchor]->launcher.name.empty()) ||
-                    (c.launcher.name.empty() == procs_[anchor]->launcher.name.empty() &&
-                     (c.start_ms < procs_[anchor]->start_ms ||
-                      (c.start_ms == procs_[anchor]->start_ms && c.pid < procs_[anchor]->pid)));
+      // By start ticks, not the wall-clock start: that moves with btime,
+      // and the anchor (so the id) must not.
+      bool better =
+          anchor < 0 || (!c.launcher.name.empty() && procs_[anchor]->launcher.name.empty()) ||
+          (c.launcher.name.empty() == procs_[anchor]->launcher.name.empty() &&
+           (c.start_ticks < procs_[anchor]->start_ticks ||
+            (c.start_ticks == procs_[anchor]->start_ticks && c.pid < procs_[anchor]->pid)));
       if (better) {
         anchor = candidate_anchor;
         anchor_suffix = c.launcher.shared && !p.env.ray_job.empty() ? "-" + p.env.ray_job : "";
@@ -856,7 +869,7 @@ DetectedJob Grouper::BuildJob(const std::vector<int>& members) {
   }
   if (anchor < 0) anchor = sorted.front();
   const Proc& a = *procs_[anchor];
-  job.id = std::to_string(a.pid) + "-" + std::to_string(a.start_ms) + anchor_suffix;
+  job.id = FormatJobId(a.pid, a.start_ticks, boot_id_) + anchor_suffix;
   job.launcher = std::string(a.launcher.name);
 
   int ranks = 0;
@@ -1052,20 +1065,62 @@ Result<std::vector<DetectedJob>> DetectJobs(const JobDetectionOptions& options) 
   if (self == 0 && options.proc_root == "/proc") self = static_cast<int>(::getpid());
   int64_t boot_ms = ReadBootTimeSeconds(env, options.proc_root) * 1000;
 
-  Scanner scanner(env, options.proc_root);
-  std::vector<std::unique_ptr<Proc>> procs;
-  size_t seen = 0;
+  Scanner scanner(env, options.proc_root, options.departed);
+  std::vector<int> pids;
   for (const std::string& name : *names) {
     auto pid = ParseSmallInt(name);
     if (!pid || *pid == 0 || *pid == self || name.front() == '+' || name.front() == '-') continue;
+    // A departed pid is read from its snapshot (below), once.
+    if (!scanner.IsDeparted(*pid)) pids.push_back(*pid);
+  }
+  for (const ProcSnapshot& s : options.departed) {
+    if (s.pid > 0 && s.pid != self) pids.push_back(s.pid);
+  }
+  std::vector<std::unique_ptr<Proc>> procs;
+  size_t seen = 0;
+  for (int pid : pids) {
     if (++seen > kMaxPids) break;
-    if (auto p = scanner.ReadProc(*pid, boot_ms)) {
-      p->on_gpu = std::binary_search(options.gpu_pids.begin(), options.gpu_pids.end(), *pid);
+    if (auto p = scanner.ReadProc(pid, boot_ms)) {
+      p->on_gpu = std::binary_search(options.gpu_pids.begin(), options.gpu_pids.end(), pid);
       procs.push_back(std::move(p));
     }
   }
-  Grouper grouper(&procs, &scanner);
+  Grouper grouper(&procs, &scanner, ReadBootId(env, options.proc_root));
   return grouper.Run();
+}
+
+}  // namespace vigil::discover
+
+namespace vigil::discover {
+
+bool NeverAJobProgram(std::string_view raw_cmdline) {
+  // The tools a build or a shell script execs by the thousand: none holds
+  // evidence of a job at exec (a pass would find one only by NVML, which a
+  // process that short never reaches).
+  static constexpr std::array<std::string_view, 44> kShortLivedTools = {
+      "true", "false", "ls",      "grep",  "egrep", "sed",      "awk",      "gawk",    "mawk",
+      "cut",  "sort",  "uniq",    "wc",    "head",  "tr",       "xargs",    "find",    "git",
+      "make", "cc1",   "cc1plus", "as",    "ld",    "collect2", "gcc",      "g++",     "c++",
+      "cc",   "clang", "clang++", "ninja", "cmake", "ccache",   "ps",       "id",      "uname",
+      "date", "mkdir", "rm",      "cp",    "mv",    "dirname",  "basename", "readlink"};
+  std::vector<std::string> argv = SplitCmdline(raw_cmdline.substr(0, 4096));
+  if (argv.empty()) return true;  // a kernel thread
+  std::string_view base = Basename(argv[0]);
+  // Shells, daemons and tools: never a member, launcher or rank (their maps
+  // are not even read by a pass).
+  return SkipMaps(base) || OneOf(base, kShortLivedTools);
+}
+
+bool HasJobEvidence(const ProcSnapshot& snapshot) {
+  std::vector<ProcSnapshot> one = {snapshot};
+  Scanner scanner(Env::Default(), "", one);
+  std::unique_ptr<Proc> p = scanner.ReadProc(snapshot.pid, 0);
+  if (!p) return false;
+  if (!p->launcher.name.empty() || p->framework != Framework::kUnknown || !p->trainer.empty()) {
+    return !p->never_root;
+  }
+  scanner.ReadEnviron(p.get());
+  return p->gpu_runtime || p->env.has_rank() || p->env.lightning || p->maps_unreadable;
 }
 
 }  // namespace vigil::discover

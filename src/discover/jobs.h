@@ -28,6 +28,7 @@
 
 #include "core/env.h"
 #include "core/status.h"
+#include "discover/proc_snapshot.h"
 
 namespace vigil::discover {
 
@@ -50,15 +51,23 @@ struct JobProcess {
   JobProcessRole role = JobProcessRole::kRank;
   int rank = -1;        // RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID
   int local_rank = -1;  // LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID, --local_rank=N
-  int64_t start_time_ms = 0;  // Unix epoch ms (since boot when /proc/stat has no btime)
-  std::string cmdline;        // arguments joined by spaces, at most 4 KiB
+  // Unix epoch ms (since boot when /proc/stat has no btime): btime plus
+  // start_ticks, so it moves when the clock is stepped; for display.
+  int64_t start_time_ms = 0;
+  std::string cmdline;       // arguments joined by spaces, at most 4 KiB
+  uint64_t start_ticks = 0;  // field 22 of /proc/<pid>/stat; 0 when not known (history)
+  // Read from a snapshot (JobDetectionOptions::departed): it has exited.
+  bool departed = false;
   bool operator==(const JobProcess&) const = default;
 };
 
 struct DetectedJob {
-  // Stable for the job's life: "<anchor pid>-<anchor start ms>", where the
-  // anchor is the outermost launcher, else the earliest-started rank. A Ray
-  // job appends "-<RAY_JOB_ID>" to its raylet's. See docs/discovery.md.
+  // Stable for the job's life: "<anchor pid>-<anchor start ticks>-<boot>",
+  // where the anchor is the outermost launcher, else the earliest-started
+  // rank, its start is field 22 of /proc/<pid>/stat (clock ticks after boot:
+  // it never moves, unlike a wall-clock time) and <boot> the first 8 hex
+  // digits of the boot id (FormatJobId). A Ray job appends "-<RAY_JOB_ID>" to
+  // its raylet's. Label-safe: [0-9a-zA-Z-]. See docs/jobs.md "Job ids".
   std::string id;
   // `vigil run --name NAME` above the job, else the surest JobNameFromCmdline
   // of its launchers and ranks ("torchrun ... train.py" -> "train").
@@ -90,12 +99,33 @@ struct JobDetectionOptions {
   // libraries and command line say nothing (a C++ or Julia trainer, a
   // statically linked binary), unless it is never one (tensorboard, ...).
   std::vector<int> gpu_pids;
+  // Processes that have exited since the last pass, as they were when they
+  // started (ProcSnapshot, taken on the kernel's exec event): judged by the
+  // same rules as live ones, their pids read from here rather than /proc,
+  // and listed with JobProcess::departed. A job that crashed at start-up
+  // between two passes is found this way.
+  std::vector<ProcSnapshot> departed;
 };
 
 // One snapshot of the jobs on this node, ordered by start time then id.
 // Fails only when proc_root cannot be listed; a process that vanishes or holds
 // odd content mid-scan is skipped or read as far as it makes sense.
 Result<std::vector<DetectedJob>> DetectJobs(const JobDetectionOptions& options);
+
+// The cheap first looks of the process watcher (collect/jobs/process_watch.h),
+// by the rules of DetectJobs, so the kernel's stream of exec events on a busy
+// node costs little:
+//
+// True for a command line that is never a job's member, launcher or rank (a
+// shell, a daemon, `tail`, Vigil: those whose maps a pass does not read; and
+// the tools a build or a script execs by the thousand: `true`, `ls`, `grep`,
+// `git`, `make`, `cc1plus`, `ld`, ...): not worth a snapshot.
+bool NeverAJobProgram(std::string_view raw_cmdline);
+// True when a snapshot holds evidence of its own that it may be a job member
+// or launcher (a launcher or trainer on its command line, a framework or GPU
+// runtime mapped, a rank in its environment, or maps it could not read);
+// DetectJobs, which also sees its parents, decides.
+bool HasJobEvidence(const ProcSnapshot& snapshot);
 
 // Pieces of DetectJobs, exposed for tests and for callers that already hold
 // the text (all bounded, none throws).
@@ -111,6 +141,7 @@ struct MapsEvidence {
   Framework framework = Framework::kUnknown;
   bool gpu_runtime = false;  // libcudart, libcuda, libnccl, libamdhip64, librccl
   std::string trainer;       // "vllm", "triton" or "mmengine" when their own libraries show
+  bool operator==(const MapsEvidence&) const = default;
 };
 MapsEvidence EvidenceFromMaps(std::string_view maps);
 

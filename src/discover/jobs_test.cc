@@ -27,6 +27,10 @@ namespace {
 using testing::WriteFile;
 
 constexpr int64_t kBootTime = 1'700'000'000;  // btime in the fake /proc/stat
+constexpr const char* kBootId = "4f9e2c1a-77b0-4c1e-9d2a-0e5b8c3f6a21";
+
+// A job id as detection makes it: anchor pid, start ticks, boot.
+std::string Id(int pid, uint64_t ticks) { return FormatJobId(pid, ticks, "4f9e2c1a"); }
 const std::string kCid = "3f2a9c1d4b5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8";
 
 // Mapped libraries as /proc/<pid>/maps lists them.
@@ -62,6 +66,7 @@ class FakeJobProc : public testing::FakeProc {
   explicit FakeJobProc(std::string root) : FakeProc(std::move(root)) {
     WriteFile(this->root() + "/stat",
               "cpu  1 2 3 4\nintr 1 2 3\nbtime " + std::to_string(kBootTime) + "\nprocesses 9\n");
+    WriteFile(this->root() + "/sys/kernel/random/boot_id", std::string(kBootId) + "\n");
   }
 
   void Add(int pid, int ppid, const std::vector<std::string>& argv, const std::string& comm,
@@ -177,7 +182,7 @@ TEST_F(JobsTest, TorchrunWithFourRanksAndDataLoaderWorkersIsOneJob) {
   auto jobs = Detect();
   ASSERT_EQ(jobs.size(), 1u);
   const DetectedJob& j = jobs[0];
-  EXPECT_EQ(j.id, "200-" + std::to_string(StartMs(2000)));
+  EXPECT_EQ(j.id, Id(200, 2000));
   EXPECT_EQ(j.name, "train");
   EXPECT_EQ(j.kind, JobKind::kTraining);
   EXPECT_EQ(j.framework, Framework::kPyTorch);
@@ -210,6 +215,110 @@ TEST_F(JobsTest, TorchrunWithFourRanksAndDataLoaderWorkersIsOneJob) {
   EXPECT_EQ(again[0].id, j.id);
 }
 
+// Issue 13: the same pid was listed as two jobs whose ids differed by one
+// second, as btime (the wall-clock boot time, which NTP moves) jittered.
+TEST_F(JobsTest, TheIdHoldsWhenTheBootTimeMoves) {
+  proc_.Framework(700, 60, {"/usr/bin/python3", "train.py"}, kTorch, {}, 4321);
+  auto first = Detect();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].id, Id(700, 4321));
+  for (int64_t btime : {kBootTime + 1, kBootTime - 1, kBootTime + 3600}) {
+    WriteFile(proc_.root() + "/stat", "cpu  1 2 3 4\nbtime " + std::to_string(btime) + "\n");
+    auto again = Detect();
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_EQ(again[0].id, first[0].id) << "btime " << btime;
+    EXPECT_EQ(again[0].processes[0].start_ticks, 4321u);
+    // The wall-clock start is for display: it moves with btime.
+    EXPECT_EQ(again[0].start_time_ms - first[0].start_time_ms, (btime - kBootTime) * 1000);
+  }
+  // No boot id (an old kernel, a bare fake tree): a fixed placeholder.
+  std::filesystem::remove(proc_.root() + "/sys/kernel/random/boot_id");
+  EXPECT_EQ(Detect()[0].id, FormatJobId(700, 4321, "00000000"));
+}
+
+TEST(JobIdTest, ParsesWhatItFormats) {
+  auto p = ParseJobId(FormatJobId(4242, 987654321, "90b22de2"));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->pid, 4242);
+  EXPECT_EQ(p->start_ticks, 987654321u);
+  EXPECT_EQ(p->boot, "90b22de2");
+  auto ray = ParseJobId("2700-9800-90b22de2-02000000");
+  ASSERT_TRUE(ray.has_value());
+  EXPECT_EQ(ray->pid, 2700);
+  // Ids of other forms are not ours to read.
+  for (const char* other : {"run-100-1764460800000", "4242-1764460800000", "", "-1-2-3",
+                            "1-2-xyzxyzxy", "1-2-abc", "0-5-90b22de2", "99999999999-1-90b22de2"}) {
+    EXPECT_FALSE(ParseJobId(other).has_value()) << other;
+  }
+}
+
+TEST_F(JobsTest, LivenessNeedsProofOfDeath) {
+  Env* env = Env::Default();
+  proc_.Add(710, 60, {"/usr/bin/python3", "train.py"}, "python3", 5000);
+  EXPECT_EQ(ProcessLiveness(env, proc_.root(), 710, 5000), Liveness::kAlive);
+  // Another process with that pid: the one we knew is gone.
+  EXPECT_EQ(ProcessLiveness(env, proc_.root(), 710, 4999), Liveness::kGone);
+  // A stat that cannot be read (here: not a file) proves nothing.
+  std::filesystem::remove(proc_.PidDir(710) + "/stat");
+  std::filesystem::create_directories(proc_.PidDir(710) + "/stat");
+  EXPECT_EQ(ProcessLiveness(env, proc_.root(), 710, 5000), Liveness::kUnknown);
+  std::filesystem::remove(proc_.PidDir(710) + "/stat");
+  EXPECT_EQ(ProcessLiveness(env, proc_.root(), 710, 5000), Liveness::kUnknown);  // dir still there
+  WriteFile(proc_.PidDir(710) + "/stat", "garbage without a paren");
+  EXPECT_EQ(ProcessLiveness(env, proc_.root(), 710, 5000), Liveness::kUnknown);
+  proc_.Add(710, 60, {"/usr/bin/python3", "train.py"}, "python3", 5000, 'Z');
+  EXPECT_EQ(ProcessLiveness(env, proc_.root(), 710, 5000), Liveness::kGone);  // a zombie
+  std::filesystem::remove_all(proc_.PidDir(710));
+  EXPECT_EQ(ProcessLiveness(env, proc_.root(), 710, 5000), Liveness::kGone);
+}
+
+// Issue 13 B: a job that crashed at start-up, between two passes, is judged
+// from the snapshot taken when it exec'd, by the same rules.
+TEST_F(JobsTest, ADepartedProcessIsJudgedFromItsSnapshot) {
+  proc_.Add(720, 60, {"/usr/bin/python3", "train.py", "config/train_gpt2.py"}, "python3", 6000);
+  proc_.Environ(720, {"CUDA_VISIBLE_DEVICES=0"});
+  std::string out = dir_.Join("train.log");
+  WriteFile(out, "Traceback (most recent call last):\n");
+  proc_.AddFd(720, 1, out, testing::kWriteAppend);
+  proc_.AddFd(720, 2, "pipe:[77]");
+  // Not a job: a departed shell is still no job.
+  proc_.Add(721, 60, {"/usr/bin/python3", "manage.py", "runserver"}, "python3", 6001);
+  Env* env = Env::Default();
+  auto snap = CaptureProcess(env, proc_.root(), 720);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  EXPECT_EQ(snap->start_ticks, 6000u);
+  EXPECT_EQ(snap->stdout_path, out);
+  EXPECT_EQ(snap->stderr_path, "");  // a pipe is no file to tail
+  auto other = CaptureProcess(env, proc_.root(), 721);
+  ASSERT_TRUE(other.ok());
+  auto live = Detect();
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_FALSE(live[0].processes[0].departed);
+
+  std::filesystem::remove_all(proc_.PidDir(720));
+  std::filesystem::remove_all(proc_.PidDir(721));
+  EXPECT_TRUE(Detect().empty());
+  JobDetectionOptions o;
+  o.proc_root = proc_.root();
+  o.self_pid = 99999;
+  o.departed = {*snap, *other};
+  auto jobs = DetectJobs(o);
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 1u);
+  const DetectedJob& j = (*jobs)[0];
+  EXPECT_EQ(j.id, live[0].id);  // the same job, alive or departed
+  EXPECT_EQ(j.name, "train");
+  EXPECT_EQ(j.trainer, "nanogpt-style");
+  ASSERT_EQ(j.processes.size(), 1u);
+  EXPECT_TRUE(j.processes[0].departed);
+  EXPECT_EQ(j.processes[0].ppid, 60);
+
+  // Gone or a zombie: nothing to keep.
+  EXPECT_EQ(CaptureProcess(env, proc_.root(), 720).status().code(), StatusCode::kNotFound);
+  proc_.Add(722, 60, {"/usr/bin/python3", "x.py"}, "python3", 6002, 'Z');
+  EXPECT_FALSE(CaptureProcess(env, proc_.root(), 722).ok());
+}
+
 TEST_F(JobsTest, DeepSpeedRunnerLaunchAndRanks) {
   proc_.Add(400, 60,
             {"/usr/bin/python3", "/usr/local/bin/deepspeed", "--num_gpus", "2",
@@ -234,7 +343,7 @@ TEST_F(JobsTest, DeepSpeedRunnerLaunchAndRanks) {
   EXPECT_EQ(j.name, "pretrain_gpt");
   EXPECT_EQ(j.kind, JobKind::kTraining);
   EXPECT_EQ(j.world_size, 2);
-  EXPECT_EQ(j.id, "400-" + std::to_string(StartMs(3000)));
+  EXPECT_EQ(j.id, Id(400, 3000));
   EXPECT_EQ(Pids(j, JobProcessRole::kLauncher), (std::vector<int>{400, 401}));
   EXPECT_EQ(Pids(j, JobProcessRole::kRank), (std::vector<int>{402, 403}));
 }
@@ -244,10 +353,10 @@ TEST_F(JobsTest, TwoIndependentSingleProcessTrainingsAreTwoJobs) {
   proc_.Framework(510, 511, {"python3", "finetune.py"}, kJax, {}, 3500);  // parent not in /proc
   auto jobs = Detect();
   ASSERT_EQ(jobs.size(), 2u);
-  EXPECT_EQ(jobs[0].id, "510-" + std::to_string(StartMs(3500)));  // by start time
+  EXPECT_EQ(jobs[0].id, Id(510, 3500));  // by start time
   EXPECT_EQ(jobs[0].framework, Framework::kJax);
   EXPECT_EQ(jobs[0].name, "finetune");
-  EXPECT_EQ(jobs[1].id, "500-" + std::to_string(StartMs(4000)));
+  EXPECT_EQ(jobs[1].id, Id(500, 4000));
   EXPECT_EQ(jobs[1].framework, Framework::kPyTorch);
   EXPECT_EQ(jobs[1].name, "train_resnet");
   for (const DetectedJob& j : jobs) {
@@ -503,7 +612,7 @@ TEST_F(JobsTest, LightningSpawnsRanksWithTheSameCommandLine) {
   EXPECT_EQ(Pids(jobs[0], JobProcessRole::kRank), (std::vector<int>{2200, 2201}));
   EXPECT_EQ(Pids(jobs[0], JobProcessRole::kHelper), (std::vector<int>{2202, 2203}));
   EXPECT_EQ(jobs[0].processes[1].local_rank, 1);
-  EXPECT_EQ(jobs[0].id, "2200-" + std::to_string(StartMs(9300)));
+  EXPECT_EQ(jobs[0].id, Id(2200, 9300));
 }
 
 TEST_F(JobsTest, RanksWithoutALauncherGroupByRendezvous) {
@@ -515,7 +624,7 @@ TEST_F(JobsTest, RanksWithoutALauncherGroupByRendezvous) {
   auto jobs = Detect();
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_EQ(Pids(jobs[0], JobProcessRole::kRank), (std::vector<int>{2300, 2301}));
-  EXPECT_EQ(jobs[0].id, "2300-" + std::to_string(StartMs(9400)));
+  EXPECT_EQ(jobs[0].id, Id(2300, 9400));
   EXPECT_EQ(jobs[0].master_port, 29600);
   EXPECT_EQ(jobs[0].launcher, "torchrun");  // TORCHELASTIC_RUN_ID says who started them
   EXPECT_EQ(jobs[0].kind, JobKind::kTraining);
@@ -559,7 +668,7 @@ TEST_F(JobsTest, SlurmStepAndRayWorkers) {
   EXPECT_EQ(jobs[0].processes[0].pid, 2600);
   EXPECT_EQ(jobs[0].name, "train");
   EXPECT_EQ(jobs[1].launcher, "ray");
-  EXPECT_EQ(jobs[1].id, "2700-" + std::to_string(StartMs(9800)) + "-02000000");
+  EXPECT_EQ(jobs[1].id, Id(2700, 9800) + "-02000000");
   EXPECT_EQ(Pids(jobs[1], JobProcessRole::kRank), (std::vector<int>{2701, 2702}));
   EXPECT_EQ(jobs[1].processes.size(), 2u);  // the node's raylet is no part of one job
 }
@@ -720,7 +829,74 @@ TEST(RealProcTest, FindsARealLauncherChild) {
   // Clock ticks are 10 ms and btime is whole seconds.
   EXPECT_GT(found->start_time_ms, before_ms - 2000);
   EXPECT_LT(found->start_time_ms, before_ms + 60000);
-  EXPECT_EQ(found->id, std::to_string(pid) + "-" + std::to_string(found->start_time_ms));
+  // The id: its pid, the start ticks of its stat, this boot.
+  std::optional<JobIdParts> parts = ParseJobId(found->id);
+  ASSERT_TRUE(parts.has_value()) << found->id;
+  EXPECT_EQ(parts->pid, pid);
+  EXPECT_EQ(parts->start_ticks, found->processes[0].start_ticks);
+  EXPECT_EQ(parts->boot, ReadBootId(Env::Default(), "/proc"));
+  EXPECT_NE(parts->boot, "00000000");
+}
+
+}  // namespace
+}  // namespace vigil::discover
+
+namespace vigil::discover {
+namespace {
+
+// A snapshot keeps the libraries' paths only, which say what the maps say.
+TEST_F(JobsTest, CompactMapsKeepTheEvidence) {
+  proc_.Framework(810, 60, {"/usr/bin/python3", "t.py"}, Libs(kTorch, kTensorFlow));
+  auto maps = Env::Default()->ReadFile(proc_.PidDir(810) + "/maps", 1 << 20);
+  ASSERT_TRUE(maps.ok());
+  std::string compact = CompactMaps(*maps);
+  EXPECT_LT(compact.size(), maps->size() / 2);
+  EXPECT_EQ(compact.find("[heap]"), std::string::npos);
+  EXPECT_EQ(compact.find("/usr/bin/python3.11"), std::string::npos);  // not a library
+  EXPECT_NE(compact.find("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so\n"),
+            std::string::npos);
+  EXPECT_EQ(EvidenceFromMaps(compact), EvidenceFromMaps(*maps));
+  // Bounded, whatever the process maps.
+  std::string many;
+  for (int i = 0; i < 5000; ++i) {
+    many += "7f00-7f01 r-xp 0 08:01 1 /opt/lib" + std::to_string(i) + "/libx.so\n";
+  }
+  EXPECT_LE(CompactMaps(many).size(), kMaxSnapshotMapsBytes);
+}
+
+TEST_F(JobsTest, CheapFirstLooksFollowTheDetectionRules) {
+  auto raw = [](std::vector<std::string> argv) {
+    std::string s;
+    for (const std::string& a : argv) s += a + '\0';
+    return s;
+  };
+  EXPECT_TRUE(NeverAJobProgram(raw({"/bin/bash", "-c", "ls"})));
+  EXPECT_TRUE(NeverAJobProgram(raw({"tail", "-f", "x.log"})));
+  EXPECT_TRUE(NeverAJobProgram(raw({"/usr/local/bin/vigil", "up"})));
+  EXPECT_TRUE(NeverAJobProgram(""));
+  EXPECT_TRUE(NeverAJobProgram(raw({"/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "-quiet"})));
+  EXPECT_TRUE(NeverAJobProgram(raw({"git", "status"})));
+  EXPECT_FALSE(NeverAJobProgram(raw({"/usr/bin/python3", "train.py"})));
+  EXPECT_FALSE(NeverAJobProgram(raw({"torchrun", "train.py"})));
+
+  Env* env = Env::Default();
+  auto snap = [&](int pid) {
+    auto s = CaptureProcess(env, proc_.root(), pid);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? *s : ProcSnapshot{};
+  };
+  proc_.Framework(800, 60, {"/usr/bin/python3", "t.py"}, kTorch);
+  proc_.Add(801, 60, {"/usr/bin/python3", "train.py", "config/small.py"}, "python3");
+  proc_.Add(802, 60, {"/usr/local/bin/torchrun", "t.py"}, "torchrun");
+  proc_.Framework(803, 60, {"/usr/bin/python3", "w.py"}, {}, {"RANK=0", "WORLD_SIZE=2"});
+  proc_.Framework(804, 60, {"/usr/bin/python3", "manage.py", "runserver"}, {});
+  proc_.Framework(805, 60, {"/usr/bin/python3", "-m", "tensorboard.main"}, kTensorFlow);
+  EXPECT_TRUE(HasJobEvidence(snap(800)));   // PyTorch mapped
+  EXPECT_TRUE(HasJobEvidence(snap(801)));   // a trainer on its command line
+  EXPECT_TRUE(HasJobEvidence(snap(802)));   // a launcher
+  EXPECT_TRUE(HasJobEvidence(snap(803)));   // a rank by its environment
+  EXPECT_FALSE(HasJobEvidence(snap(804)));  // a web app is no job
+  EXPECT_FALSE(HasJobEvidence(snap(805)));  // never a job of its own
 }
 
 }  // namespace

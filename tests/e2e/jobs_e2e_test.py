@@ -76,6 +76,55 @@ time.sleep(float(sys.argv[1]))
 """
 
 
+# A training run that dies at start-up, as the commonest crashes do: an import
+# that fails, a fraction of a second after exec. It lives far less than a
+# detection pass; detection knows it as a job by its command line (a
+# nanoGPT-style script path), and it writes its traceback to a redirected
+# stdout file. argv[1]: how long it lives before it crashes.
+CRASH_AT_START = r"""
+import sys, time
+print("loading config", sys.argv[2], flush=True)
+time.sleep(float(sys.argv[1]))
+import flash_attn_missing_for_e2e  # noqa: F401
+"""
+
+
+def start_crash(work, name, lives_s):
+    """Starts CRASH_AT_START as <work>/nanogpt_<name>/<name>.py, stdout and
+    stderr to <name>.log; returns (process, log path)."""
+    d = os.path.join(work, "nanogpt_" + name)
+    os.makedirs(d, exist_ok=True)
+    script = os.path.join(d, name + ".py")
+    with open(script, "w") as f:
+        f.write(CRASH_AT_START)
+    log = os.path.join(d, name + ".log")
+    with open(log, "w") as out:
+        p = subprocess.Popen(["/usr/bin/python3", script, str(lives_s), "config/train_tiny.py"],
+                             cwd=d, stdout=out, stderr=subprocess.STDOUT)
+    return p, log
+
+
+def assert_crashed_at_start(test, jobs_fn, name, log, exit_code):
+    seen = []
+
+    def settled():
+        j = jobs_fn().get(name)
+        seen[:] = [j]
+        return j if j and j["state"] == "crashed" and j["reason"] == "traceback" else None
+    try:
+        job = wait_for(settled, 60, f"{name} to be listed as crashed with its traceback")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; last listed: {seen!r}") from None
+    test.assertIn("No module named 'flash_attn_missing_for_e2e'", job["reason_text"])
+    test.assertEqual(job["exit_code"], exit_code)
+    test.assertEqual(job["kind"], "training")
+    test.assertEqual(job["trainer"], "nanogpt-style")
+    test.assertIn("traceback", [e["event"] for e in job["events"]])
+    with open(log) as f:
+        test.assertIn("ModuleNotFoundError", f.read())
+    return job
+
+
 class JobsE2E(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -122,10 +171,13 @@ class JobsE2E(unittest.TestCase):
         self.cancel.send_signal(signal.SIGTERM)
         self.cancel.wait(timeout=30)
 
+        # An end is known at once (the kernel's exit event); the log lines
+        # that explain it reach the store a moment later: wait for both.
         def settled():
             jobs = self.jobs()
             want = {"oom-run": "crashed", "good-run": "completed", "cancelled-run": "killed"}
-            return jobs if all(jobs.get(n, {}).get("state") == s for n, s in want.items()) else None
+            done = all(jobs.get(n, {}).get("state") == s for n, s in want.items())
+            return jobs if done and jobs["oom-run"]["reason"] == "cuda_oom" else None
         jobs = wait_for(settled, 60, "the three runs to reach their final states")
         self.assertEqual(jobs["oom-run"]["reason"], "cuda_oom")
         self.assertIn("CUDA out of memory", jobs["oom-run"]["reason_text"])
@@ -135,8 +187,10 @@ class JobsE2E(unittest.TestCase):
         self.assertEqual(jobs["oom-run"]["log_query"],
                          '{job="oom-run", node="%s"}' % jobs["oom-run"]["node"])
 
-        # The detected launcher: running, PyTorch by its launcher.
-        torchrun = wait_for(lambda: self.jobs().get("torchrun"), 30, "the torchrun launcher job")
+        # The detected launcher: running, PyTorch by its launcher. Found by its
+        # pid: other tests on this host may run (and kill) a "torchrun" too.
+        torchrun = wait_for(lambda: self.job_of_pid(self.launcher.pid), 30,
+                            "the torchrun launcher job")
         self.assertEqual(torchrun["state"], "running")
         self.assertEqual(torchrun["launcher"], "torchrun")
 
@@ -192,6 +246,14 @@ class JobsE2E(unittest.TestCase):
             job.terminate()
             job.wait(timeout=30)
 
+    def job_of_pid(self, pid):
+        p = subprocess.run([VIGIL, "jobs", "--json"], capture_output=True, text=True, env=self.env,
+                           timeout=30)
+        for j in json.loads(p.stdout)["data"]["jobs"]:
+            if any(proc["pid"] == pid for proc in j["processes"]):
+                return j
+        return None
+
     def samples(self, selector, at_least):
         """The raw samples of `selector` over the last 10 minutes, once a
         series has at least `at_least` of them (else None)."""
@@ -202,6 +264,23 @@ class JobsE2E(unittest.TestCase):
         qs = urllib.parse.urlencode({"query": q})
         with urllib.request.urlopen(f"{self.url}/api/v1/query?{qs}", timeout=10) as r:
             return json.loads(r.read())["data"]["result"]
+
+    def test_a_job_that_dies_at_start_up_is_listed_as_crashed(self):
+        # Issue 13: it lives ~0.2 s; the kernel's process events (vigil up
+        # runs as root here) snapshot it on exec and give its exit status.
+        # Once a pass has listed the launcher, the watcher is listening.
+        wait_for(lambda: self.jobs().get("torchrun"), 30, "the first detection pass")
+        p, log = start_crash(self.work, "quick_crash", 0.2)
+        self.assertEqual(p.wait(timeout=30), 1)
+        job = assert_crashed_at_start(self, self.jobs, "quick_crash", log, 1)
+        self.assertEqual(len(job["processes"]), 1)
+        self.assertEqual(job["processes"][0]["pid"], p.pid)
+        # One process, one job: never listed twice, and it stays crashed.
+        time.sleep(3)
+        again = subprocess.run([VIGIL, "jobs", "--json"], capture_output=True, text=True,
+                               env=self.env, timeout=30)
+        listed = [j for j in json.loads(again.stdout)["data"]["jobs"] if j["name"] == "quick_crash"]
+        self.assertEqual([(j["id"], j["state"]) for j in listed], [(job["id"], "crashed")])
 
     def test_inspect_log_explains_the_crash(self):
         self.assertEqual(self.oom.wait(timeout=60), 1)
@@ -214,8 +293,49 @@ class JobsE2E(unittest.TestCase):
         losses = [o["value"] for o in out if o.get("metric") == "loss"]
         self.assertEqual(losses, [2.0, 1.0, 0.6667, 0.5, 0.4])
         events = [o for o in out if "event" in o]
-        self.assertEqual([e["event"] for e in events], ["cuda_oom"])
+        # The OOM, and (since every traceback is reported) its traceback, at
+        # the same line.
+        self.assertEqual([e["event"] for e in events], ["cuda_oom", "traceback"])
         self.assertEqual(events[0]["requested"], "2.00 GiB")
+        self.assertEqual(events[1]["line"], events[0]["line"])
+        self.assertEqual(events[1]["exception"], "torch.cuda.OutOfMemoryError")
+
+
+class ShortLivedJobsWithoutTheConnector(unittest.TestCase):
+    """The fallback where the connector is not permitted (forced here with
+    VIGIL_PROC_EVENTS=poll): /proc's pids every 250 ms. No exit status, so the
+    verdict rests on the traceback in its log."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.home = tempfile.mkdtemp(prefix="vigil-jobs-poll-e2e-")
+        cls.work = tempfile.mkdtemp(prefix="vigil-jobs-poll-work-")
+        cls.port, cls.url, cls.env = private_instance(cls.home)
+        cls.env["VIGIL_PROC_EVENTS"] = "poll"
+        up = subprocess.run([VIGIL, "up", "--listen", f"127.0.0.1:{cls.port}"],
+                            capture_output=True, text=True, env=cls.env, timeout=60)
+        assert up.returncode == 0, up.stdout + up.stderr
+        cls.launcher = subprocess.Popen(["bash", "-c", "exec -a torchrun sleep 300"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.launcher.kill()
+        cls.launcher.wait()
+        subprocess.run([VIGIL, "down"], env=cls.env, capture_output=True, timeout=60)
+        shutil.rmtree(cls.home, ignore_errors=True)
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def jobs(self):
+        with urllib.request.urlopen(f"{self.url}/api/v1/jobs", timeout=10) as r:
+            return {j["name"]: j for j in json.loads(r.read())["data"]["jobs"]}
+
+    def test_a_job_that_dies_at_start_up_is_found_by_the_poll(self):
+        # Once a pass has listed the launcher, the poll has taken its first look.
+        wait_for(lambda: self.jobs().get("torchrun"), 30, "the first detection pass")
+        # Alive for ~0.8 s: longer than the poll's 250 ms, shorter than any pass.
+        p, log = start_crash(self.work, "polled_crash", 0.8)
+        self.assertEqual(p.wait(timeout=30), 1)
+        assert_crashed_at_start(self, self.jobs, "polled_crash", log, None)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
+#include "discover/fake_tree_test_util.h"
 
 namespace vigil::collect::jobs {
 namespace {
@@ -112,9 +114,20 @@ TEST(JobTrackerTest, AnUnrecognisedVigilRunCommandIsAJob) {
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].job.name, "etl");
   EXPECT_FALSE(jobs[0].ended);
+  // Later passes: still running while its command runs (no running ->
+  // exited -> killed flap).
+  const int64_t started = env.now;
+  for (int i = 0; i < 3; ++i) {
+    env.now += 5000;
+    ASSERT_TRUE(tracker.Poll().ok());
+    jobs = tracker.Jobs();
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_FALSE(jobs[0].ended);
+    EXPECT_EQ(jobs[0].last_seen_ms, env.now);
+  }
   // It ends: the record says how.
   std::ofstream(dir.path() + "/etl.1-2.json")
-      << R"({"name":"etl","pid":)" << alive << R"(,"started_ms":)" << env.now << R"(,"ended_ms":)"
+      << R"({"name":"etl","pid":)" << alive << R"(,"started_ms":)" << started << R"(,"ended_ms":)"
       << env.now + 10 << R"(,"exit_code":3})";
   env.now += 5000;
   ASSERT_TRUE(tracker.Poll().ok());
@@ -145,9 +158,148 @@ TEST(JobTrackerTest, EndedJobsAreBounded) {
   EXPECT_EQ(jobs[0].job.id, "job-9");
 }
 
+// A fake /proc with one PyTorch training process, detected for real.
+class FakeProcTracker : public ::testing::Test {
+ protected:
+  FakeProcTracker() : proc_(dir_.Join("proc")) {
+    SetBootTime(1'700'000'000);
+    discover::testing::WriteFile(proc_.root() + "/sys/kernel/random/boot_id",
+                                 "90b22de2-6ed8-4f8b-9a12-ae2696ea5996\n");
+    AddTrainer(4242, 777);
+    o_.env = &env_;
+    o_.detection.proc_root = proc_.root();
+    o_.detection.self_pid = 99999;
+  }
+  void SetBootTime(int64_t btime) {
+    discover::testing::WriteFile(proc_.root() + "/stat",
+                                 "cpu 1 2 3\nbtime " + std::to_string(btime) + "\n");
+  }
+  void AddTrainer(int pid, uint64_t ticks) {
+    proc_.AddProcess(pid, {"/usr/bin/python3", "train.py"}, "python3", ticks);
+    discover::testing::WriteFile(
+        proc_.PidDir(pid) + "/maps",
+        "7f00-7f01 r-xp 0 08:01 1 /usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so\n");
+  }
+  TrackedJob Only() {
+    auto jobs = tracker_->Jobs();
+    EXPECT_EQ(jobs.size(), 1u);
+    return jobs.empty() ? TrackedJob{} : jobs[0];
+  }
+  TempDir dir_;
+  discover::testing::FakeProc proc_;
+  ManualClockEnv env_;
+  JobTrackerOptions o_;
+  std::unique_ptr<JobTracker> tracker_;
+};
+
+// Issue 13: btime jitters by a second; the job keeps its id and its start.
+TEST_F(FakeProcTracker, OneProcessIsOneJobWhileTheClockMoves) {
+  tracker_ = std::make_unique<JobTracker>(o_);
+  ASSERT_TRUE(tracker_->Poll().ok());
+  const TrackedJob first = Only();
+  EXPECT_EQ(first.job.id, "4242-777-90b22de2");
+  for (int64_t btime : {1'700'000'001, 1'699'999'999, 1'700'000'000}) {
+    SetBootTime(btime);
+    env_.now += 5000;
+    ASSERT_TRUE(tracker_->Poll().ok());
+    TrackedJob t = Only();
+    EXPECT_EQ(t.job.id, first.job.id);
+    EXPECT_FALSE(t.ended);
+    EXPECT_EQ(t.job.start_time_ms, first.job.start_time_ms);  // computed once
+    EXPECT_EQ(t.job.processes[0].start_time_ms, first.job.processes[0].start_time_ms);
+  }
+}
+
+// A state changes on evidence only: a /proc entry that cannot be read, or a
+// pass that misses the job, does not end it; a gone process does, for good.
+TEST_F(FakeProcTracker, OnlyProofOfDeathEndsAJobAndAnEndIsFinal) {
+  tracker_ = std::make_unique<JobTracker>(o_);
+  ASSERT_TRUE(tracker_->Poll().ok());
+  const std::string id = Only().job.id;
+
+  // Detection misses it (its maps unreadable for a moment); it is alive.
+  std::filesystem::remove(proc_.PidDir(4242) + "/maps");
+  std::filesystem::create_directories(proc_.PidDir(4242) + "/maps");
+  env_.now += 5000;
+  ASSERT_TRUE(tracker_->Poll().ok());
+  EXPECT_FALSE(Only().ended);
+  EXPECT_EQ(Only().last_seen_ms, env_.now);
+
+  // Its stat cannot be read either: no proof of anything; still running.
+  std::filesystem::remove(proc_.PidDir(4242) + "/stat");
+  std::filesystem::create_directories(proc_.PidDir(4242) + "/stat");
+  const int64_t last_alive = env_.now;
+  env_.now += 5000;
+  ASSERT_TRUE(tracker_->Poll().ok());
+  EXPECT_FALSE(Only().ended);
+  EXPECT_EQ(Only().last_seen_ms, last_alive);
+
+  // Readable again: the same job.
+  std::filesystem::remove_all(proc_.PidDir(4242));
+  AddTrainer(4242, 777);
+  env_.now += 5000;
+  ASSERT_TRUE(tracker_->Poll().ok());
+  EXPECT_EQ(Only().job.id, id);
+  EXPECT_FALSE(Only().ended);
+
+  // Gone: ended.
+  std::filesystem::remove_all(proc_.PidDir(4242));
+  const int64_t seen_last = env_.now;
+  env_.now += 5000;
+  ASSERT_TRUE(tracker_->Poll().ok());
+  EXPECT_TRUE(Only().ended);
+  EXPECT_EQ(Only().last_seen_ms, seen_last);
+
+  // Whatever /proc shows next, that job never runs again (one job_finished).
+  AddTrainer(4242, 777);
+  for (int i = 0; i < 3; ++i) {
+    env_.now += 5000;
+    ASSERT_TRUE(tracker_->Poll().ok());
+    EXPECT_TRUE(Only().ended);
+  }
+  // A new process on the reused pid is a new job.
+  std::filesystem::remove_all(proc_.PidDir(4242));
+  AddTrainer(4242, 999);
+  ASSERT_TRUE(tracker_->Poll().ok());
+  auto jobs = tracker_->Jobs();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].job.id, "4242-999-90b22de2");
+  EXPECT_FALSE(jobs[0].ended);
+  EXPECT_TRUE(jobs[1].ended);
+}
+
+// Vigil restarts while a job runs: it is still running (not ended, then
+// running again); one that ended meanwhile is ended when it was last seen.
+TEST_F(FakeProcTracker, ARestartIsNoEnd) {
+  o_.history_path = dir_.Join("jobs.json");
+  AddTrainer(5000, 888);
+  {
+    JobTracker before(o_);
+    ASSERT_TRUE(before.Poll().ok());
+    ASSERT_EQ(before.Jobs().size(), 2u);
+    before.Stop();
+  }
+  const int64_t saved = env_.now;
+  std::filesystem::remove_all(proc_.PidDir(5000));
+  env_.now += 60'000;
+  tracker_ = std::make_unique<JobTracker>(o_);
+  // The history names no start ticks; the id does. Make detection miss the
+  // live one too: it is confirmed by its id.
+  std::filesystem::remove(proc_.PidDir(4242) + "/maps");
+  ASSERT_TRUE(tracker_->Poll().ok());
+  auto jobs = tracker_->Jobs();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].job.id, "4242-777-90b22de2");
+  EXPECT_FALSE(jobs[0].ended);
+  EXPECT_EQ(jobs[1].job.id, "5000-888-90b22de2");
+  EXPECT_TRUE(jobs[1].ended);
+  EXPECT_EQ(jobs[1].last_seen_ms, saved);
+}
+
 TEST(JobTrackerTest, RunsOnTheRealProcAndStops) {
   JobTrackerOptions o;
   o.interval_ms = 10;
+  o.watch_processes = true;  // its watcher's thread too (the connector, or the poll)
   JobTracker tracker(o);
   ASSERT_TRUE(tracker.Poll().ok());
   tracker.Start();

@@ -275,6 +275,13 @@ void LogAgent::Discover(bool first) {
     }
     found = std::move(r).value();
   }
+  if (options_.extra_sources) {
+    for (discover::LogSource& extra : options_.extra_sources()) {
+      bool known = std::any_of(found.begin(), found.end(),
+                               [&](const discover::LogSource& f) { return f.path == extra.path; });
+      if (!known) found.push_back(std::move(extra));
+    }
+  }
   int64_t now = env_->MonotonicMillis();
   for (auto& s : sources_) s->discovered = false;
   for (auto& spec : found) {

@@ -41,6 +41,11 @@ struct LogAgentOptions {
   discover::DiscoveryOptions discovery;
   // Replaces discovery (tests, `vigil run` spool only, ...) when set.
   std::function<std::vector<discover::LogSource>()> discover_override;
+  // Sources known from elsewhere, added to discovery's at every round (a
+  // path discovery also found keeps discovery's labels): the files of jobs
+  // that died before discovery could see their process
+  // (JobTracker::ShortLivedLogSources). Called on the agent's thread.
+  std::function<std::vector<discover::LogSource>()> extra_sources;
   int64_t discovery_interval_ms = 3000;
   // A source no longer discovered is closed once read to its end and idle this long.
   int64_t close_after_ms = 60'000;
