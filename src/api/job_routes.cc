@@ -114,7 +114,9 @@ void WriteJob(const diagnose::JobReport& r, JsonWriter* w) {
     w->EndObject();
   }
   w->EndArray();
-  w->Key("log_query").String(diagnose::JobLogSelector(j.name, r.node));
+  w->Key("log_query").String(diagnose::JobLogSelector(r));
+  // The same matchers select its training series (PromQL).
+  w->Key("series_selector").String(diagnose::JobLogSelector(r));
   w->EndObject();
 }
 

@@ -67,13 +67,16 @@ class JobRoutesTest : public ::testing::Test {
     ASSERT_TRUE(db_->Close().ok());
   }
 
-  void Log(const std::string& job, int64_t t_ms, const std::vector<std::string>& lines) {
+  // `run`: the job run's id as the agent labels its lines (empty: none).
+  void Log(const std::string& job, int64_t t_ms, const std::vector<std::string>& lines,
+           const std::string& run = "") {
     wire::LogBatch b;
     b.source = "gpu-1";
     wire::LogStream s;
-    s.source_id = "file:" + job;
+    s.source_id = "file:" + job + run;
     s.labels = {{"job", job}, {"node", "gpu-1"}};
-    s.start_offset = offsets_[job];
+    if (!run.empty()) s.labels.push_back({"run", run});
+    s.start_offset = offsets_[job + run];
     uint64_t off = s.start_offset;
     for (const auto& l : lines) {
       wire::LogRecord r;
@@ -83,7 +86,7 @@ class JobRoutesTest : public ::testing::Test {
       off += l.size() + 1;
       s.records.push_back(r);
     }
-    s.end_offset = offsets_[job] = off;
+    s.end_offset = offsets_[job + run] = off;
     b.streams.push_back(s);
     ASSERT_TRUE(logs_->Append("gpu-1", b).ok());
   }
@@ -198,6 +201,35 @@ TEST_F(JobRoutesTest, StatesAndReasonsFromLogsMetricsAndExitStatus) {
   EXPECT_EQ(fine["state"], "running");
   EXPECT_EQ(fine["events"].size(), 1u);  // shown, but it does not decide
   EXPECT_EQ(fine["node"], "gpu-1");
+}
+
+// A sweep: two runs of one script, both "train", on one node. Each run's
+// lines and series carry its id (`run`), so each is judged on its own.
+TEST_F(JobRoutesTest, TwoRunsOfOneScriptStayApart) {
+  const int64_t t0 = kNow - 3'600'000;
+  Log("train", kNow - 2000,
+      {"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."},
+      "100-5-ab");
+  Log("train", kNow - 2000, {"step 10 loss=1.5"}, "200-6-ab");
+  Sample({{"__name__", "training_step"}, {"job", "train"}, {"run", "200-6-ab"}},
+         {{kNow - 30'000, 9}, {kNow - 20'000, 10}, {kNow - 10'000, 11}, {kNow - 1000, 12}});
+  Report("gpu-1", {Ended(Job("100-5-ab", "train", 100, t0), kNow), Job("200-6-ab", "train", 200, t0)});
+
+  json j = Get();
+  ASSERT_TRUE(j.is_object()) << j.dump();
+  std::map<std::string, json> by_id;
+  for (const auto& job : j["data"]["jobs"]) by_id[job["id"]] = job;
+  const json& oom = by_id["100-5-ab"];
+  EXPECT_EQ(oom["state"], "crashed");
+  EXPECT_EQ(oom["reason"], "cuda_oom");
+  EXPECT_EQ(oom["log_query"], "{run=\"100-5-ab\", node=\"gpu-1\"}");
+  EXPECT_EQ(oom["series_selector"], "{run=\"100-5-ab\", node=\"gpu-1\"}");
+  EXPECT_TRUE(oom["last_step"].is_null());  // the sibling's steps are not its own
+  const json& fine = by_id["200-6-ab"];
+  EXPECT_EQ(fine["state"], "running");
+  EXPECT_TRUE(fine["events"].empty()) << fine["events"].dump();  // not its sibling's OOM
+  EXPECT_EQ(fine["last_step"], 12);
 }
 
 TEST_F(JobRoutesTest, WithoutStoresTheSnapshotAloneAnswers) {

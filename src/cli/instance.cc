@@ -326,6 +326,8 @@ void Instance::StartAgentSide(const InstanceOptions& options,
   // The files of jobs that died before discovery could see them.
   collect::jobs::JobTracker* tracker = impl->jobs.get();
   log_options.extra_sources = [tracker] { return tracker->ShortLivedLogSources(); };
+  // Each job run's lines and training series carry its id (`run`).
+  log_options.run_of = [tracker](int pid) { return tracker->RunIdOf(pid); };
   impl->log_agent =
       std::make_unique<collect::logs::LogAgent>(std::move(log_options), impl->link.send_logs);
   Status st = impl->log_agent->Start();

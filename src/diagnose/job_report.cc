@@ -128,7 +128,7 @@ JobReporter::JobReporter(JobReportSources sources, JobReporterOptions options)
 
 JobReporter::~JobReporter() = default;
 
-std::string JobLogSelector(const std::string& job, const std::string& node) {
+std::string JobLogSelector(const JobReport& report) {
   auto quoted = [](const std::string& v) {
     std::string out = "\"";
     for (char c : v) {
@@ -137,18 +137,41 @@ std::string JobLogSelector(const std::string& job, const std::string& node) {
     }
     return out + "\"";
   };
-  return "{job=" + quoted(job) + ", node=" + quoted(node) + "}";
+  if (report.by_run) return "{run=" + quoted(report.job.id) + ", node=" + quoted(report.node) + "}";
+  return "{job=" + quoted(report.job.name) + ", node=" + quoted(report.node) + "}";
+}
+
+namespace {
+
+// A job's label matchers: its run, else its name; and its node.
+template <typename Matcher, typename Type>
+std::vector<Matcher> JobMatchers(Type equal, const std::string& node, const wire::JobRecord& job,
+                                 bool by_run) {
+  return {by_run ? Matcher{equal, "run", job.id} : Matcher{equal, "job", job.name},
+          Matcher{equal, "node", node}};
+}
+
+}  // namespace
+
+bool JobReporter::RunLabelled(const std::string& node, const wire::JobRecord& job) const {
+  if (sources_.logs == nullptr || job.id.empty()) return false;
+  logstore::LogQuery q;
+  q.matchers = JobMatchers<logstore::LabelMatcher>(logstore::MatchType::kEqual, node, job, true);
+  q.start_ns = std::max<int64_t>(0, job.start_time_ms - 1000) * kNsPerMs;
+  q.limit = 1;
+  auto result = sources_.logs->Query(q);
+  return result.ok() && !result->entries.empty();
 }
 
 // Events in the job's newest log lines, oldest first: one detector per
 // stream, records in order.
 std::vector<TimedEvent> JobReporter::EventsFromLogs(const std::string& node,
-                                                    const wire::JobRecord& job) const {
+                                                    const wire::JobRecord& job,
+                                                    bool by_run) const {
   std::vector<TimedEvent> out;
   if (sources_.logs == nullptr || job.name.empty()) return out;
   logstore::LogQuery q;
-  q.matchers = {{logstore::MatchType::kEqual, "job", job.name},
-                {logstore::MatchType::kEqual, "node", node}};
+  q.matchers = JobMatchers<logstore::LabelMatcher>(logstore::MatchType::kEqual, node, job, by_run);
   q.start_ns = std::max<int64_t>(0, job.start_time_ms - 1000) * kNsPerMs;
   q.end_ns = job.ended ? (job.last_seen_ms + kAfterEndMs) * kNsPerMs : INT64_MAX;
   q.limit = options_.event_lines;
@@ -165,13 +188,13 @@ std::vector<TimedEvent> JobReporter::EventsFromLogs(const std::string& node,
 }
 
 StepProgress JobReporter::ProgressOf(const std::string& node, const wire::JobRecord& job,
-                                     int64_t now) const {
+                                     bool by_run, int64_t now) const {
   StepProgress p;
   if (sources_.db == nullptr || job.name.empty()) return p;
-  auto series = sources_.db->Select({{tsdb::MatchType::kEqual, "__name__", "training_step"},
-                                     {tsdb::MatchType::kEqual, "job", job.name},
-                                     {tsdb::MatchType::kEqual, "node", node}},
-                                    std::max(job.start_time_ms, now - kStepWindowMs), now);
+  auto matchers = JobMatchers<tsdb::Matcher>(tsdb::MatchType::kEqual, node, job, by_run);
+  matchers.insert(matchers.begin(), {tsdb::MatchType::kEqual, "__name__", "training_step"});
+  auto series =
+      sources_.db->Select(matchers, std::max(job.start_time_ms, now - kStepWindowMs), now);
   if (!series.ok()) return p;
   // Several streams (stdout, a log file) may report the step: merge by time.
   std::vector<wire::Sample> samples;
@@ -231,6 +254,7 @@ JobReport JobReporter::Report(const wire::JobRecord& job, bool with_events, int6
   r.job = job;
   const int64_t until = job.ended ? job.last_seen_ms : node.silent ? node.reported_ms : now;
   r.gpus = JobGpus(sources_.db, node.node, PidsOf(job), until);
+  r.by_run = RunLabelled(node.node, job);
   JobEvidence ev;
   ev.ended = job.ended;
   ev.end_ms = job.last_seen_ms;
@@ -239,7 +263,7 @@ JobReport JobReporter::Report(const wire::JobRecord& job, bool with_events, int6
   if (with_events) {
     const bool final = job.ended && now > job.last_seen_ms + kAfterEndMs;
     ev.events = cache_->Get(node.node + "/" + job.id, final,
-                            [&] { return EventsFromLogs(node.node, job); });
+                            [&] { return EventsFromLogs(node.node, job, r.by_run); });
   }
   // What the kernel said about its processes (OOM killer, Xid) joins them in time.
   for (const wire::KernelEventRecord& k : job.kernel_events) {
@@ -248,7 +272,7 @@ JobReport JobReporter::Report(const wire::JobRecord& job, bool with_events, int6
   AddGpuFaults(job, r.gpus, node, now, &ev.events);
   std::stable_sort(ev.events.begin(), ev.events.end(),
                    [](const TimedEvent& a, const TimedEvent& b) { return a.time_ms < b.time_ms; });
-  r.progress = ProgressOf(node.node, job, now);
+  r.progress = ProgressOf(node.node, job, r.by_run, now);
   ev.last_step_change_ms = r.progress.last_change_ms;
   ev.step_interval_ms = r.progress.interval_ms;
   r.verdict = Judge(ev);

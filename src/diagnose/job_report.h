@@ -47,6 +47,10 @@ struct JobReport {
   // GPU faults on its GPUs.
   std::vector<TimedEvent> events;
   StepProgress progress;
+  // The job's lines carry its `run` label (its id; agents since issue 13):
+  // its logs, events and training series are read by run, so two runs of
+  // one script stay apart. False for older data, read by job name and node.
+  bool by_run = false;
   // JobStateName(verdict.state), or "unknown" when the node has gone silent
   // while the job was running (verdict.reason is then "node_silent").
   std::string state;
@@ -100,8 +104,12 @@ class JobReporter {
   class EndedEventsCache;
   std::vector<NodeView> ReadNodes(int64_t now, const std::string& only_node) const;
   JobReport Report(const wire::JobRecord& job, bool with_events, int64_t now, const NodeView& node);
-  std::vector<TimedEvent> EventsFromLogs(const std::string& node, const wire::JobRecord& job) const;
-  StepProgress ProgressOf(const std::string& node, const wire::JobRecord& job, int64_t now) const;
+  // Whether the node's logs hold lines of this job run under its `run` label.
+  bool RunLabelled(const std::string& node, const wire::JobRecord& job) const;
+  std::vector<TimedEvent> EventsFromLogs(const std::string& node, const wire::JobRecord& job,
+                                         bool by_run) const;
+  StepProgress ProgressOf(const std::string& node, const wire::JobRecord& job, bool by_run,
+                          int64_t now) const;
   void AddGpuFaults(const wire::JobRecord& job, const std::vector<JobGpu>& gpus,
                     const NodeView& node, int64_t now, std::vector<TimedEvent>* events) const;
 
@@ -110,7 +118,9 @@ class JobReporter {
   std::unique_ptr<EndedEventsCache> cache_;
 };
 
-// {job="<name>", node="<node>"}: a job's lines in the log API and the UI.
-std::string JobLogSelector(const std::string& job, const std::string& node);
+// {run="<id>", node="<node>"} when the report is by run, else {job="<name>",
+// node="<node>"}: a job run's lines in the log API and the UI, and (the
+// same matchers) its training series in PromQL.
+std::string JobLogSelector(const JobReport& report);
 
 }  // namespace vigil::diagnose

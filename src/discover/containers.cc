@@ -236,16 +236,26 @@ void ScanRunSpool(const std::string& spool_dir, std::vector<Candidate>* out, siz
     std::string job = stem.substr(0, dot);
     bool split = stderr_file;
     // The sidecar's name is authoritative: the file name is a sanitized copy.
+    int writer = 0;
     if (auto meta = ReadJsonFile(JoinPath(spool_dir, stem + ".json"), kMaxRunSidecarBytes)) {
       std::string name = StringAt(*meta, "name");
       if (!name.empty()) job = name;
       split = split || StringAt(*meta, "streams") == "split";
+      // The command's pid (its job run names the file's lines; the tracker
+      // knows a run for a while after it ended, as its stderr may be found
+      // only then).
+      auto pid = meta->find("pid");
+      if (pid != meta->end() && pid->is_number_integer() && pid->get<int64_t>() > 0 &&
+          pid->get<int64_t>() <= INT32_MAX) {
+        writer = static_cast<int>(pid->get<int64_t>());
+      }
     }
     Candidate c;
     c.rank = Rank::kVigilRun;
     c.source.path = path;
     c.source.format = LogFormat::kPlain;
     c.source.origin = RankOrigin(Rank::kVigilRun);
+    c.source.writer_pid = writer;
     AddLabel(&c.source.labels, "job", job);
     if (split) AddLabel(&c.source.labels, "stream", stderr_file ? "stderr" : "stdout");
     out->push_back(std::move(c));

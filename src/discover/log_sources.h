@@ -36,13 +36,19 @@ struct LogSource {
   std::string path;  // absolute path of the file to tail
   LogFormat format = LogFormat::kPlain;
   // Sorted by name, no empty values. Names used: job, container, container_id,
-  // image, pod, namespace, source (= path), stream. Never pids: they change.
+  // image, pod, namespace, source (= path), stream, and run (the job run's id,
+  // added by the log agent). Never pids: they change.
   wire::Labels labels;
   std::string origin;  // "process", "docker", "cri", "config", "vigil-run"
   // Unix epoch ms the earliest process found writing it started; 0 when no
   // writer was seen (origins other than "process"). The tailer reads the
   // file's generations rotated away since then, before discovery saw it.
   int64_t started_ms = 0;
+  // The process writing it, for the log agent to ask which job run it
+  // belongs to (the `run` label): the earliest writer ("process"), the
+  // command of a `vigil run` that still runs ("vigil-run"), else 0. Never a
+  // label: pids are reused.
+  int writer_pid = 0;
   bool operator==(const LogSource&) const = default;
 };
 

@@ -348,6 +348,7 @@ void ScanProcesses(const DiscoveryOptions& options, DiscoveryStats* stats,
     c.source.format = LogFormat::kPlain;
     c.source.origin = RankOrigin(Rank::kProcess);
     c.source.started_ms = m.start_ms;
+    c.source.writer_pid = m.pid;
     c.source.labels.push_back({"job", m.job.name});
     if (!m.stream_conflict && !m.stream.empty()) c.source.labels.push_back({"stream", m.stream});
     out->push_back(std::move(c));

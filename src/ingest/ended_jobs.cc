@@ -47,11 +47,10 @@ std::vector<EndedJob> EndedJobs::TakeDue(const std::string& node_name, int64_t n
   for (auto& [id, job] : node.jobs) {
     if (job.done || job.seen_ended_ms + options_.grace_ms > now_ms) continue;
     job.done = true;
-    // A rerun under the same name writes the same series: they go on.
-    if (std::find(node.running.begin(), node.running.end(), job.name) != node.running.end()) {
-      continue;
-    }
-    out.push_back({node_name, job.name, job.end_ms});
+    // A rerun under the same name writes the same series, unless they carry runs.
+    bool running =
+        std::find(node.running.begin(), node.running.end(), job.name) != node.running.end();
+    out.push_back({node_name, id, job.name, job.end_ms, running});
   }
   return out;
 }

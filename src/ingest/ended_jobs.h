@@ -15,8 +15,9 @@
 // job's end time, or just after the series' newest sample if that is later,
 // so a value the job recorded before it ended is never dropped by it unless
 // it arrives more than the grace after the snapshot that said the job ended.
-// A job with the name of one still running on the node is left alone (a
-// rerun writes the same series), and so is a job that ended more than
+// Series are found by the job's run (the `run` label); for series without
+// one, a job with the name of one still running on the node is left alone (a
+// rerun writes the same series). A job that ended more than
 // `max_age_ms` ago when first seen ended (after a server restart, an outage):
 // its series faded long ago.
 //
@@ -43,11 +44,16 @@ struct EndedJobsOptions {
   size_t max_nodes = 4096;
 };
 
-// A job whose training series should now end on `node` at `end_ms`.
+// A job whose training series should now end on `node` at `end_ms`: those
+// of its run (the `run` label, its id), or, for series without one (older
+// agents), those of its name unless `name_running` (a run of that name still
+// runs on the node and writes the same series).
 struct EndedJob {
   std::string node;
+  std::string id;
   std::string name;
   int64_t end_ms = 0;
+  bool name_running = false;
 };
 
 class EndedJobs {

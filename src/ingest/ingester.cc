@@ -154,13 +154,29 @@ void Ingester::EndTrainingSeries(const std::string& node) {
   markers.source = node;
   std::vector<wire::Sample> buf;
   for (const EndedJob& job : due) {
-    std::vector<tsdb::Matcher> m = {{tsdb::MatchType::kRegex, std::string(wire::kMetricNameLabel),
-                                     std::string(kTrainingMetricPrefix) + ".+"},
-                                    {tsdb::MatchType::kEqual, std::string(kNodeLabel), node},
-                                    {tsdb::MatchType::kEqual, "job", job.name}};
-    auto sel = db_->SelectSeries(m, job.end_ms - options_.ended_jobs.max_age_ms, INT64_MAX);
+    // The run's own series; else, for series without runs, those of the name.
+    auto select = [&](const char* label, const std::string& value) {
+      std::vector<tsdb::Matcher> m = {
+          {tsdb::MatchType::kRegex, std::string(wire::kMetricNameLabel),
+           std::string(kTrainingMetricPrefix) + ".+"},
+          {tsdb::MatchType::kEqual, std::string(kNodeLabel), node},
+          {tsdb::MatchType::kEqual, label, value}};
+      return db_->SelectSeries(m, job.end_ms - options_.ended_jobs.max_age_ms, INT64_MAX);
+    };
+    auto sel = select("run", job.id);
+    bool by_name = sel.ok() && (*sel)->size() == 0;
+    if (by_name) {
+      if (job.name_running) continue;
+      sel = select("job", job.name);
+    }
     if (!sel.ok()) continue;
     for (size_t i = 0; i < (*sel)->size(); ++i) {
+      // By name: other runs' series carry their own run, not this job's.
+      const wire::Labels& labels = (*sel)->labels(i);
+      if (by_name && std::any_of(labels.begin(), labels.end(),
+                                 [](const wire::Label& l) { return l.name == "run"; })) {
+        continue;
+      }
       if (!(*sel)->Samples(i, &buf).ok() || buf.empty() || tsdb::IsStaleNaN(buf.back().value)) {
         continue;
       }

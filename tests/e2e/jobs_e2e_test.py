@@ -184,8 +184,10 @@ class JobsE2E(unittest.TestCase):
         self.assertEqual(jobs["oom-run"]["exit_code"], 1)
         self.assertEqual(jobs["cancelled-run"]["exit_signal"], "SIGTERM")
         self.assertIn("cuda_oom", [e["event"] for e in jobs["oom-run"]["events"]])
+        # Its lines carry its run: the log query and its series select it alone.
         self.assertEqual(jobs["oom-run"]["log_query"],
-                         '{job="oom-run", node="%s"}' % jobs["oom-run"]["node"])
+                         '{run="%s", node="%s"}' % (jobs["oom-run"]["id"], jobs["oom-run"]["node"]))
+        self.assertEqual(jobs["oom-run"]["series_selector"], jobs["oom-run"]["log_query"])
 
         # The detected launcher: running, PyTorch by its launcher. Found by its
         # pid: other tests on this host may run (and kill) a "torchrun" too.
@@ -206,6 +208,31 @@ class JobsE2E(unittest.TestCase):
         self.assertIn("crashed", p.stdout)
         self.assertIn("CUDA out of memory", p.stdout)
         self.assertIn("SIGTERM", p.stdout)
+
+    def test_two_runs_of_one_script_are_two_jobs_with_their_own_series(self):
+        """A sweep: the same script twice at once, under one name. Each run is
+        its own job, and its loss curve is its own (the `run` label)."""
+        runs = [subprocess.Popen([VIGIL, "run", "--name", "sweep", "--", "/usr/bin/python3",
+                                  self.script, "done"], env=self.env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL) for _ in range(2)]
+        for r in runs:
+            self.assertEqual(r.wait(timeout=60), 0)
+
+        def two_runs():
+            p = subprocess.run([VIGIL, "jobs", "--json"], capture_output=True, text=True,
+                               env=self.env, timeout=30)
+            sweep = [j for j in json.loads(p.stdout)["data"]["jobs"] if j["name"] == "sweep"]
+            done = len(sweep) == 2 and all(j["state"] == "completed" for j in sweep)
+            return sweep if done and all(j["log_query"].startswith("{run=") for j in sweep) else None
+        sweep = wait_for(two_runs, 60, "the two runs of the sweep, completed")
+        self.assertNotEqual(sweep[0]["id"], sweep[1]["id"])
+        for job in sweep:
+            series = wait_for(lambda: self.samples("training_loss" + job["series_selector"], 5), 30,
+                              "training_loss of one run")
+            self.assertEqual(len(series), 1, series)  # one run's series, not both
+            self.assertEqual(series[0]["metric"]["run"], job["id"])
+            self.assertEqual([float(v) for _, v in series[0]["values"]],
+                             [2.0, 1.0, 0.6667, 0.5, 0.4])
 
     def test_tensorboard_scalars_of_a_running_job(self):
         script = os.path.join(self.work, "tb.py")

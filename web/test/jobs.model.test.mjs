@@ -120,6 +120,11 @@ test('jobs: sorting, URL, the logs link, PromQL selectors, event text', () => {
 
   assert.equal(trainingSelector({ name: 'tr"ain', node: 'gpu-1' }), '{job="tr\\"ain", node="gpu-1"}');
   assert.equal(trainingSelector({ name: 'train', node: '' }), '{job="train"}');
+  // The server's selector of the run, when it gives one; nothing else is taken as one.
+  assert.equal(trainingSelector({ name: 'train', node: 'n', series_selector: '{run="42-9-ab", node="n"}' }),
+    '{run="42-9-ab", node="n"}');
+  assert.equal(trainingSelector({ name: 'train', node: 'n', series_selector: '{run="x"} or up' }),
+    '{job="train", node="n"}');
 
   assert.equal(eventText({ event: 'cuda_oom', details: { exception: 'E', message: 'CUDA out of memory' } }), 'CUDA out of memory');
   assert.equal(eventText({ event: 'x', details: { exception: 'torch.cuda.OutOfMemoryError' } }), 'torch.cuda.OutOfMemoryError');

@@ -347,6 +347,7 @@ void JobTracker::KeepLogSources(const discover::DetectedJob& job,
       src.path = path;
       src.origin = "process";
       src.labels.push_back({"job", job.name});
+      src.labels.push_back({"run", job.id});
       src.labels.push_back({"source", path});
       if (!both) src.labels.push_back({"stream", stream});
       std::erase_if(short_lived_sources_,
@@ -357,6 +358,24 @@ void JobTracker::KeepLogSources(const discover::DetectedJob& job,
       }
     }
   }
+}
+
+std::string JobTracker::RunIdOf(int pid) const {
+  // A run that ended lately still names its files: a short job's stderr, a
+  // `vigil run` file found after its command exited.
+  constexpr int64_t kEndedRunMs = 5 * 60'000;
+  const int64_t now = env_->NowMillis();
+  std::lock_guard lock(mu_);
+  // Running jobs first: a pid an ended job had may be a new process's now.
+  for (bool ended : {false, true}) {
+    for (const auto& [id, t] : jobs_) {
+      if (t.ended != ended || (ended && t.last_seen_ms + kEndedRunMs < now)) continue;
+      for (const discover::JobProcess& p : t.job.processes) {
+        if (p.pid == pid) return id;
+      }
+    }
+  }
+  return "";
 }
 
 std::vector<discover::LogSource> JobTracker::ShortLivedLogSources() const {

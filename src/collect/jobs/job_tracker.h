@@ -138,6 +138,10 @@ class JobTracker {
   // through live processes only (LogAgentOptions::extra_sources): labelled
   // as discovery labels a process's (job, stream, source).
   std::vector<discover::LogSource> ShortLivedLogSources() const;
+  // The id of the job that holds process `pid` (a launcher, rank or helper
+  // of it), running or ended in the last 5 minutes, "" when none does: the
+  // log agent's `run` label (LogAgentOptions::run_of). Thread-safe.
+  std::string RunIdOf(int pid) const;
 
   // Asks for a pass soon (the watcher: a job's process exited).
   void Wake();

@@ -63,6 +63,17 @@ TEST(JobTrackerTest, JobsStartRunAndEndWithTheirVigilRunExit) {
   ASSERT_TRUE(jobs[1].run_exit.has_value());
   EXPECT_EQ(jobs[1].run_exit->signal_name, "TERM");
   EXPECT_FALSE(jobs[1].run_exit->exit_code.has_value());
+
+  // The run a process is in names its log lines (`run`): running jobs, and
+  // for five minutes ended ones (a short job's stderr is found late).
+  EXPECT_EQ(tracker.RunIdOf(200), "200-2");
+  EXPECT_EQ(tracker.RunIdOf(100), "100-1");
+  EXPECT_EQ(tracker.RunIdOf(300), "");
+  env.now += 6 * 60'000;
+  now_running = {Job("200-2", 200, t0 + 10)};
+  ASSERT_TRUE(tracker.Poll().ok());
+  EXPECT_EQ(tracker.RunIdOf(100), "");
+  EXPECT_EQ(tracker.RunIdOf(200), "200-2");
 }
 
 TEST(JobTrackerTest, ARecordOfAReusedPidIsItsOwnJobNotTheDetectedOnes) {

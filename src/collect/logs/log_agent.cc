@@ -260,6 +260,17 @@ void LogAgent::Loop() {
   if (!batch.empty()) (void)SendBatch(&batch, /*retry_until_stopped=*/false);
 }
 
+bool LogAgent::LabelRun(discover::LogSource* spec) const {
+  if (!options_.run_of || spec->writer_pid <= 0) return true;  // no run to wait for
+  auto at = std::lower_bound(spec->labels.begin(), spec->labels.end(), std::string_view("run"),
+                             [](const wire::Label& l, std::string_view n) { return l.name < n; });
+  if (at != spec->labels.end() && at->name == "run") return true;  // named by its finder
+  std::string run = options_.run_of(spec->writer_pid);
+  if (run.empty()) return false;
+  spec->labels.insert(at, {"run", std::move(run)});
+  return true;
+}
+
 void LogAgent::Discover(bool first) {
   std::vector<discover::LogSource> found;
   if (options_.discover_override) {
@@ -284,6 +295,7 @@ void LogAgent::Discover(bool first) {
   }
   int64_t now = env_->MonotonicMillis();
   for (auto& s : sources_) s->discovered = false;
+  std::map<std::string, RunWait> waiting;  // this pass's, replacing the last's
   for (auto& spec : found) {
     auto it = std::find_if(sources_.begin(), sources_.end(),
                            [&](const auto& s) { return s->spec.path == spec.path; });
@@ -292,9 +304,19 @@ void LogAgent::Discover(bool first) {
       (*it)->last_discovered_ms = now;
       continue;
     }
+    // Found at our start, even if it waited for its run since.
+    bool at_start = first;
+    if (auto w = run_waits_.find(spec.path); w != run_waits_.end()) at_start = w->second.at_start;
+    if (!LabelRun(&spec)) {
+      RunWait& w = waiting[spec.path];
+      w.passes = run_waits_.count(spec.path) ? run_waits_[spec.path].passes + 1 : 1;
+      w.at_start = at_start;
+      if (w.passes <= options_.run_wait_passes) continue;  // the tracker may see its job next pass
+      waiting.erase(spec.path);
+    }
     TailerOptions to = options_.tailer;
     std::vector<SourceCheckpoint> cps = checkpoints_->ForPath(spec.path);
-    if (cps.empty() && first) {
+    if (cps.empty() && at_start) {
       // Already there when we started and never read: old news if large.
       struct stat st {};
       to.start_at_end = ::stat(spec.path.c_str(), &st) == 0 &&
@@ -302,7 +324,7 @@ void LogAgent::Discover(bool first) {
     }
     // Appeared while we run: what its writer rotated away before we looked
     // comes first. (At our start, older rotations are not news.)
-    if (cps.empty() && !first) to.rotated_since_ms = spec.started_ms;
+    if (cps.empty() && !at_start) to.rotated_since_ms = spec.started_ms;
     auto tailer = FileTailer::Open(spec.path, to, std::move(cps));
     if (!tailer.ok()) {
       Logf(LogLevel::kDebug, "not following %s: %s", spec.path.c_str(),
@@ -319,6 +341,7 @@ void LogAgent::Discover(bool first) {
     (void)watcher_->Watch(src->spec.path);
     sources_.push_back(std::move(src));
   }
+  run_waits_ = std::move(waiting);
   // Forget what is gone: read to its end, nothing held, quiet for a while.
   std::erase_if(sources_, [&](const std::unique_ptr<Source>& s) {
     bool idle = now - s->last_data_ms >= options_.close_after_ms;

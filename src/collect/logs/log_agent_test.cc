@@ -119,6 +119,50 @@ TEST_F(LogAgentTest, ShipsLinesWithOffsetsLabelsAndLevels) {
   EXPECT_EQ(agent->Stats().lines_read, 4u);
 }
 
+// Each job run's lines carry its id: the agent asks whose run the writer is
+// in, waits a pass or two for the tracker to know it (nothing is lost), and
+// follows a file whose run stays unknown without the label.
+TEST_F(LogAgentTest, LinesCarryTheirWritersRun) {
+  std::string other = dir_.path() + "/daemon.log";
+  Write("step 1 loss=2.5\n");
+  { std::ofstream(other) << "started\n"; }
+  LogAgentOptions o;
+  o.node = "node-a";
+  o.state_dir = dir_.path() + "/state";
+  o.discovery_interval_ms = 0;
+  o.run_wait_passes = 2;
+  std::string path = log_;
+  o.discover_override = [path, other] {
+    discover::LogSource train, daemon;
+    train.path = path;
+    train.labels = {{"job", "train"}, {"source", path}};
+    train.writer_pid = 4242;
+    daemon.path = other;
+    daemon.labels = {{"job", "daemon"}, {"source", other}};
+    daemon.writer_pid = 77;
+    return std::vector<discover::LogSource>{train, daemon};
+  };
+  int asked = 0;
+  o.run_of = [&asked](int pid) -> std::string {
+    ++asked;
+    return pid == 4242 && asked > 2 ? "4242-851740-90b22de2" : "";
+  };
+  LogAgent agent(o, FrameSender([this](std::string_view f) { return server_.Receive(f); },
+                                /*compress=*/false));
+  ASSERT_TRUE(agent.RunOnce().ok());  // neither run known: both wait
+  EXPECT_TRUE(server_.records.empty());
+  ASSERT_TRUE(agent.RunOnce().ok());  // train's run is known now
+  ASSERT_TRUE(agent.RunOnce().ok());  // daemon waited twice: followed without a run
+  ASSERT_EQ(server_.records.size(), 2u) << testing::PrintToString(server_.Lines());
+  std::map<std::string, std::string> by_line;
+  for (size_t i = 0; i < server_.records.size(); ++i) {
+    by_line[server_.records[i].line] = wire::LabelsToString(server_.labels[i]);
+  }
+  EXPECT_EQ(by_line["step 1 loss=2.5"],
+            "{job=\"train\",run=\"4242-851740-90b22de2\",source=\"" + log_ + "\"}");
+  EXPECT_EQ(by_line["started"], "{job=\"daemon\",source=\"" + other + "\"}");
+}
+
 TEST_F(LogAgentTest, JoinsATracebackIntoOneErrorRecord) {
   Write(
       "epoch 1\nTraceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"

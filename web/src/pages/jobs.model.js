@@ -128,8 +128,12 @@ export function jobIdFromHash(hash) {
   return new URLSearchParams(String(hash).replace(/^#/, '')).get('id') ?? '';
 }
 
-// A PromQL selector for a job's training series: its name and node.
+// A PromQL selector for a job's training series: the server's
+// series_selector (its run and node, so two runs of one script stay apart),
+// else its name and node.
+const SELECTOR = /^\{[a-z_]+="(?:[^"\\]|\\.)*"(?:, [a-z_]+="(?:[^"\\]|\\.)*")*\}$/;
 export function trainingSelector(job) {
+  if (typeof job.series_selector === 'string' && SELECTOR.test(job.series_selector)) return job.series_selector;
   const m = [`job=${quote(job.name ?? '')}`];
   if (job.node) m.push(`node=${quote(job.node)}`);
   return `{${m.join(', ')}}`;
