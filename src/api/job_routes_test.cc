@@ -214,7 +214,8 @@ TEST_F(JobRoutesTest, TwoRunsOfOneScriptStayApart) {
   Log("train", kNow - 2000, {"step 10 loss=1.5"}, "200-6-ab");
   Sample({{"__name__", "training_step"}, {"job", "train"}, {"run", "200-6-ab"}},
          {{kNow - 30'000, 9}, {kNow - 20'000, 10}, {kNow - 10'000, 11}, {kNow - 1000, 12}});
-  Report("gpu-1", {Ended(Job("100-5-ab", "train", 100, t0), kNow), Job("200-6-ab", "train", 200, t0)});
+  Report("gpu-1",
+         {Ended(Job("100-5-ab", "train", 100, t0), kNow), Job("200-6-ab", "train", 200, t0)});
 
   json j = Get();
   ASSERT_TRUE(j.is_object()) << j.dump();

@@ -87,8 +87,8 @@ Result<int> StartDemoJob(const std::string& home) {
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n <= 0) return ErrnoStatus("cannot start the demo job", "/proc/self/exe", errno);
   std::string self(exe, static_cast<size_t>(n));
-  std::vector<std::string> args = {self, "run", "--home", home, "--name", "train", "--",
-                                   self, "__demo-train"};
+  std::vector<std::string> args = {self,    "run", "--home", home,          "--name",
+                                   "train", "--",  self,     "__demo-train"};
   const int64_t started_ms = Env::Default()->NowMillis();
   pid_t wrapper = ::fork();
   if (wrapper < 0) return ErrnoStatus("cannot start the demo job", "fork", errno);
@@ -121,8 +121,8 @@ Result<int> StartDemoJob(const std::string& home) {
     if (::waitpid(wrapper, &status, WNOHANG) == wrapper) break;
     env->SleepMillis(50);
   }
-  return IoError("the demo job did not start (no run record in " +
-                 HomePaths{home}.run_spool_dir() + ")");
+  return IoError("the demo job did not start (no run record in " + HomePaths{home}.run_spool_dir() +
+                 ")");
 }
 
 }  // namespace vigil::cli

@@ -166,8 +166,7 @@ bool JobReporter::RunLabelled(const std::string& node, const wire::JobRecord& jo
 // Events in the job's newest log lines, oldest first: one detector per
 // stream, records in order.
 std::vector<TimedEvent> JobReporter::EventsFromLogs(const std::string& node,
-                                                    const wire::JobRecord& job,
-                                                    bool by_run) const {
+                                                    const wire::JobRecord& job, bool by_run) const {
   std::vector<TimedEvent> out;
   if (sources_.logs == nullptr || job.name.empty()) return out;
   logstore::LogQuery q;

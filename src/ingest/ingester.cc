@@ -156,11 +156,10 @@ void Ingester::EndTrainingSeries(const std::string& node) {
   for (const EndedJob& job : due) {
     // The run's own series; else, for series without runs, those of the name.
     auto select = [&](const char* label, const std::string& value) {
-      std::vector<tsdb::Matcher> m = {
-          {tsdb::MatchType::kRegex, std::string(wire::kMetricNameLabel),
-           std::string(kTrainingMetricPrefix) + ".+"},
-          {tsdb::MatchType::kEqual, std::string(kNodeLabel), node},
-          {tsdb::MatchType::kEqual, label, value}};
+      std::vector<tsdb::Matcher> m = {{tsdb::MatchType::kRegex, std::string(wire::kMetricNameLabel),
+                                       std::string(kTrainingMetricPrefix) + ".+"},
+                                      {tsdb::MatchType::kEqual, std::string(kNodeLabel), node},
+                                      {tsdb::MatchType::kEqual, label, value}};
       return db_->SelectSeries(m, job.end_ms - options_.ended_jobs.max_age_ms, INT64_MAX);
     };
     auto sel = select("run", job.id);

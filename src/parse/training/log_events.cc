@@ -117,7 +117,6 @@ namespace {
 
 using internal::Line;
 
-
 std::vector<Line> SplitRecord(std::string_view record, int64_t first_line) {
   // Frames without their header: a post that begins mid-traceback.
   const bool traceback = Has(record, "Traceback (most recent call last)") || Has(record, "File \"");
@@ -417,7 +416,8 @@ std::optional<Event> CudaOomRule(const std::vector<Line>& lines) {
     if (l) break;
     if (!c.searched || FindNoCase(c.body, "out of memory") == std::string_view::npos) continue;
     if (Has(c.body, " NCCL WARN ")) continue;  // NCCL's report: NcclErrorRule gives its cause
-    if (Has(c.body, "ran out of memory trying to allocate")) continue;  // TF's warning: it may recover
+    if (Has(c.body, "ran out of memory trying to allocate"))
+      continue;  // TF's warning: it may recover
     for (std::string_view device : {"cudamalloc", "cuda", "gpu", "on device", "vram"}) {
       if (FindNoCase(c.body, device) != std::string_view::npos) {
         l = &c;
@@ -675,9 +675,8 @@ std::optional<Event> CompletedRule(const std::vector<Line>& lines) {
     std::string_view s = Trim(l.body);
     // MAE/DeiT-style loops end with "Training time 5:47:14" (a duration).
     size_t tt = s.find("Training time ");
-    bool duration = tt != std::string_view::npos && AtMessageStart(s, tt) &&
-                    tt + 14 < s.size() && IsDigit(s[tt + 14]) &&
-                    s.substr(tt + 14).find(':') != std::string_view::npos;
+    bool duration = tt != std::string_view::npos && AtMessageStart(s, tt) && tt + 14 < s.size() &&
+                    IsDigit(s[tt + 14]) && s.substr(tt + 14).find(':') != std::string_view::npos;
     // Hugging Face Trainer's summary block after train(): "***** train metrics *****".
     bool done = duration || Has(s, "***** train metrics *****") ||
                 Has(s, "Training completed. Do not forget to share your model") ||
@@ -899,7 +898,7 @@ bool LogEventDetector::Repeats(const Event& ev, std::string_view key) {
 }
 
 std::optional<Event> LogEventDetector::Specific(const std::vector<Line>& lines,
-                                               std::vector<Event>* extra) {
+                                                std::vector<Event>* extra) {
   auto pid_key = [](const Event& ev) {
     const EventDetail* pid = ev.Find("pid");
     return pid ? pid->value : std::string();

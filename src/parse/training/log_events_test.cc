@@ -77,16 +77,18 @@ TEST(LogEventsTest, MostSpecificWinsInATraceback) {
                  "torch.cuda.OutOfMemoryError: CUDA out of memory."),
             "cuda_oom");
   // The last exception of a chain is what ended the program.
-  EXPECT_EQ(One("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n"
-                "KeyError: 'x'\n\nDuring handling of the above exception, another exception "
-                "occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 3, in f\n"
-                "[rank0]: KeyboardInterrupt"),
-            R"({"line": 9, "event": "traceback", "exception": "KeyboardInterrupt", "frame": "a.py:3 in f"})");
+  EXPECT_EQ(
+      One("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n"
+          "KeyError: 'x'\n\nDuring handling of the above exception, another exception "
+          "occurred:\n\nTraceback (most recent call last):\n  File \"a.py\", line 3, in f\n"
+          "[rank0]: KeyboardInterrupt"),
+      R"({"line": 9, "event": "traceback", "exception": "KeyboardInterrupt", "frame": "a.py:3 in f"})");
 }
 
 TEST(LogEventsTest, AnyExceptionClassEndsATraceback) {
-  EXPECT_EQ(One("Traceback (most recent call last):\n  File \"t.py\", line 1, in f\nStopIteration"),
-            R"({"line": 3, "event": "traceback", "exception": "StopIteration", "frame": "t.py:1 in f"})");
+  EXPECT_EQ(
+      One("Traceback (most recent call last):\n  File \"t.py\", line 1, in f\nStopIteration"),
+      R"({"line": 3, "event": "traceback", "exception": "StopIteration", "frame": "t.py:1 in f"})");
   // Outside a traceback a name must say it is an exception.
   EXPECT_EQ(One("StopIteration: x"), "");
 }
@@ -264,8 +266,9 @@ TEST(LogEventsTest, OverflowCounts) {
   EXPECT_TRUE(d.Detect("[Rank 0] step=10, skipped=0, lr=[5e-05]", 1).empty());
   EXPECT_EQ(d.Detect("[Rank 0] step=20, skipped=2, lr=[5e-05]", 2).size(), 1u);
   EXPECT_TRUE(d.Detect("[Rank 0] step=30, skipped=2, lr=[5e-05]", 3).empty());  // no new skip
-  EXPECT_EQ(Kind(" iteration 10/ 100 | loss scale: 8388608.0 | number of skipped iterations:  10 |"),
-            "loss_overflow");
+  EXPECT_EQ(
+      Kind(" iteration 10/ 100 | loss scale: 8388608.0 | number of skipped iterations:  10 |"),
+      "loss_overflow");
 }
 
 // CUDA errors and OOMs reported by NCCL, llama.cpp, TensorRT-LLM and TGI.

@@ -66,7 +66,8 @@ void SegmentParser::Parse(std::vector<MetricSample>* out) {
     ScanCells(s_, 0, "|");
   }
   // Cells between tabs: PyTorch's ImageNet example, "Time  0.738 ( 0.738)\tLoss ...".
-  if (tqdm_begin_ == std::string_view::npos && line_.tab && s_.find('\t') != std::string_view::npos) {
+  if (tqdm_begin_ == std::string_view::npos && line_.tab &&
+      s_.find('\t') != std::string_view::npos) {
     ScanCells(s_, 0, "\t");
   }
   // A box drawn with U+2502 (Ray's result tables: "│ loss    0.6204 │").
@@ -76,10 +77,9 @@ void SegmentParser::Parse(std::vector<MetricSample>* out) {
     ScanCells(s_, 0, kBoxBar);
   }
   // The scans of words read only a line that may name a training metric.
-  bool pairs = std::any_of(found_.begin(), found_.begin() + static_cast<std::ptrdiff_t>(count_),
-                           [](const Candidate& c) {
-                             return c.source == Source::kPair || c.source == Source::kCell;
-                           });
+  bool pairs = std::any_of(
+      found_.begin(), found_.begin() + static_cast<std::ptrdiff_t>(count_),
+      [](const Candidate& c) { return c.source == Source::kPair || c.source == Source::kCell; });
   // With pairs, a line may still hold its loss as a name and a number
   // ("===> Epoch[4](1280/301): Loss 0.7165      LR: 9.904e-02").
   bool loss = std::any_of(found_.begin(), found_.begin() + static_cast<std::ptrdiff_t>(count_),
@@ -220,16 +220,15 @@ std::string_view SegmentParser::PhaseLossBefore(size_t pos) const {
   // "Train net output #0: loss = 51.5 (* 1 = 51.5 loss)", "Test net output".
   std::string_view head = s_.substr(0, std::min(pos, s_.size()));
   if (head.find(" net output #") != std::string_view::npos) {
-    return head.find("Test net output #") != std::string_view::npos ? "test_loss"
-                                                                     : "output_loss";
+    return head.find("Test net output #") != std::string_view::npos ? "test_loss" : "output_loss";
   }
   struct Phase {
     std::string_view word, loss;
   };
-  static constexpr Phase kPhases[] = {
-      {"valid", "valid_loss"}, {"validation", "val_loss"}, {"val", "val_loss"},
-      {"eval", "eval_loss"},   {"evaluation", "eval_loss"}, {"evaluating", "eval_loss"},
-      {"test", "test_loss"},   {"testing", "test_loss"}};
+  static constexpr Phase kPhases[] = {{"valid", "valid_loss"},     {"validation", "val_loss"},
+                                      {"val", "val_loss"},         {"eval", "eval_loss"},
+                                      {"evaluation", "eval_loss"}, {"evaluating", "eval_loss"},
+                                      {"test", "test_loss"},       {"testing", "test_loss"}};
   std::string_view found;
   std::string_view s = s_.substr(0, std::min(pos, s_.size()));
   for (size_t i = 0; i < s.size();) {
@@ -395,7 +394,7 @@ void StripControls(std::string_view s, std::string* out) {
 bool EndsInNumber(std::string_view line) {
   size_t e = line.size();
   while (e > 0 && (line[e - 1] == ' ' || line[e - 1] == '\t')) --e;
-  if (e > 0 && line[e - 1] == '.') --e;  // the end of a sentence
+  if (e > 0 && line[e - 1] == '.') --e;                         // the end of a sentence
   return e >= 3 && IsDigit(line[e - 1]) && line[e - 2] != ' ';  // "LR 0.0001", not "epoch 3"
 }
 

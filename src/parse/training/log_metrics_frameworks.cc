@@ -132,7 +132,8 @@ bool SegmentParser::CellPair(std::string_view cell, size_t offset) {
   if (sep != std::string_view::npos) {
     size_t last = t.rfind(' ');
     size_t name = last == std::string_view::npos ? 0 : t.rfind(' ', last - 1);
-    if (last == std::string_view::npos || name == std::string_view::npos || name < sep) return false;
+    if (last == std::string_view::npos || name == std::string_view::npos || name < sep)
+      return false;
     t = t.substr(name + 1);
   }
   size_t lead = static_cast<size_t>(t.data() - cell.data());
@@ -392,7 +393,7 @@ void SegmentParser::ScanWordRuns() {
   std::array<Pair, 16> pairs;
   size_t n = 0;
   bool training_metric = false;
-  std::string_view prev;  // the token before
+  std::string_view prev;         // the token before
   std::string_view prev_number;  // the token before, when a number no name owns
   size_t prev_number_pos = 0;
   double prev_value = 0;

@@ -149,12 +149,16 @@ constexpr Alias kAliases[] = {
 // force now (BigDL's "current learning rate"). They rank below the plain
 // names: a line with both "loss" and "total_loss" reports "loss".
 constexpr Alias kSecondNames[] = {
-    {"total_loss", "loss"}, {"tot_loss", "loss"}, {"lm_loss", "loss"},  {"closs", "loss"},
-    {"step_loss", "loss"},  {"loss_total", "loss"}, {"global_grad_norm", "grad_norm"},
+    {"total_loss", "loss"},
+    {"tot_loss", "loss"},
+    {"lm_loss", "loss"},
+    {"closs", "loss"},
+    {"step_loss", "loss"},
+    {"loss_total", "loss"},
+    {"global_grad_norm", "grad_norm"},
     {"grad_norm_total", "grad_norm"},
     {"lr_0", "learning_rate"},  // the first parameter group's (ESPnet)
 };
-
 
 // Words before a name that qualify it as the training one or the current
 // value ("train_loss", "train/lr", "Train Loss", "current learning rate",
@@ -162,8 +166,8 @@ constexpr Alias kSecondNames[] = {
 // LR"); a name that needs them ranks below the
 // bare name, and one that needs two below that. Phases other than training
 // (val_, eval_, test_) are not here: their loss is not the training loss.
-constexpr std::string_view kQualifiers[] = {"train", "training", "current", "cur",  "curr",
-                                            "reduced", "avg",    "average", "main", "model"};
+constexpr std::string_view kQualifiers[] = {"train",   "training", "current", "cur",  "curr",
+                                            "reduced", "avg",      "average", "main", "model"};
 
 std::string_view AliasOf(std::string_view k, const Alias* begin, const Alias* end) {
   for (const Alias* a = begin; a != end; ++a) {
@@ -208,7 +212,8 @@ std::string_view Qualified(std::string_view k, int depth, uint8_t* rank) {
   std::string_view rest = WithoutQualifier(k);
   if (!rest.empty()) {
     name = Qualified(rest, depth - 1, rank);
-    if (TrainingMetric(name)) return *rank = static_cast<uint8_t>(std::max<int>(*rank, 1) + 1), name;
+    if (TrainingMetric(name))
+      return *rank = static_cast<uint8_t>(std::max<int>(*rank, 1) + 1), name;
   }
   // After the name: "loss train" (litgpt), "loss/train" (TensorBoard tags),
   // "loss_avg" (an epoch's average, PaddleVideo).

@@ -177,7 +177,8 @@ bool CellAhead(std::string_view s, size_t i) {
   double v;
   size_t end;
   // "LR: 9.904e-02   Score nan": a non-finite word is a value too.
-  bool word = i + 3 <= s.size() && (EqualsLower(s.substr(i, 3), "nan") || EqualsLower(s.substr(i, 3), "inf"));
+  bool word = i + 3 <= s.size() &&
+              (EqualsLower(s.substr(i, 3), "nan") || EqualsLower(s.substr(i, 3), "inf"));
   return i < limit && (IsDigit(s[i]) || word) && ParseNumber(s, i, &v, &end);
 }
 
@@ -269,8 +270,8 @@ bool ValueAt(std::string_view s, size_t i, double* v, size_t* at, size_t* end) {
     // space or ':').
     size_t w = e + 1;
     while (w < s.size() && s[w] >= 'a' && s[w] <= 'z') ++w;
-    bool glued = s[e] >= 'A' && s[e] <= 'Z' && w - e >= 3 &&
-                 (w == s.size() || s[w] == ' ' || s[w] == ':');
+    bool glued =
+        s[e] >= 'A' && s[e] <= 'Z' && w - e >= 3 && (w == s.size() || s[w] == ' ' || s[w] == ':');
     return glued || ValueEnds(s, e);
   }
   if (unit.end < s.size() && (IsDigit(s[unit.end]) || s[unit.end] == '.' || s[unit.end] == '_')) {
@@ -341,7 +342,8 @@ bool SegmentParser::PairAt(size_t sep) {
     // A word, not a path or a file name ("Loss.cu:250", "/a/loss.py:12").
     std::string_view written =
         (key.in_line ? s : std::string_view(*arena_)).substr(key.off, key.len);
-    if (key.off > 0 && key.in_line && (s[key.off - 1] == '/' || s[key.off - 1] == '.')) return false;
+    if (key.off > 0 && key.in_line && (s[key.off - 1] == '/' || s[key.off - 1] == '.'))
+      return false;
     for (char k : written) {
       if (!IsWordChar(k)) return false;
     }

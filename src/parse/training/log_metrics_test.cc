@@ -233,8 +233,10 @@ TEST(Extract, QualifiedAndSecondNames) {
             (V{"learning_rate=0.001000", "loss=2.500000", "test_loss=3.000000"}));
   EXPECT_EQ(names("iter: 19  total_loss: 1.36  loss_cls: 0.65  lr: 3.8e-06"),
             (V{"step=19.000000", "loss=1.360000", "loss_cls=0.650000", "learning_rate=0.000004"}));
-  EXPECT_EQ(names("loss=0.5, reduced_train_loss=0.7"), (V{"loss=0.500000", "reduced_train_loss=0.700000"}));
-  EXPECT_EQ(names("reduced_train_loss=0.7, lr=0.1"), (V{"loss=0.700000", "learning_rate=0.100000"}));
+  EXPECT_EQ(names("loss=0.5, reduced_train_loss=0.7"),
+            (V{"loss=0.500000", "reduced_train_loss=0.700000"}));
+  EXPECT_EQ(names("reduced_train_loss=0.7, lr=0.1"),
+            (V{"loss=0.700000", "learning_rate=0.100000"}));
   EXPECT_EQ(names("Epoch 3 | loss train: 2.846, val: 2.861"),
             (V{"epoch=3.000000", "loss=2.846000", "val=2.861000"}));
   EXPECT_EQ(names("Loss is 0.25. Current learning rate is 0.5."),
@@ -311,7 +313,8 @@ TEST(Extract, WordRunsTablesAndWrappedValues) {
                R"("metric": "psnr", "value": 13.8, "step": 107})"}));
   EXPECT_EQ(Render(R"({"epoch": 25, "loss": "3.097", "lr_0": 0.1, "gnorm": "0.194"})"),
             (V{R"("metric": "epoch", "value": 25})", R"("metric": "loss", "value": 3.097})",
-               R"("metric": "learning_rate", "value": 0.1})", R"("metric": "grad_norm", "value": 0.194})"}));
+               R"("metric": "learning_rate", "value": 0.1})",
+               R"("metric": "grad_norm", "value": 0.194})"}));
   // An aside in parentheses is not a value.
   EXPECT_EQ(Render("lr: (0.5) warmup"), V{});
 }
@@ -328,18 +331,20 @@ TEST(Extract, PrettyPrintedJsonRecords) {
     }
     return out;
   };
-  EXPECT_EQ(lines({"{", "  \"log_history\": [", "    {", "      \"epoch\": 0.05,",
-                   "      \"learning_rate\": 0.0002,", "      \"loss\": 1.1005,",
-                   "      \"step\": 10", "    }", "  ]", "}"}),
-            (V{R"("metric": "epoch", "value": 0.05})",
-               R"("metric": "learning_rate", "value": 0.0002})",
-               R"("metric": "loss", "value": 1.1005})", R"("metric": "step", "value": 10, "step": 10})"}));
-  EXPECT_EQ(lines({"{\"iter\": 120000, ", "  \"loss\": 0.56, ", "  \"lr\": 0.01}"}),
-            (V{R"("metric": "step", "value": 120000, "step": 120000})",
-               R"("metric": "loss", "value": 0.56})", R"("metric": "learning_rate", "value": 0.01})"}));
+  EXPECT_EQ(
+      lines({"{", "  \"log_history\": [", "    {", "      \"epoch\": 0.05,",
+             "      \"learning_rate\": 0.0002,", "      \"loss\": 1.1005,", "      \"step\": 10",
+             "    }", "  ]", "}"}),
+      (V{R"("metric": "epoch", "value": 0.05})", R"("metric": "learning_rate", "value": 0.0002})",
+         R"("metric": "loss", "value": 1.1005})",
+         R"("metric": "step", "value": 10, "step": 10})"}));
+  EXPECT_EQ(
+      lines({"{\"iter\": 120000, ", "  \"loss\": 0.56, ", "  \"lr\": 0.01}"}),
+      (V{R"("metric": "step", "value": 120000, "step": 120000})",
+         R"("metric": "loss", "value": 0.56})", R"("metric": "learning_rate", "value": 0.01})"}));
   // A configuration dump: no step before its rate, or nested in another object.
-  EXPECT_EQ(lines({"{", "  \"learning_rate\": 5e-05,", "  \"optimizer\": {",
-                   "    \"lr\": 0.001,", "  }", "}"}),
+  EXPECT_EQ(lines({"{", "  \"learning_rate\": 5e-05,", "  \"optimizer\": {", "    \"lr\": 0.001,",
+                   "  }", "}"}),
             V{});
   // Text that is not JSON closes what was open.
   EXPECT_EQ(lines({"config = {", "INFO starting", "  \"loss\": 1.0,"}), V{});
@@ -365,8 +370,9 @@ TEST(Extract, DarknetCaffeAndPaddedKeys) {
 // Python (name, value) tuples; a table's second group of the same columns;
 // an ellipsis after a value.
 TEST(Extract, TuplesRepeatedColumnsAndEllipses) {
-  EXPECT_EQ(Render("- train, rank: 0, [('loss_att', 0.659), ('loss', 0.332)]"),
-            (V{R"("metric": "loss_att", "value": 0.659})", R"("metric": "loss", "value": 0.332})"}));
+  EXPECT_EQ(
+      Render("- train, rank: 0, [('loss_att', 0.659), ('loss', 0.332)]"),
+      (V{R"("metric": "loss_att", "value": 0.659})", R"("metric": "loss", "value": 0.332})"}));
   EXPECT_EQ(Render("epoch: 5 |loss 0.9156 | hm_loss 0.68 | loss 0.8787 | hm_loss 0.65 |"),
             (V{R"("metric": "epoch", "value": 5})", R"("metric": "loss", "value": 0.9156})",
                R"("metric": "hm_loss", "value": 0.68})"}));
@@ -374,15 +380,17 @@ TEST(Extract, TuplesRepeatedColumnsAndEllipses) {
   EXPECT_EQ(Render("  3/234 [....] - ETA: 33:37:24 - loss: 44.4110Batch 3: Invalid loss"),
             (V{R"("metric": "step", "value": 3, "step": 3})",
                R"("metric": "loss", "value": 44.411, "step": 3})"}));
-  EXPECT_EQ(Render("==> Start Training Epoch 9, lr=0.009845 ..."),
-            (V{R"("metric": "epoch", "value": 9})", R"("metric": "learning_rate", "value": 0.009845})"}));
+  EXPECT_EQ(
+      Render("==> Start Training Epoch 9, lr=0.009845 ..."),
+      (V{R"("metric": "epoch", "value": 9})", R"("metric": "learning_rate", "value": 0.009845})"}));
 }
 
 // Values before their names, names of two words before "to", an index in a
 // component's name, a name after a tqdm bar and separators earlier in a cell.
 TEST(Extract, ValueFirstIndexedNamesAndGluedBars) {
   EXPECT_EQ(Render("    1 93.44 s run, 11.8750 loss, 0.000000000001 LR, 642.43 GB used"),
-            (V{R"("metric": "loss", "value": 11.875})", R"("metric": "learning_rate", "value": 1e-12})"}));
+            (V{R"("metric": "loss", "value": 11.875})",
+               R"("metric": "learning_rate", "value": 1e-12})"}));
   EXPECT_EQ(Render("Updating learning rate to 5e-05"),
             (V{R"("metric": "learning_rate", "value": 5e-05})"}));
   EXPECT_EQ(Render("  Style 1 loss: 3748559.179688"),
@@ -394,8 +402,9 @@ TEST(Extract, ValueFirstIndexedNamesAndGluedBars) {
                R"("metric": "epoch", "value": 4, "step": 75})",
                R"("metric": "loss", "value": 0.7165, "step": 75})",
                R"("metric": "learning_rate", "value": 0.09904, "step": 75})"}));
-  EXPECT_EQ(Render("INFO Train: [30/300][210/2859]\teta 0:25:26 lr 0.000872\t wd 0.0500"),
-            (V{R"("metric": "learning_rate", "value": 0.000872})", R"("metric": "wd", "value": 0.05})"}));
+  EXPECT_EQ(
+      Render("INFO Train: [30/300][210/2859]\teta 0:25:26 lr 0.000872\t wd 0.0500"),
+      (V{R"("metric": "learning_rate", "value": 0.000872})", R"("metric": "wd", "value": 0.05})"}));
 }
 
 // A loss after a validation or test phase word is not the training loss.
