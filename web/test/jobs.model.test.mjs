@@ -117,6 +117,10 @@ test('jobs: sorting, URL, the logs link, PromQL selectors, event text', () => {
   const f = parseLogsHash(logsLinkFor(odd, now, ranges));
   assert.deepEqual([f.job, f.node], ['a&b', 'gpu-1']);
   assert.match(logsLinkFor(odd, now, ranges), /^#logs&range=7d&/);
+  // A job read by run: the Logs tab shows that run's lines only.
+  const run = { ...job, id: '42-7-ab', log_query: '{run="42-7-ab", node="gpu-1"}' };
+  assert.deepEqual([parseLogsHash(logsLinkFor(run, now, ranges)).run, parseLogsHash(logsLinkFor(run, now, ranges)).job],
+    ['42-7-ab', '']);
 
   assert.equal(trainingSelector({ name: 'tr"ain', node: 'gpu-1' }), '{job="tr\\"ain", node="gpu-1"}');
   assert.equal(trainingSelector({ name: 'train', node: '' }), '{job="train"}');

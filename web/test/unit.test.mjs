@@ -173,11 +173,13 @@ test('filters become LogQL with quotes and backslashes escaped', () => {
 });
 
 test('filters round-trip through the URL hash', () => {
-  const f = { node: 'n 1', job: 'tr&ain', container: '', levels: ['warn', 'error'], search: 'a=b #c', regex: true };
+  const f = { node: 'n 1', job: 'tr&ain', run: '42-7-ab', container: '', levels: ['warn', 'error'], search: 'a=b #c', regex: true };
   const hash = logsHash('1h', f);
   assert.match(hash, /^#logs&range=1h&/);
   assert.deepEqual(parseLogsHash(hash), f);
-  assert.deepEqual(parseLogsHash('#logs'), { node: '', job: '', container: '', levels: [], search: '', regex: false });
+  assert.deepEqual(parseLogsHash('#logs'), { node: '', job: '', run: '', container: '', levels: [], search: '', regex: false });
+  // One run of a sweep: its id narrows the selector.
+  assert.equal(buildQuery({ ...f, search: '', levels: [] }), '{node="n 1", job="tr&ain", run="42-7-ab"}');
   assert.deepEqual(parseLogsHash('#logs&level=warn,bogus').levels, ['warn']);
 });
 

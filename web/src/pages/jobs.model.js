@@ -105,8 +105,8 @@ export function parseSelector(q) {
 // picker that reaches back to its start. ranges: [[key, seconds], ...].
 export function logsLinkFor(job, nowMs, ranges) {
   const sel = parseSelector(job.log_query);
-  const f = { node: '', job: '', container: '', levels: [], search: '', regex: false };
-  if (sel && Object.keys(sel).every((k) => ['node', 'job', 'container'].includes(k)) && Object.keys(sel).length) {
+  const f = { node: '', job: '', run: '', container: '', levels: [], search: '', regex: false };
+  if (sel && Object.keys(sel).every((k) => ['node', 'job', 'run', 'container'].includes(k)) && Object.keys(sel).length) {
     Object.assign(f, sel);
   } else {
     f.job = job.name ?? '';

@@ -29,12 +29,16 @@ export function reEscape(s) {
   return String(s).replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
 }
 
-// filters: {node, job, container: strings ('' = any), levels: [] (none =
+// The label filters, in selector order: a job run's id (`run`) comes from
+// the Jobs tab's link, so one run of a sweep shows alone.
+export const LABEL_FILTERS = ['node', 'job', 'run', 'container'];
+
+// filters: {node, job, run, container: strings ('' = any), levels: [] (none =
 // any), search: string, regex: bool}. The stream selector narrows by label
 // (the store skips whole blocks with it); the search is a line filter.
 export function buildQuery(f) {
   const m = [];
-  for (const k of ['node', 'job', 'container']) {
+  for (const k of LABEL_FILTERS) {
     if (f[k]) m.push(`${k}=${quote(f[k])}`);
   }
   const levels = LEVELS.filter((l) => (f.levels ?? []).includes(l));
@@ -185,7 +189,8 @@ export function parseLogsHash(hash) {
   const p = new URLSearchParams(String(hash).replace(/^#/, ''));
   const levels = (p.get('level') ?? '').split(',').filter((l) => LEVELS.includes(l));
   return {
-    node: p.get('node') ?? '', job: p.get('job') ?? '', container: p.get('container') ?? '',
+    node: p.get('node') ?? '', job: p.get('job') ?? '', run: p.get('run') ?? '',
+    container: p.get('container') ?? '',
     levels, search: p.get('q') ?? '', regex: p.get('re') === '1',
   };
 }
@@ -193,7 +198,7 @@ export function parseLogsHash(hash) {
 export function logsHash(range, f) {
   const p = new URLSearchParams();
   p.set('range', range);
-  for (const k of ['node', 'job', 'container']) if (f[k]) p.set(k, f[k]);
+  for (const k of LABEL_FILTERS) if (f[k]) p.set(k, f[k]);
   if (f.levels?.length) p.set('level', f.levels.join(','));
   if (f.search) p.set('q', f.search);
   if (f.regex) p.set('re', '1');
