@@ -25,7 +25,7 @@ wire::JobsSnapshot Snap(std::vector<wire::JobRecord> jobs) {
 std::vector<std::string> Due(EndedJobs* e, int64_t now) {
   std::vector<std::string> out;
   for (const EndedJob& j : e->TakeDue("n1", now))
-    out.push_back(j.name + "@" + std::to_string(j.end_ms));
+    out.push_back(j.name + "@" + std::to_string(j.end_ms) + (j.name_running ? " (name runs)" : ""));
   return out;
 }
 
@@ -46,7 +46,8 @@ TEST(EndedJobsTest, AnEndedJobIsDueOnceAfterTheGrace) {
   EXPECT_EQ(Due(&e, 300'000), V{});
 }
 
-// A rerun under the same name writes the same series; a job that ended long
+// A rerun under the same name writes the same series (the ingester then
+// ends only the ended run's own, by `run`); a job that ended long
 // before the server heard of it (restart, outage) has faded already; other
 // nodes are apart.
 TEST(EndedJobsTest, RerunsOldEndsAndOtherNodesAreLeftAlone) {
@@ -54,7 +55,7 @@ TEST(EndedJobsTest, RerunsOldEndsAndOtherNodesAreLeftAlone) {
   e.Note(Snap({Job("1", "train", true, 1'100'000), Job("2", "train", false),
                Job("3", "eval", true, 1'100'000), Job("4", "old", true, 1'000)}),
          1'110'000);
-  EXPECT_EQ(Due(&e, 1'140'000), V{"eval@1100000"});
+  EXPECT_EQ(Due(&e, 1'140'000), (V{"train@1100000 (name runs)", "eval@1100000"}));
   EXPECT_TRUE(e.TakeDue("n2", 1'140'000).empty());
 }
 

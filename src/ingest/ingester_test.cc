@@ -334,5 +334,50 @@ TEST_F(IngesterTest, TrainingSeriesOfAnEndedJobEnd) {
   EXPECT_EQ(ingester_->Stats().job_end_markers, 1u);
 }
 
+// A sweep: two runs of "train", their series apart by `run`. The run that
+// ends ends its own series; its sibling's go on.
+TEST_F(IngesterTest, AnEndedRunEndsItsOwnSeriesNotItsSiblings) {
+  ManualClockEnv env(100'000);
+  JobStore jobs({});
+  IngesterOptions o;
+  o.job_store = &jobs;
+  o.env = &env;
+  ingester_ = std::make_unique<Ingester>(db_.get(), nullptr, o);
+  wire::MetricBatch values;
+  values.source = "n1";
+  for (const char* run : {"1-5-ab", "2-6-ab"}) {
+    values.series.push_back(
+        {{{"__name__", "training_loss"}, {"job", "train"}, {"run", run}}, {{95'000, 0.5}}});
+  }
+  ASSERT_TRUE(ingester_->AppendMetrics(&values).ok());
+  wire::JobRecord done, running;
+  done.id = "1-5-ab";
+  done.name = "train";
+  done.ended = true;
+  done.last_seen_ms = 97'000;
+  running.id = "2-6-ab";
+  running.name = "train";
+  wire::JobsSnapshot snap;
+  snap.node = "n1";
+  snap.time_ms = env.now;
+  snap.jobs = {done, running};
+  ASSERT_TRUE(ingester_
+                  ->Receive(wire::EncodeFrame(wire::FrameKind::kJobs,
+                                              wire::EncodeJobsSnapshot(snap), false))
+                  .ok());
+  env.now += 30'000;
+  wire::MetricBatchBuilder b("n1", env.now);
+  b.Add("vigil_gpu_up", {{"gpu", "0"}}, 1);
+  wire::MetricBatch pass = b.Release();
+  pass.sequence = 1;
+  ASSERT_TRUE(ingester_->ReceiveMetricBatch(&pass).ok());
+  EXPECT_EQ(Raw(db_.get(), "training_loss"),
+            (std::vector<std::string>{
+                "{__name__=\"training_loss\",job=\"train\",node=\"n1\",run=\"1-5-ab\"}: "
+                "0.5@95000 stale@97000",
+                "{__name__=\"training_loss\",job=\"train\",node=\"n1\",run=\"2-6-ab\"}: 0.5@95000",
+            }));
+}
+
 }  // namespace
 }  // namespace vigil::ingest

@@ -126,6 +126,17 @@ void JobTracker::Wake() {
   wait_cv_.notify_all();
 }
 
+void JobTracker::Refresh(int64_t timeout_ms) {
+  if (!thread_.joinable()) return;
+  std::unique_lock lock(wait_mu_);
+  // The pass after the one running now, if any: it reads /proc after now.
+  const uint64_t target = passes_ + 2;
+  woken_ = true;
+  wait_cv_.notify_all();
+  pass_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                    [&] { return passes_ >= target || stop_.load(); });
+}
+
 void JobTracker::SaveHistory(bool force) {
   if (options_.history_path.empty()) return;
   std::vector<TrackedJob> jobs;
@@ -159,6 +170,8 @@ void JobTracker::Loop() {
     }
     SaveHistory(/*force=*/false);
     std::unique_lock lock(wait_mu_);
+    ++passes_;
+    pass_cv_.notify_all();
     wait_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
                       [this] { return stop_.load() || woken_; });
     if (woken_) {

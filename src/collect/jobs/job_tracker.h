@@ -142,6 +142,10 @@ class JobTracker {
   // of it), running or ended in the last 5 minutes, "" when none does: the
   // log agent's `run` label (LogAgentOptions::run_of). Thread-safe.
   std::string RunIdOf(int pid) const;
+  // Has the polling thread run a pass now (Wake) and waits for it, at most
+  // `timeout_ms`: the log agent's refresh before it asks RunIdOf again about
+  // a file found before its job was. Returns at once when not Start()ed.
+  void Refresh(int64_t timeout_ms);
 
   // Asks for a pass soon (the watcher: a job's process exited).
   void Wake();
@@ -196,6 +200,10 @@ class JobTracker {
   std::atomic<bool> stop_{false};
   std::mutex wait_mu_;
   std::condition_variable wait_cv_;
+  // Passes the polling thread has finished; pass_cv_ (with wait_mu_) tells
+  // Refresh() waiters.
+  uint64_t passes_ = 0;  // guarded by wait_mu_
+  std::condition_variable pass_cv_;
   bool woken_ = false;  // guarded by wait_mu_
 };
 

@@ -235,7 +235,8 @@ TEST_F(WatcherTest, TheTrackerListsAShortLivedJobAsEndedWithItsExitAndLog) {
   auto sources = tracker.ShortLivedLogSources();
   ASSERT_EQ(sources.size(), 1u);
   EXPECT_EQ(sources[0].path, log);
-  EXPECT_EQ(sources[0].labels, (wire::Labels{{"job", "train"}, {"source", log}}));
+  EXPECT_EQ(sources[0].labels,
+            (wire::Labels{{"job", "train"}, {"run", "940-8000-90b22de2"}, {"source", log}}));
 
   // It stays ended; the sources expire.
   ASSERT_TRUE(tracker.Poll().ok());

@@ -261,7 +261,7 @@ void LogAgent::Loop() {
 }
 
 bool LogAgent::LabelRun(discover::LogSource* spec) const {
-  if (!options_.run_of || spec->writer_pid <= 0) return true;  // no run to wait for
+  if (!options_.run_of || spec->writer_pid <= 0) return true;  // no run to look for
   auto at = std::lower_bound(spec->labels.begin(), spec->labels.end(), std::string_view("run"),
                              [](const wire::Label& l, std::string_view n) { return l.name < n; });
   if (at != spec->labels.end() && at->name == "run") return true;  // named by its finder
@@ -269,6 +269,21 @@ bool LogAgent::LabelRun(discover::LogSource* spec) const {
   if (run.empty()) return false;
   spec->labels.insert(at, {"run", std::move(run)});
   return true;
+}
+
+void LogAgent::LabelRuns(std::vector<discover::LogSource>* found) const {
+  std::vector<discover::LogSource*> unknown;
+  for (discover::LogSource& spec : *found) {
+    bool followed = std::any_of(sources_.begin(), sources_.end(),
+                                [&](const auto& s) { return s->spec.path == spec.path; });
+    if (!followed && !LabelRun(&spec)) unknown.push_back(&spec);
+  }
+  // A new job's file is often found before the tracker has seen the job:
+  // one tracker pass, then ask again (a stream's labels never change once
+  // it is followed).
+  if (unknown.empty() || !options_.refresh_runs) return;
+  options_.refresh_runs();
+  for (discover::LogSource* spec : unknown) LabelRun(spec);
 }
 
 void LogAgent::Discover(bool first) {
@@ -295,7 +310,7 @@ void LogAgent::Discover(bool first) {
   }
   int64_t now = env_->MonotonicMillis();
   for (auto& s : sources_) s->discovered = false;
-  std::map<std::string, RunWait> waiting;  // this pass's, replacing the last's
+  LabelRuns(&found);
   for (auto& spec : found) {
     auto it = std::find_if(sources_.begin(), sources_.end(),
                            [&](const auto& s) { return s->spec.path == spec.path; });
@@ -304,16 +319,7 @@ void LogAgent::Discover(bool first) {
       (*it)->last_discovered_ms = now;
       continue;
     }
-    // Found at our start, even if it waited for its run since.
-    bool at_start = first;
-    if (auto w = run_waits_.find(spec.path); w != run_waits_.end()) at_start = w->second.at_start;
-    if (!LabelRun(&spec)) {
-      RunWait& w = waiting[spec.path];
-      w.passes = run_waits_.count(spec.path) ? run_waits_[spec.path].passes + 1 : 1;
-      w.at_start = at_start;
-      if (w.passes <= options_.run_wait_passes) continue;  // the tracker may see its job next pass
-      waiting.erase(spec.path);
-    }
+    const bool at_start = first;
     TailerOptions to = options_.tailer;
     std::vector<SourceCheckpoint> cps = checkpoints_->ForPath(spec.path);
     if (cps.empty() && at_start) {
@@ -341,7 +347,6 @@ void LogAgent::Discover(bool first) {
     (void)watcher_->Watch(src->spec.path);
     sources_.push_back(std::move(src));
   }
-  run_waits_ = std::move(waiting);
   // Forget what is gone: read to its end, nothing held, quiet for a while.
   std::erase_if(sources_, [&](const std::unique_ptr<Source>& s) {
     bool idle = now - s->last_data_ms >= options_.close_after_ms;

@@ -50,12 +50,13 @@ struct LogAgentOptions {
   // The id of the job run a process belongs to ("" when none is known):
   // a source's `run` label, from its LogSource::writer_pid, so that two
   // runs of one script (`job="train"` both) keep their lines and training
-  // series apart (JobTracker::RunIdOf). A source whose writer's run is not
-  // known yet waits up to `run_wait_passes` discovery passes for the
-  // tracker to see it (nothing is lost: the file is read from its start),
-  // then is followed without the label. Called on the agent's thread.
+  // series apart (JobTracker::RunIdOf). When a new source's writer's run is
+  // not known, `refresh_runs` (if set) has the tracker look once more
+  // (JobTracker::Refresh: one pass, bounded wait) and the agent asks again,
+  // once per discovery pass; a source still unknown is followed without the
+  // label. Both are called on the agent's thread.
   std::function<std::string(int pid)> run_of;
-  int run_wait_passes = 2;
+  std::function<void()> refresh_runs;
   int64_t discovery_interval_ms = 3000;
   // A source no longer discovered is closed once read to its end and idle this long.
   int64_t close_after_ms = 60'000;
@@ -141,16 +142,12 @@ class LogAgent {
   std::unique_ptr<Batch> pending_;                             // read but not yet acknowledged
   int64_t last_discovery_ms_ = 0;
   bool first_discovery_ = true;
-  // Sources that wait for the tracker to know their writer's run (agent
-  // thread only; one entry per waiting path, dropped once followed).
-  struct RunWait {
-    int passes = 0;
-    bool at_start = false;  // found by the first discovery
-  };
-  std::map<std::string, RunWait> run_waits_;
   // Adds the `run` label from options_.run_of; false while the writer's run
   // is not known.
   bool LabelRun(discover::LogSource* spec) const;
+  // Labels the new sources among `found` with their runs (LabelRun), with
+  // one refresh of the tracker for those not known.
+  void LabelRuns(std::vector<discover::LogSource>* found) const;
   uint64_t sequence_ = 0;
   ship::Backoff backoff_;
 

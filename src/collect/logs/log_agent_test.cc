@@ -120,8 +120,9 @@ TEST_F(LogAgentTest, ShipsLinesWithOffsetsLabelsAndLevels) {
 }
 
 // Each job run's lines carry its id: the agent asks whose run the writer is
-// in, waits a pass or two for the tracker to know it (nothing is lost), and
-// follows a file whose run stays unknown without the label.
+// in, has the tracker look again once when it does not know (a job's file is
+// often found before its job), and follows a file whose run stays unknown
+// without the label.
 TEST_F(LogAgentTest, LinesCarryTheirWritersRun) {
   std::string other = dir_.path() + "/daemon.log";
   Write("step 1 loss=2.5\n");
@@ -130,7 +131,6 @@ TEST_F(LogAgentTest, LinesCarryTheirWritersRun) {
   o.node = "node-a";
   o.state_dir = dir_.path() + "/state";
   o.discovery_interval_ms = 0;
-  o.run_wait_passes = 2;
   std::string path = log_;
   o.discover_override = [path, other] {
     discover::LogSource train, daemon;
@@ -142,17 +142,20 @@ TEST_F(LogAgentTest, LinesCarryTheirWritersRun) {
     daemon.writer_pid = 77;
     return std::vector<discover::LogSource>{train, daemon};
   };
-  int asked = 0;
-  o.run_of = [&asked](int pid) -> std::string {
-    ++asked;
-    return pid == 4242 && asked > 2 ? "4242-851740-90b22de2" : "";
+  bool tracker_looked = false;
+  int refreshes = 0;
+  o.run_of = [&tracker_looked](int pid) -> std::string {
+    return pid == 4242 && tracker_looked ? "4242-851740-90b22de2" : "";
+  };
+  o.refresh_runs = [&] {
+    ++refreshes;
+    tracker_looked = true;
   };
   LogAgent agent(o, FrameSender([this](std::string_view f) { return server_.Receive(f); },
                                 /*compress=*/false));
-  ASSERT_TRUE(agent.RunOnce().ok());  // neither run known: both wait
-  EXPECT_TRUE(server_.records.empty());
-  ASSERT_TRUE(agent.RunOnce().ok());  // train's run is known now
-  ASSERT_TRUE(agent.RunOnce().ok());  // daemon waited twice: followed without a run
+  ASSERT_TRUE(agent.RunOnce().ok());
+  ASSERT_TRUE(agent.RunOnce().ok());
+  EXPECT_EQ(refreshes, 1);  // once, for the pass that found them; never for followed files
   ASSERT_EQ(server_.records.size(), 2u) << testing::PrintToString(server_.Lines());
   std::map<std::string, std::string> by_line;
   for (size_t i = 0; i < server_.records.size(); ++i) {
