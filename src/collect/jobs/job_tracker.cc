@@ -105,6 +105,7 @@ void JobTracker::Start() {
   if (own_watcher_) own_watcher_->Start();
   stop_ = false;
   thread_ = std::thread([this] { Loop(); });
+  polling_ = true;
 }
 
 void JobTracker::Stop() {
@@ -113,6 +114,8 @@ void JobTracker::Stop() {
     stop_ = true;
   }
   wait_cv_.notify_all();
+  pass_cv_.notify_all();  // Refresh() waiters: no more passes
+  polling_ = false;
   if (thread_.joinable()) thread_.join();
   if (own_watcher_) own_watcher_->Stop();
   SaveHistory(/*force=*/true);
@@ -127,7 +130,7 @@ void JobTracker::Wake() {
 }
 
 void JobTracker::Refresh(int64_t timeout_ms) {
-  if (!thread_.joinable()) return;
+  if (!polling_) return;
   std::unique_lock lock(wait_mu_);
   // The pass after the one running now, if any: it reads /proc after now.
   const uint64_t target = passes_ + 2;

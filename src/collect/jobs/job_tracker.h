@@ -204,6 +204,9 @@ class JobTracker {
   // Refresh() waiters.
   uint64_t passes_ = 0;  // guarded by wait_mu_
   std::condition_variable pass_cv_;
+  // Between Start() and Stop(): whether Refresh() has passes to wait for
+  // (read from other threads, so not thread_.joinable()).
+  std::atomic<bool> polling_{false};
   bool woken_ = false;  // guarded by wait_mu_
 };
 
