@@ -341,11 +341,9 @@ void SegmentParser::ScanMMEngine() {
 // running average and the learning rate, named after the values.
 void SegmentParser::ScanDarknet() {
   std::string_view s = s_;
-  size_t i = 0;
-  while (i < s.size() && IsSpace(s[i])) ++i;
-  size_t num = i;
-  int64_t n = 0;
-  while (i < s.size() && IsDigit(s[i]) && i - num < 15) n = n * 10 + (s[i++] - '0');
+  size_t num;
+  int64_t n;
+  size_t i = LeadingCount(s, &num, &n);
   if (i == num || s.substr(i, 2) != ": ") return;
   i += 2;
   double loss, avg, rate;

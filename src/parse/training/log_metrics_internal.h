@@ -176,6 +176,18 @@ inline constexpr std::string_view kMetricPairs = "lolrleno";
 inline constexpr std::string_view kPhasePairs = "vaesut";
 bool LetterPairs(std::string_view s, std::string_view pairs);
 
+// The whole number a line starts with, after spaces (Keras' "100/100 [...]",
+// Darknet's "2267: ..."): *at is where its digits start, *n its value (at
+// most 15 digits); returns the index after them, == *at when there is none.
+inline size_t LeadingCount(std::string_view s, size_t* at, int64_t* n) {
+  size_t i = 0;
+  while (i < s.size() && IsSpace(s[i])) ++i;
+  *at = i;
+  *n = 0;
+  while (i < s.size() && IsDigit(s[i]) && i - *at < 15) *n = *n * 10 + (s[i++] - '0');
+  return i;
+}
+
 // ---------------------------------------------------------------------------
 // Key names (log_metrics_names.cc).
 

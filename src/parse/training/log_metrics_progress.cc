@@ -136,11 +136,9 @@ void SegmentParser::ScanTqdm() {
 // "100/100 ━━━━ 2s 20ms/step - loss: 0.3".
 void SegmentParser::ScanKeras() {
   std::string_view s = s_;
-  size_t i = 0;
-  while (i < s.size() && IsSpace(s[i])) ++i;
-  size_t num = i;
-  int64_t n = 0;
-  while (i < s.size() && IsDigit(s[i]) && i - num < 15) n = n * 10 + (s[i++] - '0');
+  size_t num;
+  int64_t n;
+  size_t i = LeadingCount(s, &num, &n);
   if (i == num || i >= s.size() || s[i] != '/') return;
   ++i;
   size_t total = i;
