@@ -479,13 +479,7 @@ Status FileTailer::Pump(Source& s, bool is_current, size_t max_bytes, int64_t no
       // generation ends once that is found and read, or known lost.
       StartCopyHunt(s, now);
     } else if (s.fixed) {
-      Header(s, path_, out);
-      FlushPartial(s, options_.max_line_bytes, read_ns, &stats_, &out->lines);
-      out->end_offset = s.consumed;
-      out->end_resume = s.resume();
-      out->finished_sources.push_back(s.id.SourceId());
-      out->first_of_source = !s.emitted_any;
-      ++stats_.finished_sources;
+      EndTruncatedGeneration(s, read_ns, out);
     }
     if (!is_current) {
       s.done = true;

@@ -191,6 +191,9 @@ class FileTailer {
   Status Pump(Source& s, bool is_current, size_t max_bytes, int64_t now, TailChunk* out);
   // Truncation of the current file: a hunt for its copy is queued in draining_.
   void StartCopyHunt(Source& truncated, int64_t now);
+  // Ends a truncated generation whose unread bytes have no copy: its held
+  // partial line, then the source finished in *out.
+  void EndTruncatedGeneration(Source& s, int64_t read_ns, TailChunk* out);
   void Hunt(Source& s, int64_t now, TailChunk* out);
   enum class CopySearch { kFound, kMaybeLater, kNone };
   CopySearch FindCopy(Source& s, int64_t now, std::string* why);

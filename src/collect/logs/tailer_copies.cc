@@ -146,16 +146,9 @@ void FileTailer::Hunt(Source& s, int64_t now, TailChunk* out) {
     return;
   }
   // No copy: the generation ends here, as a truncation without one does.
-  int64_t read_ns = env_->NowMillis() * 1000000;
-  Header(s, path_, out);
-  FlushPartial(s, options_.max_line_bytes, read_ns, &stats_, &out->lines);
-  out->end_offset = s.consumed;
-  out->end_resume = s.resume();
-  out->finished_sources.push_back(s.id.SourceId());
-  out->first_of_source = !s.emitted_any;
+  EndTruncatedGeneration(s, env_->NowMillis() * 1000000, out);
   s.emitted_any = true;
   s.done = true;
-  ++stats_.finished_sources;
   // Bytes we saw but had not read are gone for sure; beyond them nothing is
   // known (a plain `: > file` after we read everything loses nothing).
   uint64_t unread = s.seen_size > s.read_pos ? s.seen_size - s.read_pos : 0;
@@ -195,6 +188,16 @@ bool IsGzipName(std::string_view name) {
 }
 
 }  // namespace
+
+void FileTailer::EndTruncatedGeneration(Source& s, int64_t read_ns, TailChunk* out) {
+  Header(s, path_, out);
+  FlushPartial(s, options_.max_line_bytes, read_ns, &stats_, &out->lines);
+  out->end_offset = s.consumed;
+  out->end_resume = s.resume();
+  out->finished_sources.push_back(s.id.SourceId());
+  out->first_of_source = !s.emitted_any;
+  ++stats_.finished_sources;
+}
 
 // The copy among the path's newest rotated siblings: uncompressed ones first
 // (logrotate compresses the copy after the truncation; while gzip runs both
