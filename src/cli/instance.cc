@@ -327,7 +327,7 @@ void Instance::StartAgentSide(const InstanceOptions& options,
   collect::jobs::JobTracker* tracker = impl->jobs.get();
   log_options.extra_sources = [tracker] { return tracker->ShortLivedLogSources(); };
   // Each job run's lines and training series carry its id (`run`).
-  log_options.run_of = [tracker](int pid) { return tracker->RunIdOf(pid); };
+  log_options.run_of = [tracker](const discover::LogSource& s) { return tracker->RunIdOf(s); };
   log_options.refresh_runs = [tracker] { tracker->Refresh(/*timeout_ms=*/1500); };
   impl->log_agent =
       std::make_unique<collect::logs::LogAgent>(std::move(log_options), impl->link.send_logs);

@@ -14,6 +14,7 @@
 
 #include "core/strings.h"
 #include "discover/discover_internal.h"
+#include "wire/metric_batch.h"
 
 namespace vigil::discover {
 
@@ -27,6 +28,10 @@ const char* LogFormatName(LogFormat format) {
       return "cri";
   }
   return "plain";
+}
+
+bool HasRunAnchor(const LogSource& source) {
+  return source.writer_pid > 0 || !wire::LabelValue(source.labels, "container_id").empty();
 }
 
 namespace internal {

@@ -52,6 +52,11 @@ struct LogSource {
   bool operator==(const LogSource&) const = default;
 };
 
+// What can tie a source to a job run: its writer's pid, or the container
+// whose log it is (the `container_id` label: a job knows the container it
+// runs in). Without either no run is looked for.
+bool HasRunAnchor(const LogSource& source);
+
 struct DiscoveryOptions {
   std::string proc_root = "/proc";                         // "" skips process discovery
   std::string docker_root = "/var/lib/docker/containers";  // "" skips docker

@@ -7,6 +7,8 @@
 
 #include "collect/jobs/job_history.h"
 #include "core/log.h"
+#include "core/strings.h"
+#include "wire/metric_batch.h"
 
 namespace vigil::collect::jobs {
 namespace {
@@ -392,6 +394,24 @@ std::string JobTracker::RunIdOf(int pid) const {
     }
   }
   return "";
+}
+
+std::string JobTracker::RunIdOf(const discover::LogSource& source) const {
+  if (source.writer_pid > 0) {
+    std::string run = RunIdOf(source.writer_pid);
+    if (!run.empty()) return run;
+  }
+  // Docker's short id (12 hex digits) is enough to be unambiguous on a node.
+  std::string_view container = wire::LabelValue(source.labels, "container_id");
+  if (container.size() < 12) return "";
+  std::lock_guard lock(mu_);
+  std::string found;
+  for (const auto& [id, t] : jobs_) {
+    if (t.ended || !StartsWith(t.job.container_id, container)) continue;
+    if (!found.empty()) return "";  // several jobs write one container log
+    found = id;
+  }
+  return found;
 }
 
 std::vector<discover::LogSource> JobTracker::ShortLivedLogSources() const {

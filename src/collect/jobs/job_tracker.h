@@ -142,6 +142,11 @@ class JobTracker {
   // of it), running or ended in the last 5 minutes, "" when none does: the
   // log agent's `run` label (LogAgentOptions::run_of). Thread-safe.
   std::string RunIdOf(int pid) const;
+  // The run a log source belongs to: its writer's (above), else the one job
+  // in the container whose log it is (its `container_id` label, a prefix of
+  // the job's container id); "" when none, or when the container holds
+  // several jobs and its log cannot say whose lines are whose.
+  std::string RunIdOf(const discover::LogSource& source) const;
   // Has the polling thread run a pass now (Wake) and waits for it, at most
   // `timeout_ms`: the log agent's refresh before it asks RunIdOf again about
   // a file found before its job was. Returns at once when not Start()ed.

@@ -76,6 +76,44 @@ TEST(JobTrackerTest, JobsStartRunAndEndWithTheirVigilRunExit) {
   EXPECT_EQ(tracker.RunIdOf(200), "200-2");
 }
 
+TEST(JobTrackerTest, AContainerLogBelongsToTheOneJobInItsContainer) {
+  TempDir dir;
+  ManualClockEnv env;
+  const std::string c1(64, 'a'), c2 = std::string(12, 'b') + std::string(52, 'c');
+  std::vector<discover::DetectedJob> now_running = {Job("100-1", 100, env.now),
+                                                    Job("200-2", 200, env.now),
+                                                    Job("300-3", 300, env.now)};
+  now_running[0].container_id = c1;
+  now_running[1].container_id = c2;
+  now_running[2].container_id = c2;
+  JobTrackerOptions o;
+  o.env = &env;
+  o.run_spool_dir = dir.path();
+  o.detect_override = [&] { return Result<std::vector<discover::DetectedJob>>(now_running); };
+  JobTracker tracker(o);
+  ASSERT_TRUE(tracker.Poll().ok());
+
+  auto docker_log = [](std::string short_id, int writer) {
+    discover::LogSource s;
+    s.labels = {{"container_id", std::move(short_id)}, {"job", "trainer"}};
+    s.writer_pid = writer;
+    return s;
+  };
+  EXPECT_EQ(tracker.RunIdOf(docker_log(c1.substr(0, 12), 0)), "100-1");
+  // Two jobs in one container: its log cannot say whose lines are whose,
+  // unless the source knows its writer.
+  EXPECT_EQ(tracker.RunIdOf(docker_log(c2.substr(0, 12), 0)), "");
+  EXPECT_EQ(tracker.RunIdOf(docker_log(c2.substr(0, 12), 300)), "300-3");
+  EXPECT_EQ(tracker.RunIdOf(docker_log(std::string(12, 'd'), 0)), "");
+  EXPECT_EQ(tracker.RunIdOf(docker_log("aaaa", 0)), "");  // too short to be sure
+  // A container's run ends with its job: a new job in it is a new run.
+  now_running = {Job("400-4", 400, env.now)};
+  now_running[0].container_id = c1;
+  env.now += 5000;
+  ASSERT_TRUE(tracker.Poll().ok());
+  EXPECT_EQ(tracker.RunIdOf(docker_log(c1.substr(0, 12), 0)), "400-4");
+}
+
 TEST(JobTrackerTest, ARecordOfAReusedPidIsItsOwnJobNotTheDetectedOnes) {
   TempDir dir;
   ManualClockEnv env;

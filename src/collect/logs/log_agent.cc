@@ -261,11 +261,11 @@ void LogAgent::Loop() {
 }
 
 bool LogAgent::LabelRun(discover::LogSource* spec) const {
-  if (!options_.run_of || spec->writer_pid <= 0) return true;  // no run to look for
+  if (!options_.run_of || !discover::HasRunAnchor(*spec)) return true;  // no run to look for
   auto at = std::lower_bound(spec->labels.begin(), spec->labels.end(), std::string_view("run"),
                              [](const wire::Label& l, std::string_view n) { return l.name < n; });
   if (at != spec->labels.end() && at->name == "run") return true;  // named by its finder
-  std::string run = options_.run_of(spec->writer_pid);
+  std::string run = options_.run_of(*spec);
   if (run.empty()) return false;
   spec->labels.insert(at, {"run", std::move(run)});
   return true;

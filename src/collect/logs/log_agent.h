@@ -47,15 +47,16 @@ struct LogAgentOptions {
   // that died before discovery could see their process
   // (JobTracker::ShortLivedLogSources). Called on the agent's thread.
   std::function<std::vector<discover::LogSource>()> extra_sources;
-  // The id of the job run a process belongs to ("" when none is known):
-  // a source's `run` label, from its LogSource::writer_pid, so that two
-  // runs of one script (`job="train"` both) keep their lines and training
-  // series apart (JobTracker::RunIdOf). When a new source's writer's run is
+  // The id of the job run a source belongs to ("" when none is known):
+  // its `run` label, from its writer's pid or its container
+  // (discover::HasRunAnchor), so that two runs of one script (`job="train"`
+  // both) keep their lines and training series apart (JobTracker::RunIdOf).
+  // When a new source's run is
   // not known, `refresh_runs` (if set) has the tracker look once more
   // (JobTracker::Refresh: one pass, bounded wait) and the agent asks again,
   // once per discovery pass; a source still unknown is followed without the
   // label. Both are called on the agent's thread.
-  std::function<std::string(int pid)> run_of;
+  std::function<std::string(const discover::LogSource&)> run_of;
   std::function<void()> refresh_runs;
   int64_t discovery_interval_ms = 3000;
   // A source no longer discovered is closed once read to its end and idle this long.

@@ -144,8 +144,8 @@ TEST_F(LogAgentTest, LinesCarryTheirWritersRun) {
   };
   bool tracker_looked = false;
   int refreshes = 0;
-  o.run_of = [&tracker_looked](int pid) -> std::string {
-    return pid == 4242 && tracker_looked ? "4242-851740-90b22de2" : "";
+  o.run_of = [&tracker_looked](const discover::LogSource& s) -> std::string {
+    return s.writer_pid == 4242 && tracker_looked ? "4242-851740-90b22de2" : "";
   };
   o.refresh_runs = [&] {
     ++refreshes;
