@@ -252,7 +252,39 @@ HeadClasses ClassifyHead(std::string_view s) {
 
 // "[rank0]: " / "[default3]:": torchrun and DeepSpeed's launcher prefix
 // each worker's lines.
+namespace {
+
+// Ray's "(Name pid=N, ip=A) " / "(pid=N) " (python/ray/_private/log_monitor.py).
+size_t RayPrefixLen(std::string_view s) {
+  constexpr size_t kMax = 96;
+  size_t i = 1;
+  while (i < s.size() && i < 48 &&
+         (IsAlpha(s[i]) || IsDigit(s[i]) || s[i] == '_' || s[i] == ':' || s[i] == '.'))
+    ++i;
+  if (i < s.size() && s[i] == '=') i = 1;  // "(pid=600)": no name
+  if (i > 1) {
+    if (i >= s.size() || s[i] != ' ') return 0;
+    ++i;
+  }
+  if (s.substr(i, 4) != "pid=") return 0;
+  i += 4;
+  size_t digits = i;
+  while (i < s.size() && IsDigit(s[i])) ++i;
+  if (i == digits) return 0;
+  if (s.substr(i, 5) == ", ip=") {
+    i += 5;
+    while (i < s.size() && i < kMax &&
+           (IsDigit(s[i]) || IsAlpha(s[i]) || s[i] == '.' || s[i] == ':'))
+      ++i;
+  }
+  if (i + 1 >= s.size() || s[i] != ')' || s[i + 1] != ' ') return 0;
+  return i + 2;
+}
+
+}  // namespace
+
 size_t WorkerPrefixLen(std::string_view s) {
+  if (s.size() >= 8 && s[0] == '(') return RayPrefixLen(s);
   if (s.size() < 4 || s[0] != '[') return 0;
   size_t i = 1;
   while (i < s.size() && i < 24 && IsAlpha(s[i])) ++i;

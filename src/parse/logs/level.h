@@ -38,7 +38,9 @@ wire::LogLevel DetectLevel(std::string_view line);
 bool LevelFromWord(std::string_view word, wire::LogLevel* level);
 
 // Length of the worker prefix torchrun and DeepSpeed's launcher put before
-// each line ("[rank0]: ", "[default3]:", with at most one space); 0 if none.
+// each line ("[rank0]: ", "[default3]:", with at most one space), or Ray's
+// before its workers' lines ("(RayTrainWorker pid=1234, ip=10.0.0.5) ",
+// "(pid=600) ", with one space: the line's own indentation stays); 0 if none.
 size_t WorkerPrefixLen(std::string_view s);
 
 }  // namespace vigil::parse::logs

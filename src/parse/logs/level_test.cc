@@ -149,6 +149,17 @@ TEST(LevelTest, OnlyFirstLineOfARecordCounts) {
   EXPECT_EQ(DetectLevel("ERROR:root:failed\nTraceback (most recent call last):"), LogLevel::kError);
 }
 
+TEST(LevelTest, WorkerPrefixes) {
+  EXPECT_EQ(WorkerPrefixLen("[rank0]: Traceback"), 9u);
+  // Ray's prefixes keep the line's own indentation.
+  EXPECT_EQ(WorkerPrefixLen("(TrainTrainable pid=600, ip=10.0.0.196)   File \"a.py\""), 40u);
+  EXPECT_EQ(WorkerPrefixLen("(pid=600) step 1"), 10u);
+  EXPECT_EQ(WorkerPrefixLen("(RayTrainWorker pid=12) x"), 24u);
+  EXPECT_EQ(WorkerPrefixLen("(see above) pid=3"), 0u);
+  EXPECT_EQ(WorkerPrefixLen("(pid=) x"), 0u);
+  EXPECT_EQ(WorkerPrefixLen("(pid=12)x"), 0u);
+}
+
 TEST(LevelTest, LevelFromWord) {
   LogLevel l;
   ASSERT_TRUE(LevelFromWord("Warning", &l));

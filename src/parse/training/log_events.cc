@@ -210,7 +210,7 @@ constexpr std::string_view kAnchors[] = {
     "egmentation fault", "SIGSEGV", "segfault at ", "exitcode", "omplete", "inished", "raining done",
     "stopped:", "oom-killer", "watchdog got stuck", "Heartbeat monitor", "cuda runtime error",
     "train metrics", "Kill process", "oom-kill event", "Out Of Memory", "skipped=",
-    "skipped iterations:", "Training time", "Cuda failure",
+    "skipped iterations:", "Training time", "Cuda failure", "ut of memory", "skip_batches=",
     "Traceback (most recent call last)", "File \"",
 };
 // clang-format on
@@ -516,15 +516,21 @@ std::optional<Event> NanLossTextRule(const std::vector<Line>& lines) {
 }
 
 // Steps skipped for fp16 overflow as the trainers count them: DeepSpeed's
-// "step=40, skipped=2, lr=[...]" (since the start: a new event when it
-// grows) and Megatron's "number of skipped iterations:  10 |" (in this
-// logging interval: an event when not 0).
+// "step=40, skipped=2, lr=[...]" and InternEvo's "inf_nan_skip_batches=3"
+// (since the start: a new event when it grows) and Megatron's "number of skipped iterations:  10 |"
+// (in this logging interval: an event when not 0).
 std::optional<Event> SkippedStepsRule(const std::vector<Line>& lines, int64_t* skipped_so_far) {
   for (const Line& l : lines) {
     if (!l.searched) continue;
     std::string_view s = l.body;
-    if (Has(s, "step=") && Has(s, ", skipped=")) {
-      auto skipped = NumberAfter(s, ", skipped=");
+    // Counters since the start: DeepSpeed's "step=40, skipped=2",
+    // InternEvo's "step=642 ... inf_nan_skip_batches=3".
+    std::string_view counter;
+    for (std::string_view key : {", skipped=", " inf_nan_skip_batches="}) {
+      if (Has(s, key)) counter = key;
+    }
+    if (!counter.empty() && Has(s, "step=")) {
+      auto skipped = NumberAfter(s, counter);
       if (!skipped || *skipped <= *skipped_so_far) {
         if (skipped) *skipped_so_far = *skipped;
         continue;

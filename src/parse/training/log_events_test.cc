@@ -266,6 +266,11 @@ TEST(LogEventsTest, OverflowCounts) {
   EXPECT_TRUE(d.Detect("[Rank 0] step=10, skipped=0, lr=[5e-05]", 1).empty());
   EXPECT_EQ(d.Detect("[Rank 0] step=20, skipped=2, lr=[5e-05]", 2).size(), 1u);
   EXPECT_TRUE(d.Detect("[Rank 0] step=30, skipped=2, lr=[5e-05]", 3).empty());  // no new skip
+  // InternEvo counts the batches it skipped for inf/NaN since the start.
+  LogEventDetector e;
+  EXPECT_TRUE(e.Detect("step=10 loss=2.1 inf_nan_skip_batches=0 acc=0.5", 1).empty());
+  EXPECT_EQ(e.Detect("step=20 loss=2.1 inf_nan_skip_batches=3 acc=0.5", 2).size(), 1u);
+  EXPECT_TRUE(e.Detect("step=30 loss=2.1 inf_nan_skip_batches=3 acc=0.5", 3).empty());
   EXPECT_EQ(
       Kind(" iteration 10/ 100 | loss scale: 8388608.0 | number of skipped iterations:  10 |"),
       "loss_overflow");
@@ -273,6 +278,9 @@ TEST(LogEventsTest, OverflowCounts) {
 
 // CUDA errors and OOMs reported by NCCL, llama.cpp, TensorRT-LLM and TGI.
 TEST(LogEventsTest, CudaErrorsOutsidePyTorch) {
+  // PaddlePaddle 2.0, capitalised.
+  EXPECT_EQ(Kind("Out of memory error on GPU 0. Cannot allocate 18.06MB memory on GPU 0"),
+            "cuda_oom");
   EXPECT_EQ(Kinds("n1:1:2 [0] NCCL WARN Cuda failure 'out of memory'"),
             (std::vector<std::string>{"nccl_error", "cuda_oom"}));
   EXPECT_EQ(Kinds("n1:7400:7642 [1] include/alloc.h:125 NCCL WARN Cuda failure 700 'an illegal "

@@ -157,7 +157,10 @@ constexpr Alias kSecondNames[] = {
     {"loss_total", "loss"},
     {"global_grad_norm", "grad_norm"},
     {"grad_norm_total", "grad_norm"},
-    {"lr_0", "learning_rate"},  // the first parameter group's (ESPnet)
+    {"lr_0", "learning_rate"},     // the first parameter group's (ESPnet)
+    {"crossentropyloss", "loss"},  // OLMo's train/CrossEntropyLoss: the LM objective
+    {"cross_entropy_loss", "loss"},
+    {"total_grad_norm", "grad_norm"},
 };
 
 // Words before a name that qualify it as the training one or the current
@@ -191,6 +194,26 @@ std::string_view WithoutQualifier(std::string_view k) {
   return {};
 }
 
+// `k` without its first path segment when it names a group of metrics
+// rather than a phase: "optim/total_grad_norm" (OLMo), "actor/lr" (verl),
+// "trainer/loss"; never "val/loss", "eval/loss", "test/loss": their loss is
+// not the training loss.
+std::string_view WithoutPathGroup(std::string_view k) {
+  size_t slash = k.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash > 16 || slash + 1 >= k.size()) {
+    return {};
+  }
+  std::string_view group = k.substr(0, slash);
+  for (char c : group) {
+    if (c < 'a' || c > 'z') return {};
+  }
+  for (std::string_view phase :
+       {"val", "valid", "validation", "eval", "evaluation", "test", "dev"}) {
+    if (group == phase) return {};
+  }
+  return k.substr(slash + 1);
+}
+
 }  // namespace
 
 namespace {
@@ -210,6 +233,7 @@ std::string_view Qualified(std::string_view k, int depth, uint8_t* rank) {
   // Qualified: only the three training metrics, never a step or a rate
   // ("train_step" is not the step counter of the run).
   std::string_view rest = WithoutQualifier(k);
+  if (rest.empty()) rest = WithoutPathGroup(k);
   if (!rest.empty()) {
     name = Qualified(rest, depth - 1, rank);
     if (TrainingMetric(name))
@@ -217,7 +241,9 @@ std::string_view Qualified(std::string_view k, int depth, uint8_t* rank) {
   }
   // After the name: "loss train" (litgpt), "loss/train" (TensorBoard tags),
   // "loss_avg" (an epoch's average, PaddleVideo).
-  for (std::string_view suffix : {"_train", "/train", ".train", "_training", "/training", "_avg"}) {
+  // "loss train (curr)" (litgpt: the current value, not an average).
+  for (std::string_view suffix : {"_train", "/train", ".train", "_training", "/training", "_avg",
+                                  "_curr", "_cur", "_current"}) {
     if (k.size() > suffix.size() && k.substr(k.size() - suffix.size()) == suffix) {
       name = Qualified(k.substr(0, k.size() - suffix.size()), depth - 1, rank);
       if (TrainingMetric(name)) {

@@ -113,8 +113,11 @@ bool KeyBefore(std::string_view s, size_t end, bool allow_words, std::string* ar
     if (LevelWord(s.substr(w, begin - 1 - w))) break;
     size_t before = w;
     while (before > floor && IsSpace(s[before - 1])) --before;
-    if (before > 1 && (s[before - 1] == ':' || s[before - 1] == '=') && IsKeyChar(s[before - 2])) {
-      break;  // a value: "mode: train loss: 0.1"
+    // A value: "mode: train loss: 0.1"; not after a counter's label
+    // ("step 1: loss train (curr): 1.6", litgpt).
+    if (before > 1 && (s[before - 1] == ':' || s[before - 1] == '=') && IsKeyChar(s[before - 2]) &&
+        !IsDigit(s[before - 2])) {
+      break;
     }
     begin = w;
     ++words;
@@ -238,6 +241,28 @@ bool ValueAt(std::string_view s, size_t i, double* v, size_t* at, size_t* end) {
     *end = close + 1;
     return ValueEnds(s, *end);
   }
+  // A dict by parameter group, its first group's value: InternEvo's
+  // "grad_norm={'0_default': 2.15, '1_fp32': 0.0}". Only with group
+  // indexes for keys: a dict of named parts is not the whole.
+  if (i + 3 < s.size() && s[i] == '{' && (s[i + 1] == '\'' || s[i + 1] == '"') &&
+      IsDigit(s[i + 2])) {
+    size_t q = s.find(s[i + 1], i + 2);
+    if (q == std::string_view::npos || q - i > 32 || q + 2 >= s.size() || s[q + 1] != ':') {
+      return false;
+    }
+    size_t j = q + 2;
+    while (j < s.size() && IsSpace(s[j])) ++j;
+    *at = j;
+    size_t e;
+    if (!ParseNumber(s, j, v, &e)) return false;
+    size_t close = s.substr(0, std::min(s.size(), e + 256)).find('}', e);
+    if (close == std::string_view::npos ||
+        s.substr(e, close - e).find('{') != std::string_view::npos) {
+      return false;
+    }
+    *end = close + 1;
+    return ValueEnds(s, *end);
+  }
   if (s.substr(i, 7) == "tensor(") {
     *at = i + 7;
     size_t e;
@@ -344,8 +369,9 @@ bool SegmentParser::PairAt(size_t sep) {
         (key.in_line ? s : std::string_view(*arena_)).substr(key.off, key.len);
     if (key.off > 0 && key.in_line && (s[key.off - 1] == '/' || s[key.off - 1] == '.'))
       return false;
+    // Path groups of metric names are words too: verl's "actor/lr:0.000".
     for (char k : written) {
-      if (!IsWordChar(k)) return false;
+      if (!IsWordChar(k) && !(k == '/' && IsAlpha(written[0]))) return false;
     }
   }
   size_t before = count_;

@@ -622,6 +622,42 @@ TEST(Extract, TrlKeysAndWindowsLineEnds) {
          R"("metric": "epoch", "value": 0.1})"}));
 }
 
+// Names inside a path of metric groups, phases excepted (OLMo, verl).
+TEST(Extract, PathGroupsOfNames) {
+  EXPECT_EQ(Render("    optim/total_grad_norm=231.7"),
+            (V{R"("metric": "grad_norm", "value": 231.7})"}));
+  EXPECT_EQ(Render("    train/CrossEntropyLoss=12.18"),
+            (V{R"("metric": "loss", "value": 12.18})"}));
+  EXPECT_EQ(Render("step:83 - actor/grad_norm:0.006 - actor/lr:0.001"),
+            (V{R"("metric": "step", "value": 83, "step": 83})",
+               R"("metric": "grad_norm", "value": 0.006, "step": 83})",
+               R"("metric": "learning_rate", "value": 0.001, "step": 83})"}));
+  // A validation loss stays one.
+  EXPECT_EQ(Render("epoch=1 val/loss=0.5"),
+            (V{R"("metric": "epoch", "value": 1})", R"("metric": "val/loss", "value": 0.5})"}));
+}
+
+// litgpt: "loss train (curr)" after a "step N:" label.
+TEST(Extract, QualifierInParenthesesAfterAStepLabel) {
+  EXPECT_EQ(
+      Render("Ep 1 | iter 4 | step 1: loss train (curr): 1.585, val (prev val iter): None"),
+      (V{R"("metric": "Ep", "value": 1, "step": 4})", R"("metric": "step", "value": 4, "step": 4})",
+         R"("metric": "loss", "value": 1.585, "step": 4})"}));
+}
+
+// A dict by parameter-group index gives its first group's value; a dict of
+// named parts gives none.
+TEST(Extract, DictByParameterGroup) {
+  EXPECT_EQ(Render("step=642 grad_norm={'0_default': 2.15, '1_fp32': 0.0} x=1"),
+            (V{R"("metric": "step", "value": 642, "step": 642})",
+               R"("metric": "grad_norm", "value": 2.15, "step": 642})",
+               R"("metric": "x", "value": 1, "step": 642})"}));
+  EXPECT_EQ(Render("step=642 loss={'ce': 2.15, 'kl': 0.3}"),
+            (V{R"("metric": "step", "value": 642, "step": 642})",
+               R"("metric": "ce", "value": 2.15, "step": 642})",
+               R"("metric": "kl", "value": 0.3, "step": 642})"}));
+}
+
 TEST(Extract, ColouredTqdmBar) {
   EXPECT_EQ(Render("\x1b[32m 50%|\x1b[0m\x1b[32m█████     \x1b[0m| 5/10 [00:01<00:01,  4.00it/s]"),
             (V{R"("metric": "step", "value": 5, "step": 5})",
