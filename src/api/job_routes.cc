@@ -120,13 +120,6 @@ void WriteJob(const diagnose::JobReport& r, JsonWriter* w) {
   w->EndObject();
 }
 
-net::HttpResponse JsonOk(std::string body) {
-  net::HttpResponse res;
-  res.content_type = "application/json";
-  res.body = std::move(body);
-  return res;
-}
-
 // GET /api/v1/jobs[?node=]: running jobs first, then the newest, across nodes.
 net::HttpResponse Jobs(diagnose::JobReporter* reporter, const net::HttpRequest& req) {
   auto params = GetParams(req);

@@ -37,6 +37,13 @@ std::vector<std::string> ParamAll(const Params& p, std::string_view key) {
   return out;
 }
 
+net::HttpResponse JsonOk(std::string body) {
+  net::HttpResponse res;
+  res.content_type = "application/json";
+  res.body = std::move(body);
+  return res;
+}
+
 net::HttpResponse Error(int status, std::string_view type, std::string_view msg) {
   std::string body = "{\"status\":\"error\",\"errorType\":";
   AppendJsonString(&body, type);

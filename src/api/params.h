@@ -25,6 +25,8 @@ Result<Params> GetParams(const net::HttpRequest& req);
 std::optional<std::string> Param(const Params& p, std::string_view key);
 std::vector<std::string> ParamAll(const Params& p, std::string_view key);
 
+// 200 with a JSON body.
+net::HttpResponse JsonOk(std::string body);
 // {"status":"error","errorType":type,"error":msg}
 net::HttpResponse Error(int status, std::string_view type, std::string_view msg);
 // 400 bad_data for bad input, 503 timeout, 422 execution, 500 otherwise.

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/json_writer.h"
+#include "core/strings.h"
 #include "net/exposition.h"
 #include "wire/frame.h"
 
@@ -15,15 +16,6 @@ namespace {
 using wire::MetricType;
 
 using wire::LabelValue;
-
-std::string Iso8601(int64_t ms) {
-  time_t secs = static_cast<time_t>(ms / 1000);
-  struct tm tm {};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // One unlabelled server-side value and its family.
 void AddPoint(std::vector<wire::MetricFamily>* families, std::vector<net::ExpositionPoint>* points,
@@ -195,7 +187,7 @@ net::HttpResponse StatusJson(const CoreRouteDeps& deps) {
   w.Key("node").String(info.node);
   w.Key("home").String(info.home);
   w.Key("listen").String(info.listen);
-  w.Key("started_at").String(Iso8601(info.started_ms));
+  w.Key("started_at").String(FormatRfc3339(info.started_ms / 1000 * 1000));
   w.Key("uptime_seconds").Int((now - info.started_ms) / 1000);
   w.Key("data_bytes").Uint(deps.env->DirSize(info.data_dir).value_or(0));
   w.Key("tsdb").BeginObject();

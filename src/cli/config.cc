@@ -72,10 +72,17 @@ Result<Config> ParseConfig(const std::string& text) {
   for (const auto& [key, v] : j.items()) {
     if (key == "logs") {
       VIGIL_RETURN_IF_ERROR(ParseLogs(v, &c.logs));
+    } else if (key == "alerts") {
+      VIGIL_RETURN_IF_ERROR(ParseAlertsSection(v, &c.alerts));
+    } else if (key == "notify") {
+      VIGIL_RETURN_IF_ERROR(ParseNotifySection(v, &c.notify));
     } else {
       return Bad("unknown key " + key);
     }
   }
+  // Unknown rule ids and routes to unknown channels are refused now.
+  auto rules = alert::EffectiveRules(c.alerts);
+  if (!rules.ok()) return Bad(rules.status().message());
   return c;
 }
 

@@ -8,13 +8,26 @@
 //             "lines_per_second": 10000, "burst": 20000,   // per-source rate limit
 //             "collect": true}}                            // false: no log collection
 //
-// Unknown keys are refused with their name, so a typo is not silently ignored.
+//   {"alerts": {"time_scale": 1.0, "eval_interval_ms": 1000,
+//               "price_per_gpu_hour": 2.5, "currency": "USD",
+//               "rules": {"gpu_temperature_high": {"enabled": false, "for": "5m",
+//                                                  "warning": 85, "critical": 95}}},
+//    "notify": {"channels": [{"name": "hook", "type": "webhook", "url": "http://..."}],
+//               "routes": [{"match": {"severity": "critical"}, "channels": ["hook"]}],
+//               "group_by": ["node", "job"], "group_wait": "1s",
+//               "group_interval": "30s", "repeat_interval": "4h"}}
+//
+// (docs/config.md has every key.) Unknown keys are refused with their name,
+// so a typo is not silently ignored.
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
+#include "alert/dispatch.h"
+#include "alert/rules.h"
 #include "core/status.h"
 #include "wire/log_batch.h"
 
@@ -29,9 +42,29 @@ struct LogsConfig {
   uint32_t burst = 20000;
 };
 
+// A notification channel. This issue's type is "webhook"; the IM bots,
+// email and SMS come with the notify issue.
+struct ChannelConfig {
+  std::string name;
+  std::string type;
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+struct NotifyConfig {
+  std::vector<ChannelConfig> channels;
+  alert::DispatchOptions dispatch;  // routes, grouping; channels filled from `channels`
+};
+
 struct Config {
   LogsConfig logs;
+  alert::AlertsConfig alerts;
+  NotifyConfig notify;
 };
+
+// The `alerts` and `notify` sections (config_alerts.cc).
+Status ParseAlertsSection(const nlohmann::json& j, alert::AlertsConfig* out);
+Status ParseNotifySection(const nlohmann::json& j, NotifyConfig* out);
 
 // Parses the file's text. InvalidArgument names the offending key or value.
 Result<Config> ParseConfig(const std::string& text);

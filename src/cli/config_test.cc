@@ -33,6 +33,60 @@ TEST(ConfigTest, ReadsEveryLogsKey) {
   EXPECT_FALSE(c->logs.collect);
 }
 
+// The issue's example, key by key.
+TEST(ConfigTest, ReadsAlertsAndNotify) {
+  auto c = ParseConfig(R"({"alerts": {"time_scale": 0.01, "eval_interval_ms": 500,
+      "price_per_gpu_hour": 2.5, "currency": "CNY",
+      "rules": {"gpu_temperature_high": {"enabled": false, "for": "5m", "warning": 85, "critical": 95}}},
+    "notify": {"channels": [{"name": "hook", "type": "webhook", "url": "http://127.0.0.1:8080/",
+                             "headers": {"Authorization": "Bearer x"}}],
+               "routes": [{"match": {"severity": "critical"}, "channels": ["hook"]}],
+               "group_by": ["node"], "group_wait": "2s", "group_interval": "1m",
+               "repeat_interval": "2h"}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->alerts.time_scale, 0.01);
+  EXPECT_EQ(c->alerts.eval_interval_ms, 500);
+  EXPECT_EQ(c->alerts.currency, "CNY");
+  const alert::RuleOverride& o = c->alerts.rules.at("gpu_temperature_high");
+  EXPECT_EQ(o.enabled, false);
+  EXPECT_EQ(o.for_ms, 300'000);
+  EXPECT_EQ(o.warning, 85);
+  EXPECT_EQ(o.critical, 95);
+  ASSERT_EQ(c->notify.channels.size(), 1u);
+  EXPECT_EQ(c->notify.channels[0].url, "http://127.0.0.1:8080/");
+  EXPECT_EQ(c->notify.channels[0].headers.size(), 1u);
+  EXPECT_EQ(c->notify.dispatch.channels, std::vector<std::string>{"hook"});
+  ASSERT_EQ(c->notify.dispatch.routes.size(), 1u);
+  EXPECT_EQ(c->notify.dispatch.routes[0].match.at("severity"), "critical");
+  EXPECT_EQ(c->notify.dispatch.group_by, std::vector<std::string>{"node"});
+  EXPECT_EQ(c->notify.dispatch.group_wait_ms, 2000);
+  EXPECT_EQ(c->notify.dispatch.group_interval_ms, 60'000);
+  EXPECT_EQ(c->notify.dispatch.repeat_interval_ms, 7'200'000);
+}
+
+TEST(ConfigTest, AlertMistakesAreNamed) {
+  auto bad = [](const char* text) {
+    auto c = ParseConfig(text);
+    return c.ok() ? std::string("accepted") : c.status().message();
+  };
+  EXPECT_NE(bad(R"({"alerts": {"rules": {"gpu_temprature_high": {"enabled": false}}}})")
+                .find("gpu_temprature_high"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"alerts": {"rules": {"gpu_xid": {"for": "5 minutes"}}}})")
+                .find("alerts.rules.gpu_xid.for"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"alerts": {"scale": 1}})").find("alerts.scale"), std::string::npos);
+  EXPECT_NE(bad(R"({"notify": {"channels": [{"name": "a", "type": "pager", "url": "http://x/"}]}})")
+                .find("pager"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"notify": {"channels": [{"name": "a", "type": "webhook", "url": "ftp://x"}]}})")
+                .find("url"),
+            std::string::npos);
+  EXPECT_NE(
+      bad(R"({"notify": {"routes": [{"match": {}, "channels": ["nobody"]}]}})").find("nobody"),
+      std::string::npos);
+}
+
 TEST(ConfigTest, MistakesAreNamed) {
   struct Case {
     const char* text;

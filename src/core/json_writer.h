@@ -28,6 +28,9 @@ class JsonWriter {
   JsonWriter& Double(double v);
   JsonWriter& Bool(bool v);
   JsonWriter& Null();
+  // A value already encoded as JSON, appended as it is: only for text this
+  // process wrote (a stored object), never for untrusted input.
+  JsonWriter& Raw(std::string_view json);
 
   const std::string& str() const { return out_; }
   std::string Release() { return std::move(out_); }

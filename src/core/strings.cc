@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 namespace vigil {
 namespace {
@@ -111,6 +112,25 @@ std::string HumanDuration(int64_t seconds) {
   else
     std::snprintf(buf, sizeof(buf), "%llds", (long long)s);
   return buf;
+}
+
+std::string FormatRfc3339(int64_t unix_ms) {
+  int64_t secs = unix_ms / 1000, ms = unix_ms % 1000;
+  if (ms < 0) secs -= 1, ms += 1000;
+  time_t t = static_cast<time_t>(secs);
+  struct tm tm {};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::string out(buf, n);
+  if (ms != 0) {
+    char frac[8];
+    std::snprintf(frac, sizeof(frac), ".%03d", static_cast<int>(ms));
+    std::string f = frac;
+    while (f.back() == '0') f.pop_back();
+    out += f;
+  }
+  return out + "Z";
 }
 
 }  // namespace vigil

@@ -30,4 +30,8 @@ std::string HumanBytes(uint64_t bytes);
 // "3d 4h", "12m 5s": for uptimes and ages.
 std::string HumanDuration(int64_t seconds);
 
+// Unix ms as RFC 3339 in UTC, milliseconds without trailing zeros, as Go's
+// RFC3339Nano prints them: "2026-12-02T02:05:39Z", "2026-12-02T02:05:39.25Z".
+std::string FormatRfc3339(int64_t unix_ms);
+
 }  // namespace vigil

@@ -1,0 +1,193 @@
+#include "alert/dispatch.h"
+
+#include <algorithm>
+
+namespace vigil::alert {
+namespace {
+
+bool IsGpuMetricRule(const std::string& rule) {
+  return rule.rfind("gpu_", 0) == 0 && rule != "gpu_lost" && rule != "gpu_driver_unresponsive" &&
+         rule != "gpu_xid";
+}
+
+// `alert`'s labels without alertname and severity: the series it is on.
+wire::Labels SeriesOf(const Alert& alert) {
+  wire::Labels out;
+  for (const wire::Label& l : alert.labels) {
+    if (l.name != "alertname" && l.name != "severity") out.push_back(l);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::set<std::string> Inhibited(const std::map<std::string, Alert>& active) {
+  // The muting facts, from firing alerts only (a pending one proves nothing yet).
+  std::set<std::string> down_nodes, lost_gpus, dead_drivers, ended_runs;
+  std::set<std::pair<std::string, wire::Labels>> critical_series;
+  for (const auto& [id, a] : active) {
+    if (a.state != AlertState::kFiring) continue;
+    std::string node(LabelOf(a, "node"));
+    if (a.rule == "node_down") down_nodes.insert(node);
+    if (a.rule == "gpu_lost") lost_gpus.insert(node + "/" + std::string(LabelOf(a, "gpu")));
+    if (a.rule == "gpu_driver_unresponsive") dead_drivers.insert(node);
+    if (a.rule == "job_crashed" || a.rule == "job_finished") {
+      ended_runs.insert(node + "/" + std::string(LabelOf(a, "run")));
+    }
+    if (a.severity == Severity::kCritical) critical_series.insert({a.rule, SeriesOf(a)});
+  }
+  std::set<std::string> muted;
+  for (const auto& [id, a] : active) {
+    std::string node(LabelOf(a, "node"));
+    std::string gpu = node + "/" + std::string(LabelOf(a, "gpu"));
+    bool mute =
+        (down_nodes.count(node) != 0 && a.rule != "node_down") ||
+        (IsGpuMetricRule(a.rule) && (lost_gpus.count(gpu) != 0 || dead_drivers.count(node) != 0)) ||
+        (a.rule == "gpu_underutilized" &&
+         ended_runs.count(node + "/" + std::string(LabelOf(a, "run"))) != 0) ||
+        (a.severity == Severity::kWarning && critical_series.count({a.rule, SeriesOf(a)}) != 0);
+    if (mute) muted.insert(id);
+  }
+  return muted;
+}
+
+Dispatcher::Dispatcher(DispatchOptions options) : options_(std::move(options)) {}
+
+void Dispatcher::Restore(const std::vector<GroupRecord>& groups) {
+  for (const GroupRecord& g : groups) restored_[g.key] = g;
+}
+
+std::vector<std::string> Dispatcher::ChannelsFor(const Alert& alert) const {
+  if (options_.routes.empty()) return options_.channels;
+  std::vector<std::string> out;
+  for (const Route& route : options_.routes) {
+    bool match = std::all_of(route.match.begin(), route.match.end(),
+                             [&](const auto& kv) { return LabelOf(alert, kv.first) == kv.second; });
+    if (!match) continue;
+    for (const std::string& c : route.channels) {
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    }
+  }
+  return out;
+}
+
+wire::Labels Dispatcher::GroupLabels(const Alert& alert) const {
+  wire::Labels labels;
+  for (const std::string& name : options_.group_by) {
+    std::string_view v = LabelOf(alert, name);
+    if (!v.empty()) labels.push_back({name, std::string(v)});
+  }
+  std::sort(labels.begin(), labels.end(),
+            [](const wire::Label& a, const wire::Label& b) { return a.name < b.name; });
+  return labels;
+}
+
+std::string Dispatcher::GroupKey(const std::string& receiver,
+                                 const wire::Labels& group_labels) const {
+  // Alertmanager's form: the route's matchers, then the group labels.
+  std::string key = receiver + ":{";
+  for (size_t i = 0; i < group_labels.size(); ++i) {
+    if (i > 0) key += ", ";
+    key += group_labels[i].name + "=\"" + group_labels[i].value + "\"";
+  }
+  return key + "}";
+}
+
+void Dispatcher::Update(const std::map<std::string, Alert>& active,
+                        const std::vector<Alert>& resolved, int64_t now_ms) {
+  std::set<std::string> muted = Inhibited(active);
+  for (auto& [key, g] : groups_) g.firing.clear();
+  auto group_of = [&](const std::string& receiver, const Alert& a) -> Group& {
+    wire::Labels labels = GroupLabels(a);
+    std::string key = GroupKey(receiver, labels);
+    auto [it, created] = groups_.try_emplace(key);
+    if (created) {
+      it->second.receiver = receiver;
+      it->second.labels = std::move(labels);
+      it->second.created_ms = now_ms;
+      if (auto r = restored_.find(key); r != restored_.end()) {
+        it->second.last_sent_ms = r->second.last_sent_ms;
+        it->second.sent_firing = r->second.sent_firing;
+        restored_.erase(r);
+      }
+    }
+    return it->second;
+  };
+  for (const auto& [id, a] : active) {
+    if (a.state != AlertState::kFiring || muted.count(id) != 0) continue;
+    for (const std::string& c : ChannelsFor(a)) group_of(c, a).firing[id] = a;
+  }
+  for (const Alert& a : resolved) {
+    for (const std::string& c : ChannelsFor(a)) {
+      Group& g = group_of(c, a);
+      // Only what was announced as firing is announced as resolved.
+      if (g.sent_firing.count(a.id) != 0) g.resolved[a.id] = a;
+    }
+  }
+}
+
+std::vector<Notification> Dispatcher::Due(int64_t now_ms) {
+  std::vector<Notification> out;
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    Group& g = it->second;
+    std::set<std::string> firing;
+    for (const auto& [id, a] : g.firing) firing.insert(id);
+    bool changed = firing != g.sent_firing || !g.resolved.empty();
+    if (g.firing.empty() && g.resolved.empty() && !g.in_flight) {
+      // Nothing left to say: what it had sent resolved muted, or never fired.
+      dropped_.push_back(it->first);
+      it = groups_.erase(it);
+      continue;
+    }
+    bool due;
+    if (g.in_flight || now_ms < g.retry_at_ms) {
+      due = false;
+    } else if (g.last_sent_ms == 0) {
+      due = now_ms - g.created_ms >= options_.group_wait_ms;
+    } else if (changed) {
+      due = now_ms - g.last_sent_ms >= options_.group_interval_ms;
+    } else {
+      due = now_ms - g.last_sent_ms >= options_.repeat_interval_ms;
+    }
+    if (due) {
+      Notification n;
+      n.receiver = g.receiver;
+      n.group_key = it->first;
+      n.group_labels = g.labels;
+      n.external_url = options_.external_url;
+      for (const auto& [id, a] : g.firing) n.alerts.push_back(a);
+      for (const auto& [id, a] : g.resolved) n.alerts.push_back(a);
+      out.push_back(std::move(n));
+      g.in_flight = true;
+    }
+    ++it;
+  }
+  return out;
+}
+
+std::optional<GroupRecord> Dispatcher::Sent(const Notification& n, bool delivered, int64_t now_ms) {
+  auto it = groups_.find(n.group_key);
+  if (it == groups_.end()) return std::nullopt;
+  Group& g = it->second;
+  g.in_flight = false;
+  if (!delivered) {
+    g.retry_at_ms = now_ms + options_.retry_ms;
+    return std::nullopt;
+  }
+  g.last_sent_ms = now_ms;
+  g.retry_at_ms = 0;
+  g.sent_firing.clear();
+  for (const Alert& a : n.alerts) {
+    if (a.state == AlertState::kFiring) g.sent_firing.insert(a.id);
+    if (a.state == AlertState::kResolved) g.resolved.erase(a.id);
+  }
+  return GroupRecord{n.group_key, g.last_sent_ms, g.sent_firing};
+}
+
+std::vector<std::string> Dispatcher::TakeDroppedGroups() {
+  std::vector<std::string> out;
+  out.swap(dropped_);
+  return out;
+}
+
+}  // namespace vigil::alert

@@ -1,0 +1,247 @@
+#include "alert/engine.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/log.h"
+
+namespace vigil::alert {
+namespace {
+
+LevelKey KeyOf(const Rule& rule, const Level& level) {
+  return {rule.id, level.severity, level.for_ms, rule.keep_firing_for_ms};
+}
+
+// Utilisation of every GPU now, smoothed over a minute (scaled) so that a
+// dip between two batches does not count as under-use.
+std::map<std::string, double> GpuUtilisation(const query::Engine& engine, double time_scale,
+                                             int64_t now_ms) {
+  std::map<std::string, double> out;
+  auto expr = ScaleDurations("avg_over_time(DCGM_FI_DEV_GPU_UTIL[${1m}])", time_scale);
+  if (!expr.ok()) return out;
+  auto r = engine.Instant(*expr, now_ms);
+  if (!r.ok()) return out;
+  for (const query::ResultSeries& s : r->series) {
+    if (s.points.empty()) continue;
+    out[std::string(wire::LabelValue(s.labels, "node")) + "/" +
+        std::string(wire::LabelValue(s.labels, "gpu"))] = s.points[0].v;
+  }
+  return out;
+}
+
+int SeverityRank(Severity s) {
+  return s == Severity::kCritical ? 2 : s == Severity::kWarning ? 1 : 0;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<AlertEngine>> AlertEngine::Create(AlertEngineSources sources,
+                                                         AlertEngineOptions options) {
+  if (sources.query == nullptr) return InvalidArgument("the alert engine needs a query engine");
+  auto rules = EffectiveRules(options.config);
+  if (!rules.ok()) return rules.status();
+  for (const std::string& name : options.dispatch.channels) {
+    if (options.channels.count(name) == 0) {
+      return InvalidArgument("notify: channel \"" + name + "\" is not configured");
+    }
+  }
+  for (const Route& route : options.dispatch.routes) {
+    for (const std::string& c : route.channels) {
+      if (options.channels.count(c) == 0) {
+        return InvalidArgument("notify.routes: unknown channel \"" + c + "\"");
+      }
+    }
+  }
+  auto store = AlertStore::Open(options.store);
+  if (!store.ok()) return store.status();
+  std::unique_ptr<AlertEngine> engine(new AlertEngine(
+      sources, std::move(options), std::move(rules).value(), std::move(store).value()));
+  auto active = engine->store_->Active();
+  if (!active.ok()) return active.status().WithContext("cannot read the saved alerts");
+  engine->tracker_.Restore(std::move(active).value());
+  auto groups = engine->store_->Groups();
+  if (!groups.ok()) return groups.status().WithContext("cannot read the saved alert groups");
+  engine->dispatcher_.Restore(*groups);
+  return engine;
+}
+
+AlertEngine::AlertEngine(AlertEngineSources sources, AlertEngineOptions options,
+                         std::vector<Rule> rules, std::unique_ptr<AlertStore> store)
+    : sources_(sources),
+      options_(std::move(options)),
+      started_ms_(sources.env->NowMillis()),
+      dispatcher_(options_.dispatch),
+      store_(std::move(store)) {
+  for (Rule& r : rules) rules_.push_back({std::move(r)});
+}
+
+AlertEngine::~AlertEngine() { Stop(); }
+
+void AlertEngine::Start() {
+  if (eval_thread_.joinable()) return;
+  eval_thread_ = std::thread([this] { EvaluationLoop(); });
+  delivery_thread_ = std::thread([this] { DeliveryLoop(); });
+}
+
+void AlertEngine::Stop() {
+  {
+    std::lock_guard lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  stop_cv_.notify_all();
+  if (eval_thread_.joinable()) eval_thread_.join();
+  if (delivery_thread_.joinable()) delivery_thread_.join();
+}
+
+void AlertEngine::EvaluationLoop() {
+  const auto interval =
+      std::chrono::milliseconds(std::max<int64_t>(50, options_.config.eval_interval_ms));
+  while (true) {
+    std::vector<Notification> due = Evaluate(sources_.env->NowMillis());
+    std::unique_lock lock(queue_mu_);
+    for (Notification& n : due) queue_.push_back(std::move(n));
+    if (!due.empty()) queue_cv_.notify_one();
+    if (stop_cv_.wait_for(lock, interval, [this] { return stopping_; })) return;
+  }
+}
+
+void AlertEngine::DeliveryLoop() {
+  while (true) {
+    Notification n;
+    {
+      std::unique_lock lock(queue_mu_);
+      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      n = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Deliver({n});
+  }
+}
+
+void AlertEngine::EvaluateOnce() { Deliver(Evaluate(sources_.env->NowMillis())); }
+
+void AlertEngine::Deliver(const std::vector<Notification>& due) {
+  for (const Notification& n : due) {
+    Status st = options_.channels.at(n.receiver)->Send(n);
+    if (!st.ok()) {
+      Logf(LogLevel::kWarn, "alert notification to %s failed: %s", n.receiver.c_str(),
+           st.ToString().c_str());
+    }
+    std::lock_guard lock(mu_);
+    int64_t now = sources_.env->NowMillis();
+    std::optional<GroupRecord> record = dispatcher_.Sent(n, st.ok(), now);
+    ++(st.ok() ? stats_.notifications_sent : stats_.notifications_failed);
+    if (record) {
+      Status saved = store_->SaveGroup(*record);
+      if (!saved.ok()) Logf(LogLevel::kWarn, "alert group not saved: %s", saved.ToString().c_str());
+    }
+  }
+}
+
+std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
+  // Inputs first, outside the lock: the reports read the stores.
+  std::vector<diagnose::JobReport> reports;
+  bool any_job_rule = false, any_node_rule = false;
+  for (const RuleStatus& rs : rules_) {  // rules_' rules never change after Create
+    any_job_rule |= rs.rule.enabled && rs.rule.source == RuleSource::kJob;
+    any_node_rule |= rs.rule.enabled && rs.rule.source == RuleSource::kNode;
+  }
+  if (any_job_rule && sources_.reporter != nullptr) reports = sources_.reporter->Reports();
+  JobContext context;
+  context.ended_after_ms = started_ms_ - options_.ended_grace_ms;
+  if (any_job_rule) {
+    context.gpu_util = GpuUtilisation(*sources_.query, options_.config.time_scale, now_ms);
+  }
+  std::map<std::string, int64_t> last_report;
+  if (any_node_rule && sources_.jobs != nullptr) {
+    for (const ingest::NodeJobs& n : sources_.jobs->Nodes()) {
+      last_report[n.snapshot.node] = n.received_ms;
+    }
+  }
+
+  std::lock_guard lock(mu_);
+  std::vector<Alert> changed;
+  for (RuleStatus& rs : rules_) {
+    const Rule& rule = rs.rule;
+    if (!rule.enabled) continue;
+    auto t0 = std::chrono::steady_clock::now();
+    rs.health = "ok";
+    rs.last_error.clear();
+    for (const Level& level : rule.levels) {
+      std::vector<Sample> samples;
+      switch (rule.source) {
+        case RuleSource::kQuery: {
+          auto r = QuerySamples(*sources_.query, rule, level, now_ms);
+          if (!r.ok()) {
+            // A rule that cannot be evaluated keeps its alerts as they are
+            // (Prometheus does the same): no resolution on an error.
+            rs.health = "err";
+            rs.last_error = r.status().ToString();
+            ++stats_.rule_errors;
+            continue;
+          }
+          samples = std::move(r).value();
+          break;
+        }
+        case RuleSource::kJob:
+          if (sources_.reporter == nullptr) continue;
+          samples = JobSamples(rule, level, reports, context, now_ms);
+          break;
+        case RuleSource::kNode:
+          if (sources_.jobs == nullptr) continue;
+          samples = NodeSamples(rule, level, last_report, now_ms);
+          break;
+      }
+      for (Alert& a : tracker_.Apply(KeyOf(rule, level), samples, now_ms)) {
+        changed.push_back(std::move(a));
+      }
+    }
+    rs.last_eval_ms = now_ms;
+    rs.eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  ++stats_.evaluations;
+  // Firing and resolved changes are saved at once (a restart must not fire
+  // them again); pending ones are saved too, so `for` survives a restart.
+  Status st = store_->Save(changed, now_ms);
+  if (!st.ok()) Logf(LogLevel::kWarn, "alert state not saved: %s", st.ToString().c_str());
+  std::vector<Alert> resolved;
+  for (Alert& a : changed) {
+    if (a.state == AlertState::kResolved) resolved.push_back(std::move(a));
+  }
+  dispatcher_.Update(tracker_.active(), resolved, now_ms);
+  for (const std::string& key : dispatcher_.TakeDroppedGroups()) (void)store_->DeleteGroup(key);
+  return dispatcher_.Due(now_ms);
+}
+
+std::vector<Alert> AlertEngine::Active(std::set<std::string>* inhibited) const {
+  std::lock_guard lock(mu_);
+  std::vector<Alert> out;
+  for (const auto& [id, a] : tracker_.active()) out.push_back(a);
+  if (inhibited != nullptr) *inhibited = Inhibited(tracker_.active());
+  std::sort(out.begin(), out.end(), [](const Alert& a, const Alert& b) {
+    if (a.state != b.state) return a.state == AlertState::kFiring;
+    if (a.severity != b.severity) return SeverityRank(a.severity) > SeverityRank(b.severity);
+    if (a.active_at_ms != b.active_at_ms) return a.active_at_ms > b.active_at_ms;
+    return a.id < b.id;
+  });
+  return out;
+}
+
+Result<std::vector<Alert>> AlertEngine::History(size_t limit) const {
+  std::lock_guard lock(mu_);
+  return store_->History(limit);
+}
+
+std::vector<RuleStatus> AlertEngine::Rules() const {
+  std::lock_guard lock(mu_);
+  return rules_;
+}
+
+AlertEngineStats AlertEngine::Stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace vigil::alert

@@ -1,0 +1,128 @@
+// The alert engine: every `eval_interval_ms` it evaluates the rules in
+// effect (rules.h) — PromQL over the embedded store, the job reports, the
+// nodes' last reports — moves each alert through its states (tracker.h),
+// saves what changed (alert_store.h) and hands the groups that are due to
+// their channels (dispatch.h, notification.h). docs/alerts.md describes it
+// for users.
+//
+// Threads: Start() runs an evaluation thread and a delivery thread, so a
+// channel that hangs delays no evaluation; a group being delivered is not
+// handed out again until its outcome is known. EvaluateOnce() runs one
+// evaluation on the caller's thread (tests, with a manual clock).
+//
+// Thread safety: every public method may be called from any thread; `mu_`
+// guards the tracker, the dispatcher, the store and the rule status.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "alert/alert_store.h"
+#include "alert/dispatch.h"
+#include "alert/evaluate.h"
+#include "alert/notification.h"
+#include "alert/rules.h"
+#include "alert/tracker.h"
+#include "core/env.h"
+#include "diagnose/job_report.h"
+#include "ingest/job_store.h"
+#include "query/engine.h"
+
+namespace vigil::alert {
+
+struct AlertEngineSources {
+  const query::Engine* query = nullptr;       // required
+  diagnose::JobReporter* reporter = nullptr;  // job rules; none without it
+  const ingest::JobStore* jobs = nullptr;     // node_down; none without it
+  Env* env = Env::Default();
+};
+
+struct AlertEngineOptions {
+  AlertsConfig config;
+  DispatchOptions dispatch;
+  AlertStoreOptions store;
+  // The channels by name (not owned; they outlive the engine).
+  std::map<std::string, Notifier*> channels;
+  // A job that ended this long before the engine started is old news: its
+  // crash does not fire now.
+  int64_t ended_grace_ms = 10 * 60'000;
+};
+
+// What /api/v1/rules shows of a rule.
+struct RuleStatus {
+  Rule rule;
+  std::string health = "unknown";  // "ok", "err", "unknown" (not yet evaluated)
+  std::string last_error;
+  int64_t last_eval_ms = 0;
+  double eval_seconds = 0;
+};
+
+struct AlertEngineStats {
+  uint64_t evaluations = 0;
+  uint64_t rule_errors = 0;
+  uint64_t notifications_sent = 0;
+  uint64_t notifications_failed = 0;
+};
+
+class AlertEngine {
+ public:
+  // Opens the store and restores what it holds. InvalidArgument for a bad
+  // configuration (an unknown rule id, a route to an unknown channel).
+  static Result<std::unique_ptr<AlertEngine>> Create(AlertEngineSources sources,
+                                                     AlertEngineOptions options);
+  ~AlertEngine();
+
+  void Start();
+  void Stop();
+
+  // One evaluation at the Env's time, then delivery of what is due, both on
+  // the caller's thread.
+  void EvaluateOnce();
+
+  // Pending and firing alerts, most severe and newest first, and which of
+  // them others mute.
+  std::vector<Alert> Active(std::set<std::string>* inhibited = nullptr) const;
+  Result<std::vector<Alert>> History(size_t limit) const;
+  std::vector<RuleStatus> Rules() const;
+  AlertEngineStats Stats() const;
+  const AlertsConfig& config() const { return options_.config; }
+
+ private:
+  AlertEngine(AlertEngineSources sources, AlertEngineOptions options, std::vector<Rule> rules,
+              std::unique_ptr<AlertStore> store);
+  // Evaluates every rule at `now` and returns the notifications due.
+  std::vector<Notification> Evaluate(int64_t now_ms);
+  void Deliver(const std::vector<Notification>& due);
+  void EvaluationLoop();
+  void DeliveryLoop();
+
+  AlertEngineSources sources_;
+  AlertEngineOptions options_;
+  const int64_t started_ms_;
+
+  mutable std::mutex mu_;
+  std::vector<RuleStatus> rules_;
+  AlertTracker tracker_;
+  Dispatcher dispatcher_;
+  std::unique_ptr<AlertStore> store_;
+  AlertEngineStats stats_;
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<Notification> queue_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;  // guarded by queue_mu_
+  std::thread eval_thread_;
+  std::thread delivery_thread_;
+};
+
+}  // namespace vigil::alert

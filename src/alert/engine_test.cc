@@ -1,0 +1,174 @@
+// The engine over a real store: a GPU heating up, its warning and critical
+// alerts with `for`, one message per change, muting, resolution, a restart
+// that does not notify again, and a rule whose query fails.
+#include "alert/engine.h"
+
+#include <gtest/gtest.h>
+
+#include "core/manual_clock_env.h"
+#include "core/temp_dir.h"
+
+namespace vigil::alert {
+namespace {
+
+class Recorder final : public Notifier {
+ public:
+  Status Send(const Notification& n) override {
+    sent.push_back(n);
+    return fail ? Unavailable("receiver down") : Status::Ok();
+  }
+  std::vector<Notification> sent;
+  bool fail = false;
+};
+
+class AlertEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tsdb::Options o;
+    o.dir = tmp_.path() + "/tsdb";
+    auto db = tsdb::Db::Open(o);
+    ASSERT_TRUE(db.ok());
+    db_ = std::move(db).value();
+    query_ = std::make_unique<query::Engine>(db_.get());
+  }
+  void TearDown() override { (void)db_->Close(); }
+
+  // One sample of the GPU's temperature and slowdown threshold at `now`.
+  void Temperature(double celsius) {
+    wire::MetricBatch b;
+    wire::Labels gpu = {
+        {"UUID", "GPU-1"}, {"gpu", "0"}, {"modelName", "NVIDIA H100"}, {"node", "n1"}};
+    auto series = [&](const char* name, double v) {
+      wire::Series s{gpu, {{env_.now, v}}};
+      s.labels.insert(s.labels.begin(), {"__name__", name});
+      b.series.push_back(s);
+    };
+    series("DCGM_FI_DEV_GPU_TEMP", celsius);
+    series("vigil_gpu_temp_slowdown_celsius", 90);
+    ASSERT_TRUE(db_->Append(b).ok());
+  }
+
+  std::unique_ptr<AlertEngine> NewEngine() {
+    AlertEngineOptions o;
+    o.store.path = tmp_.path() + "/alerts.db";
+    o.dispatch.channels = {"hook"};
+    o.dispatch.group_interval_ms = 5000;
+    o.channels = {{"hook", &hook_}};
+    AlertEngineSources s;
+    s.query = query_.get();
+    s.env = &env_;
+    auto e = AlertEngine::Create(s, o);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return std::move(e).value();
+  }
+
+  // Seconds of `celsius`, one evaluation per second.
+  void Play(AlertEngine* e, double celsius, int seconds) {
+    for (int i = 0; i < seconds; ++i) {
+      env_.now += 1000;
+      Temperature(celsius);
+      e->EvaluateOnce();
+    }
+  }
+
+  std::vector<std::string> Firing(AlertEngine* e) {
+    std::vector<std::string> out;
+    for (const Alert& a : e->Active()) {
+      if (a.state == AlertState::kFiring) out.push_back(a.rule + "/" + SeverityName(a.severity));
+    }
+    return out;
+  }
+
+  TempDir tmp_;
+  ManualClockEnv env_{1'764'000'000'000};
+  std::unique_ptr<tsdb::Db> db_;
+  std::unique_ptr<query::Engine> query_;
+  Recorder hook_;
+};
+
+TEST_F(AlertEngineTest, OverheatingGpuWarnsThenGoesCriticalThenResolves) {
+  auto e = NewEngine();
+  Play(e.get(), 70, 5);
+  EXPECT_TRUE(e->Active().empty());
+  Play(e.get(), 86, 59);  // >= 90 - 5, for 1m: pending
+  ASSERT_EQ(e->Active().size(), 1u);
+  EXPECT_EQ(e->Active()[0].state, AlertState::kPending);
+  Play(e.get(), 86, 2);
+  EXPECT_EQ(Firing(e.get()), (std::vector<std::string>{"gpu_temperature_high/warning"}));
+  Play(e.get(), 86, 2);  // group_wait
+  ASSERT_EQ(hook_.sent.size(), 1u);
+  const Alert& w = hook_.sent[0].alerts.at(0);
+  EXPECT_EQ(w.summary_en, "GPU 0 on n1 at 86 °C (alert at 85 °C; it slows down at 90 °C)");
+  EXPECT_EQ(LabelOf(w, "UUID"), "GPU-1");
+
+  Play(e.get(), 91, 40);  // critical after 30 s; the warning is muted by it
+  EXPECT_EQ(Firing(e.get()), (std::vector<std::string>{"gpu_temperature_high/critical",
+                                                       "gpu_temperature_high/warning"}));
+  ASSERT_EQ(hook_.sent.size(), 2u);
+  ASSERT_EQ(hook_.sent[1].alerts.size(), 1u);
+  EXPECT_EQ(hook_.sent[1].alerts[0].severity, Severity::kCritical);
+
+  // 88 °C: past the critical's clear threshold (87) it holds; at 86 it resolves.
+  Play(e.get(), 88, 10);
+  EXPECT_EQ(Firing(e.get()).size(), 2u);
+  Play(e.get(), 70, 10);
+  EXPECT_TRUE(e->Active().empty());
+  ASSERT_EQ(hook_.sent.size(), 3u);
+  for (const Alert& a : hook_.sent[2].alerts) EXPECT_EQ(a.state, AlertState::kResolved);
+  auto history = e->History(10);
+  ASSERT_TRUE(history.ok());
+  EXPECT_EQ(history->size(), 2u);
+}
+
+TEST_F(AlertEngineTest, RestartWhileFiringDoesNotNotifyAgain) {
+  {
+    auto e = NewEngine();
+    Play(e.get(), 95, 40);
+    ASSERT_EQ(hook_.sent.size(), 1u);
+  }
+  auto e = NewEngine();
+  EXPECT_EQ(Firing(e.get()).size(), 1u);  // restored
+  Play(e.get(), 95, 30);
+  EXPECT_EQ(hook_.sent.size(), 1u);
+  Play(e.get(), 95, 40);  // the warning fires now, muted by the critical: still quiet
+  EXPECT_EQ(hook_.sent.size(), 1u);
+}
+
+TEST_F(AlertEngineTest, AFailedDeliveryIsRetried) {
+  auto e = NewEngine();
+  hook_.fail = true;
+  Play(e.get(), 95, 33);
+  size_t tries = hook_.sent.size();
+  EXPECT_GE(tries, 1u);
+  hook_.fail = false;
+  Play(e.get(), 95, 3);
+  EXPECT_EQ(hook_.sent.size(), tries + 1);
+  Play(e.get(), 95, 10);
+  EXPECT_EQ(hook_.sent.size(), tries + 1);  // delivered: quiet until something changes
+}
+
+TEST_F(AlertEngineTest, RulesReportTheirHealth) {
+  auto e = NewEngine();
+  Play(e.get(), 70, 1);
+  bool seen = false;
+  for (const RuleStatus& r : e->Rules()) {
+    if (r.rule.source != RuleSource::kQuery || !r.rule.enabled) continue;
+    EXPECT_EQ(r.health, "ok") << r.rule.id << ": " << r.last_error;
+    EXPECT_EQ(r.last_eval_ms, env_.now);
+    seen = true;
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(AlertEngineTest, BadConfigurationIsRefusedByName) {
+  AlertEngineOptions o;
+  o.dispatch.channels = {"nope"};
+  AlertEngineSources s;
+  s.query = query_.get();
+  auto e = AlertEngine::Create(s, o);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("nope"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vigil::alert

@@ -1,0 +1,243 @@
+#include "alert/evaluate.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "alert/rules.h"
+
+namespace vigil::alert {
+namespace {
+
+// The label set `on` picks out of `labels`, as a map key.
+std::string MatchKey(const wire::Labels& labels, const std::vector<std::string>& on) {
+  std::string key;
+  for (const std::string& name : on) {
+    key += wire::LabelValue(labels, name);
+    key += '\xff';
+  }
+  return key;
+}
+
+wire::Labels WithoutName(wire::Labels labels) {
+  std::erase_if(labels, [](const wire::Label& l) { return l.name == wire::kMetricNameLabel; });
+  return labels;
+}
+
+void SetLabel(wire::Labels* labels, const std::string& name, const std::string& value) {
+  if (value.empty()) return;
+  for (wire::Label& l : *labels) {
+    if (l.name == name) {
+      l.value = value;
+      return;
+    }
+  }
+  labels->push_back({name, value});
+}
+
+wire::Labels JobLabels(const diagnose::JobReport& r) {
+  wire::Labels labels;
+  SetLabel(&labels, "node", r.node);
+  SetLabel(&labels, "job", r.job.name);
+  SetLabel(&labels, "run", r.job.id);
+  return labels;
+}
+
+// The reason a job ended, for its summary: the verdict's text, else its kind.
+std::string EndReason(const diagnose::JobReport& r) {
+  if (!r.verdict.reason_text.empty()) return r.verdict.reason_text;
+  if (!r.verdict.reason.empty()) return r.verdict.reason;
+  return r.state;
+}
+
+bool EndedRecently(const diagnose::JobReport& r, const JobContext& context) {
+  return r.job.ended && r.job.last_seen_ms >= context.ended_after_ms;
+}
+
+}  // namespace
+
+bool Past(Comparison comparison, double value, double threshold) {
+  if (std::isnan(value)) return false;
+  switch (comparison) {
+    case Comparison::kAbove:
+      return value > threshold;
+    case Comparison::kBelow:
+      return value < threshold;
+    case Comparison::kAtLeast:
+      return value >= threshold;
+  }
+  return false;
+}
+
+std::string FormatAlertValue(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buf[32];
+  double a = std::fabs(v);
+  if (a >= 100 || a == std::floor(a)) {
+    std::snprintf(buf, sizeof(buf), "%.0f", v);
+  } else if (a >= 1) {
+    std::snprintf(buf, sizeof(buf), "%.1f", v);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.3g", v);
+  }
+  return buf;
+}
+
+std::string RenderSummary(const std::string& text, const wire::Labels& labels, double value,
+                          double threshold, double reference, int64_t for_ms,
+                          const std::map<std::string, std::string>& extra) {
+  std::string out;
+  out.reserve(text.size() + 32);
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t open = text.find('{', i);
+    size_t close = open == std::string::npos ? open : text.find('}', open);
+    if (close == std::string::npos) break;
+    out.append(text, i, open - i);
+    std::string name = text.substr(open + 1, close - open - 1);
+    if (name == "value") {
+      out += FormatAlertValue(value);
+    } else if (name == "threshold") {
+      out += FormatAlertValue(threshold);
+    } else if (name == "reference") {
+      out += FormatAlertValue(reference);
+    } else if (name == "for") {
+      out += FormatDuration(for_ms);
+    } else if (auto e = extra.find(name); e != extra.end()) {
+      out += e->second;
+    } else {
+      std::string_view v = wire::LabelValue(labels, name);
+      out += v.empty() ? std::string_view("?") : v;
+    }
+    i = close + 1;
+  }
+  out.append(text, i, std::string::npos);
+  return out;
+}
+
+Sample Judge(const Rule& rule, const Level& level, wire::Labels labels, double value,
+             double reference, int64_t /*now_ms*/) {
+  Sample s;
+  s.value = value;
+  s.threshold = level.fire + reference;
+  s.fire = Past(rule.comparison, value, s.threshold);
+  // A clear threshold on the wrong side of the firing one would never
+  // clear: the firing threshold then clears too.
+  double clear = level.clear + reference;
+  s.hold = s.fire || Past(rule.comparison, value, clear);
+  s.summary_en =
+      RenderSummary(rule.summary_en, labels, value, s.threshold, reference, level.for_ms);
+  s.summary_zh =
+      RenderSummary(rule.summary_zh, labels, value, s.threshold, reference, level.for_ms);
+  s.labels = std::move(labels);
+  return s;
+}
+
+Result<std::vector<Sample>> QuerySamples(const query::Engine& engine, const Rule& rule,
+                                         const Level& level, int64_t now_ms) {
+  const std::string& expr = level.expr.empty() ? rule.expr : level.expr;
+  auto result = engine.Instant(expr, now_ms);
+  if (!result.ok()) return result.status().WithContext("rule " + rule.id);
+  std::map<std::string, double> references;
+  if (!rule.reference.empty()) {
+    auto ref = engine.Instant(rule.reference, now_ms);
+    if (!ref.ok()) return ref.status().WithContext("rule " + rule.id + " reference");
+    for (const query::ResultSeries& s : ref->series) {
+      if (!s.points.empty()) references[MatchKey(s.labels, rule.reference_on)] = s.points[0].v;
+    }
+  }
+  std::vector<Sample> samples;
+  for (query::ResultSeries& s : result->series) {
+    if (s.points.empty()) continue;
+    double reference = 0;
+    if (!rule.reference.empty()) {
+      auto it = references.find(MatchKey(s.labels, rule.reference_on));
+      if (it != references.end()) {
+        reference = it->second;
+      } else {
+        auto fb = rule.reference_fallback.find(
+            std::string(wire::LabelValue(s.labels, rule.reference_label)));
+        reference = fb != rule.reference_fallback.end() ? fb->second : rule.reference_default;
+      }
+    }
+    samples.push_back(
+        Judge(rule, level, WithoutName(std::move(s.labels)), s.points[0].v, reference, now_ms));
+  }
+  return samples;
+}
+
+std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
+                               const std::vector<diagnose::JobReport>& reports,
+                               const JobContext& context, int64_t now_ms) {
+  std::vector<Sample> out;
+  auto add = [&](wire::Labels labels, double value, bool on,
+                 const std::map<std::string, std::string>& extra) {
+    Sample s;
+    s.value = value;
+    s.fire = s.hold = on;
+    s.summary_en = RenderSummary(rule.summary_en, labels, value, 0, 0, level.for_ms, extra);
+    s.summary_zh = RenderSummary(rule.summary_zh, labels, value, 0, 0, level.for_ms, extra);
+    s.labels = std::move(labels);
+    out.push_back(std::move(s));
+  };
+  for (const diagnose::JobReport& r : reports) {
+    switch (rule.job_check) {
+      case JobCheck::kCrashed:
+        if ((r.state == "crashed" || r.state == "killed") && EndedRecently(r, context)) {
+          add(JobLabels(r), 1, true, {{"reason", EndReason(r)}});
+        }
+        break;
+      case JobCheck::kFinished:
+        if ((r.state == "completed" || r.state == "exited") && EndedRecently(r, context)) {
+          add(JobLabels(r), 1, true, {{"reason", EndReason(r)}});
+        }
+        break;
+      case JobCheck::kStalled:
+        if (r.state == "stalled" && r.progress.last_change_ms) {
+          add(JobLabels(r), static_cast<double>(now_ms - *r.progress.last_change_ms) / 1000.0, true,
+              {});
+        }
+        break;
+      case JobCheck::kLossNan: {
+        if (r.job.ended) break;
+        for (const diagnose::TimedEvent& e : r.events) {
+          if (e.event.kind != parse::training::EventKind::kNanLoss) continue;
+          double step = -1;
+          if (const parse::training::EventDetail* d = e.event.Find("step")) {
+            step = std::atof(d->value.c_str());
+          }
+          add(JobLabels(r), step, true, {});
+          break;
+        }
+        break;
+      }
+      case JobCheck::kUnderutilized:
+        if (r.state != "running") break;
+        for (const diagnose::JobGpu& g : r.gpus) {
+          auto u = context.gpu_util.find(r.node + "/" + g.gpu);
+          if (u == context.gpu_util.end()) continue;
+          wire::Labels labels = JobLabels(r);
+          SetLabel(&labels, "gpu", g.gpu);
+          SetLabel(&labels, "UUID", g.uuid);
+          Sample s = Judge(rule, level, std::move(labels), u->second, 0, now_ms);
+          out.push_back(std::move(s));
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+std::vector<Sample> NodeSamples(const Rule& rule, const Level& level,
+                                const std::map<std::string, int64_t>& last_report_ms,
+                                int64_t now_ms) {
+  std::vector<Sample> out;
+  for (const auto& [node, ms] : last_report_ms) {
+    double silent_s = static_cast<double>(now_ms - ms) / 1000.0;
+    out.push_back(Judge(rule, level, {{"node", node}}, silent_s, 0, now_ms));
+  }
+  return out;
+}
+
+}  // namespace vigil::alert

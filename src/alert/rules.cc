@@ -1,0 +1,430 @@
+#include "alert/rules.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "core/strings.h"
+
+namespace vigil::alert {
+namespace {
+
+constexpr int64_t kSecond = 1000;
+constexpr int64_t kMinute = 60 * kSecond;
+
+Level L(Severity s, double fire, double clear, int64_t for_ms, std::string expr = "") {
+  return {s, fire, clear, for_ms, std::move(expr)};
+}
+
+// Slowdown temperatures of GPUs whose NVML reports none, from `nvidia-smi
+// -q` outputs posted publicly (docs/alerts.md cites each); other GPUs that
+// report none fall back to reference_default (90 °C: warn at 85, critical at
+// 90, the usual community defaults).
+std::map<std::string, double> SlowdownFallback() {
+  return {
+      {"Tesla P100-SXM2-16GB", 92},  // tensorflow/tensorflow#16947
+  };
+}
+
+// Xids that mean the GPU or its node needs attention now (NVIDIA's Xid
+// document: memory faults that need a reset, the bus, NVLink, the GSP); the
+// others are usually the application's own fault (13, 31, 43) and warn.
+constexpr const char* kCriticalXids =
+    "48|54|62|64|74|79|92|94|95|119|120|140|143|144|145|146|147|148|149|150|157";
+
+Rule GpuUnderutilized() {
+  Rule r;
+  r.id = "gpu_underutilized";
+  r.source = RuleSource::kJob;
+  r.job_check = JobCheck::kUnderutilized;
+  r.comparison = Comparison::kBelow;
+  r.levels = {L(Severity::kWarning, 80, 85, 15 * kMinute),
+              L(Severity::kCritical, 10, 15, 10 * kMinute)};
+  r.unit = "%";
+  r.summary_en =
+      "GPU {gpu} of job {job} on {node} is under-used: {value}% utilisation (under {threshold}% "
+      "for {for})";
+  r.summary_zh =
+      "{node} 上任务 {job} 的 GPU {gpu} 利用率偏低：{value}%（持续 {for} 低于 {threshold}%）";
+  return r;
+}
+
+Rule GpuIdleAllocated() {
+  Rule r;
+  r.id = "gpu_idle_allocated";
+  // A process holds memory on the GPU (over 256 MiB: a CUDA context alone
+  // takes ~300-500 MiB, so any real allocation) and it computes nothing.
+  r.expr =
+      "DCGM_FI_DEV_GPU_UTIL and on(node, gpu) "
+      "(sum by (node, gpu) (vigil_gpu_process_memory_bytes) > 268435456)";
+  r.comparison = Comparison::kBelow;
+  r.levels = {L(Severity::kWarning, 1, 5, 10 * kMinute),
+              L(Severity::kCritical, 1, 5, 60 * kMinute)};
+  r.unit = "%";
+  r.summary_en =
+      "GPU {gpu} on {node} holds memory but computes nothing: {value}% utilisation for {for}";
+  r.summary_zh = "{node} 上的 GPU {gpu} 占用显存但没有计算：利用率 {value}%，已持续 {for}";
+  return r;
+}
+
+Rule GpuMemoryNearFull() {
+  Rule r;
+  r.id = "gpu_memory_near_full";
+  r.expr = "100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)";
+  r.levels = {L(Severity::kWarning, 90, 85, 1 * kMinute),
+              L(Severity::kCritical, 97, 94, 30 * kSecond)};
+  r.unit = "%";
+  r.summary_en = "GPU {gpu} on {node} memory {value}% full (over {threshold}%): out-of-memory risk";
+  r.summary_zh = "{node} 上的 GPU {gpu} 显存已用 {value}%（超过 {threshold}%）：有显存不足风险";
+  return r;
+}
+
+Rule GpuTemperatureHigh() {
+  Rule r;
+  r.id = "gpu_temperature_high";
+  r.expr = "DCGM_FI_DEV_GPU_TEMP";
+  // Thresholds relative to the GPU's own slowdown temperature.
+  r.reference = "vigil_gpu_temp_slowdown_celsius > 0";
+  r.reference_on = {"node", "gpu"};
+  r.reference_label = "modelName";
+  r.reference_fallback = SlowdownFallback();
+  r.reference_default = 90;
+  r.comparison = Comparison::kAtLeast;
+  r.levels = {L(Severity::kWarning, -5, -8, 1 * kMinute),
+              L(Severity::kCritical, 0, -3, 30 * kSecond)};
+  r.unit = "°C";
+  r.summary_en =
+      "GPU {gpu} on {node} at {value} °C (alert at {threshold} °C; it slows down at {reference} "
+      "°C)";
+  r.summary_zh =
+      "{node} 上的 GPU {gpu} 温度 {value} °C（告警阈值 {threshold} °C，降频温度 {reference} °C）";
+  return r;
+}
+
+Rule GpuThrottled() {
+  Rule r;
+  r.id = "gpu_throttled";
+  // Power capping under full load is normal; these reasons are not.
+  r.expr =
+      "max by (node, gpu, UUID, modelName, reason) (vigil_gpu_clock_event_reason_active{reason=~"
+      "\"hw_slowdown|sw_thermal_slowdown|hw_thermal_slowdown|hw_power_brake_slowdown\"})";
+  r.levels = {
+      L(Severity::kWarning, 0, 0, 2 * kMinute),
+      L(Severity::kCritical, 0, 0, 5 * kMinute,
+        "max by (node, gpu, UUID, modelName, reason) (vigil_gpu_clock_event_reason_active{reason=~"
+        "\"hw_slowdown|hw_thermal_slowdown|hw_power_brake_slowdown\"})")};
+  r.summary_en = "GPU {gpu} on {node} is throttled ({reason}) for {for}";
+  r.summary_zh = "{node} 上的 GPU {gpu} 正在降频（{reason}），已持续 {for}";
+  return r;
+}
+
+Rule GpuEccErrors() {
+  Rule r;
+  r.id = "gpu_ecc_errors";
+  r.expr = "increase(DCGM_FI_DEV_ECC_SBE_VOL_TOTAL[${1h}])";
+  r.levels = {L(Severity::kWarning, 10, 10, 0),
+              L(Severity::kCritical, 0, 0, 0, "increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[${1h}])")};
+  r.keep_firing_for_ms = 15 * kMinute;
+  r.summary_en = "GPU {gpu} on {node}: {value} ECC errors in the last hour";
+  r.summary_zh = "{node} 上的 GPU {gpu}：最近一小时 {value} 个 ECC 错误";
+  return r;
+}
+
+Rule GpuXid() {
+  Rule r;
+  r.id = "gpu_xid";
+  r.expr =
+      std::string("increase(vigil_gpu_xid_errors_total{xid!~\"") + kCriticalXids + "\"}[${5m}])";
+  r.levels = {L(Severity::kWarning, 0, 0, 0),
+              L(Severity::kCritical, 0, 0, 0,
+                std::string("increase(vigil_gpu_xid_errors_total{xid=~\"") + kCriticalXids +
+                    "\"}[${5m}])")};
+  r.keep_firing_for_ms = 15 * kMinute;
+  r.summary_en = "GPU {gpu} on {node} reported Xid {xid}";
+  r.summary_zh = "{node} 上的 GPU {gpu} 报告 Xid {xid}";
+  return r;
+}
+
+Rule GpuLost() {
+  Rule r;
+  r.id = "gpu_lost";
+  r.expr = "vigil_gpu_up";
+  r.comparison = Comparison::kBelow;
+  r.levels = {L(Severity::kCritical, 1, 1, 0)};
+  r.summary_en = "GPU {gpu} on {node} does not answer (fallen off the bus or lost)";
+  r.summary_zh = "{node} 上的 GPU {gpu} 无响应（已从总线掉线或丢失）";
+  return r;
+}
+
+Rule GpuDriverUnresponsive() {
+  Rule r;
+  r.id = "gpu_driver_unresponsive";
+  r.expr = "vigil_gpu_driver_responsive";
+  r.comparison = Comparison::kBelow;
+  r.levels = {L(Severity::kCritical, 1, 1, 30 * kSecond)};
+  r.summary_en = "The NVIDIA driver on {node} does not answer (NVML calls hang)";
+  r.summary_zh = "{node} 上的 NVIDIA 驱动无响应（NVML 调用卡住）";
+  return r;
+}
+
+Rule JobRule(std::string id, JobCheck check, Severity s, std::string en, std::string zh,
+             int64_t for_ms = 0) {
+  Rule r;
+  r.id = std::move(id);
+  r.source = RuleSource::kJob;
+  r.job_check = check;
+  r.levels = {L(s, 0, 0, for_ms)};
+  r.summary_en = std::move(en);
+  r.summary_zh = std::move(zh);
+  return r;
+}
+
+Rule HostMemoryNearFull() {
+  Rule r;
+  r.id = "host_memory_near_full";
+  r.expr = "100 * (1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes)";
+  r.levels = {L(Severity::kWarning, 90, 85, 2 * kMinute),
+              L(Severity::kCritical, 97, 94, 30 * kSecond)};
+  r.unit = "%";
+  r.summary_en = "Host memory on {node} {value}% used (over {threshold}%): the OOM killer is near";
+  r.summary_zh = "{node} 主机内存已用 {value}%（超过 {threshold}%）：可能触发 OOM killer";
+  return r;
+}
+
+Rule DiskNearFull() {
+  Rule r;
+  r.id = "disk_near_full";
+  r.expr =
+      "100 * (1 - node_filesystem_avail_bytes{fstype!~\"tmpfs|devtmpfs|overlay|squashfs\"} / "
+      "node_filesystem_size_bytes{fstype!~\"tmpfs|devtmpfs|overlay|squashfs\"})";
+  r.levels = {L(Severity::kWarning, 90, 88, 5 * kMinute),
+              L(Severity::kCritical, 97, 95, 1 * kMinute)};
+  r.unit = "%";
+  r.summary_en =
+      "Filesystem {mountpoint} on {node} {value}% full (over {threshold}%): checkpoints may fail";
+  r.summary_zh =
+      "{node} 上的文件系统 {mountpoint} 已用 {value}%（超过 {threshold}%）：检查点可能写入失败";
+  return r;
+}
+
+Rule NodeDown() {
+  Rule r;
+  r.id = "node_down";
+  r.source = RuleSource::kNode;
+  // The value is the seconds since the node last reported; agents report
+  // every 2-5 s.
+  r.levels = {L(Severity::kCritical, 30, 15, 0)};
+  r.unit = "s";
+  r.summary_en = "Node {node} has not reported for {value} s";
+  r.summary_zh = "节点 {node} 已 {value} 秒没有上报";
+  return r;
+}
+
+}  // namespace
+
+std::vector<Rule> Presets() {
+  return {
+      GpuUnderutilized(),
+      GpuIdleAllocated(),
+      GpuMemoryNearFull(),
+      GpuTemperatureHigh(),
+      GpuThrottled(),
+      GpuEccErrors(),
+      GpuXid(),
+      GpuLost(),
+      GpuDriverUnresponsive(),
+      JobRule("training_loss_nan", JobCheck::kLossNan, Severity::kCritical,
+              "Job {job} on {node}: the loss is NaN/inf (step {value})",
+              "{node} 上的任务 {job}：loss 变为 NaN/inf（第 {value} 步）"),
+      JobRule("job_crashed", JobCheck::kCrashed, Severity::kCritical,
+              "Job {job} on {node} crashed: {reason}", "{node} 上的任务 {job} 崩溃：{reason}"),
+      JobRule("job_finished", JobCheck::kFinished, Severity::kInfo,
+              "Job {job} on {node} finished: {reason}", "{node} 上的任务 {job} 已结束：{reason}"),
+      JobRule("job_stalled", JobCheck::kStalled, Severity::kWarning,
+              "Job {job} on {node} makes no progress: no new step for {value} s",
+              "{node} 上的任务 {job} 没有进展：{value} 秒没有新的 step"),
+      HostMemoryNearFull(),
+      DiskNearFull(),
+      NodeDown(),
+  };
+}
+
+const char* ComparisonText(Comparison comparison) {
+  switch (comparison) {
+    case Comparison::kAbove:
+      return ">";
+    case Comparison::kBelow:
+      return "<";
+    case Comparison::kAtLeast:
+      return ">=";
+  }
+  return ">";
+}
+
+namespace {
+
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.15g", v);
+  return buf;
+}
+
+const char* JobCheckText(JobCheck check) {
+  switch (check) {
+    case JobCheck::kCrashed:
+      return "job report: crashed or killed";
+    case JobCheck::kFinished:
+      return "job report: completed, or exited with status 0";
+    case JobCheck::kStalled:
+      return "job report: stalled (no step progress for 5 step intervals, at least 1 minute)";
+    case JobCheck::kUnderutilized:
+      return "job report: a GPU of a running job, avg_over_time(DCGM_FI_DEV_GPU_UTIL[1m])";
+    case JobCheck::kLossNan:
+      return "job report: a nan_loss event while the job runs";
+  }
+  return "job report";
+}
+
+}  // namespace
+
+std::string LevelCondition(const Rule& rule, const Level& level) {
+  const char* op = ComparisonText(rule.comparison);
+  switch (rule.source) {
+    case RuleSource::kJob:
+      if (rule.job_check == JobCheck::kUnderutilized) {
+        return std::string(JobCheckText(rule.job_check)) + " " + op + " " + Number(level.fire);
+      }
+      return JobCheckText(rule.job_check);
+    case RuleSource::kNode:
+      return std::string("node report: seconds since the last one ") + op + " " +
+             Number(level.fire);
+    case RuleSource::kQuery:
+      break;
+  }
+  std::string expr = level.expr.empty() ? rule.expr : level.expr;
+  if (rule.reference.empty()) return expr + " " + op + " " + Number(level.fire);
+  std::string on;
+  for (const std::string& l : rule.reference_on) on += (on.empty() ? "" : ", ") + l;
+  return expr + " " + op + " on(" + on + ") (" + rule.reference + ") " +
+         (level.fire < 0 ? "- " + Number(-level.fire) : "+ " + Number(level.fire));
+}
+
+std::optional<int64_t> ParseDuration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  int64_t total = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t start = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == start || i - start > 12) return std::nullopt;
+    int64_t n = *ParseInt64(text.substr(start, i - start));
+    size_t unit_start = i;
+    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+    std::string_view unit = text.substr(unit_start, i - unit_start);
+    int64_t ms;
+    if (unit == "ms")
+      ms = 1;
+    else if (unit == "s")
+      ms = kSecond;
+    else if (unit == "m")
+      ms = kMinute;
+    else if (unit == "h")
+      ms = 60 * kMinute;
+    else if (unit == "d")
+      ms = 24 * 60 * kMinute;
+    else
+      return std::nullopt;
+    total += n * ms;
+  }
+  return total;
+}
+
+std::string FormatDuration(int64_t ms) {
+  if (ms <= 0) return "0s";
+  static constexpr std::pair<int64_t, const char*> kUnits[] = {
+      {24 * 60 * kMinute, "d"}, {60 * kMinute, "h"}, {kMinute, "m"}, {kSecond, "s"}, {1, "ms"}};
+  std::string out;
+  for (const auto& [unit, name] : kUnits) {
+    if (ms >= unit) {
+      out += std::to_string(ms / unit) + name;
+      ms %= unit;
+    }
+  }
+  return out;
+}
+
+Result<std::string> ScaleDurations(const std::string& expr, double scale) {
+  std::string out;
+  size_t i = 0;
+  while (i < expr.size()) {
+    size_t open = expr.find("${", i);
+    if (open == std::string::npos) break;
+    size_t close = expr.find('}', open);
+    if (close == std::string::npos) return InvalidArgument("unclosed ${ in " + expr);
+    auto ms = ParseDuration(std::string_view(expr).substr(open + 2, close - open - 2));
+    if (!ms) return InvalidArgument("bad duration in " + expr);
+    out += expr.substr(i, open - i);
+    out +=
+        std::to_string(std::max<int64_t>(1, std::llround(static_cast<double>(*ms) * scale))) + "ms";
+    i = close + 1;
+  }
+  out += expr.substr(i);
+  return out;
+}
+
+Result<std::vector<Rule>> EffectiveRules(const AlertsConfig& config) {
+  std::vector<Rule> rules = Presets();
+  std::set<std::string> known;
+  for (const Rule& r : rules) known.insert(r.id);
+  for (const auto& [id, o] : config.rules) {
+    if (known.count(id) == 0) return InvalidArgument("alerts.rules: unknown rule \"" + id + "\"");
+  }
+  auto scaled = [&](int64_t ms) {
+    return ms <= 0
+               ? ms
+               : std::max<int64_t>(1, std::llround(static_cast<double>(ms) * config.time_scale));
+  };
+  for (Rule& r : rules) {
+    auto o = config.rules.find(r.id);
+    if (o != config.rules.end() && !r.reference.empty() &&
+        (o->second.warning || o->second.critical)) {
+      // An absolute threshold replaces the reference-relative ones: a level
+      // not overridden keeps its offset from the default reference.
+      for (Level& level : r.levels) {
+        level.fire += r.reference_default;
+        level.clear += r.reference_default;
+      }
+      r.reference.clear();
+      r.reference_fallback.clear();
+    }
+    for (Level& level : r.levels) {
+      if (o != config.rules.end()) {
+        const RuleOverride& ov = o->second;
+        if (ov.for_ms) level.for_ms = *ov.for_ms;
+        std::optional<double> fire =
+            level.severity == Severity::kCritical ? ov.critical : ov.warning;
+        if (fire) {
+          // The clear threshold keeps its distance from the firing one.
+          double gap = level.clear - level.fire;
+          level.fire = *fire;
+          level.clear = *fire + gap;
+        }
+      }
+      level.for_ms = scaled(level.for_ms);
+      if (!level.expr.empty()) {
+        auto e = ScaleDurations(level.expr, config.time_scale);
+        if (!e.ok()) return e.status();
+        level.expr = *e;
+      }
+    }
+    if (o != config.rules.end() && o->second.enabled) r.enabled = *o->second.enabled;
+    r.keep_firing_for_ms = scaled(r.keep_firing_for_ms);
+    auto e = ScaleDurations(r.expr, config.time_scale);
+    if (!e.ok()) return e.status();
+    r.expr = *e;
+  }
+  return rules;
+}
+
+}  // namespace vigil::alert

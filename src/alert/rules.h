@@ -1,0 +1,121 @@
+// Alert rules: the presets that are on by default (docs/alerts.md lists each
+// with its default, why and what to do) and the config.json overrides.
+//
+// A rule has one value per series and levels (warning, critical, or info)
+// that each compare the value with a firing threshold and a separate clear
+// threshold (hysteresis), for a duration (`for`). Where the value comes from:
+//   - kQuery: a PromQL expression over the embedded store (one instant query
+//     per rule per evaluation); its series are the alerts' label sets;
+//   - kJob:   the job reports (diagnose::JobReport): a job's state, its GPUs'
+//     utilisation, its events — what series alone cannot say;
+//   - kNode:  how long ago each node last reported (the server's view).
+// Durations inside expressions are written `${15m}` and scaled by
+// `time_scale` (AlertsConfig), as every other duration of a rule is, so
+// tests and demos play ten minutes in seconds.
+//
+// Thread safety: plain values; Presets() is pure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "alert/alert.h"
+#include "core/status.h"
+
+namespace vigil::alert {
+
+enum class RuleSource { kQuery, kJob, kNode };
+
+// The job-report checks a kJob rule applies.
+enum class JobCheck {
+  kCrashed,        // the verdict says crashed or killed
+  kFinished,       // completed, or exited with status 0
+  kStalled,        // running, no step progress for several intervals
+  kUnderutilized,  // a running job's GPU under-used (value: its utilisation, %)
+  kLossNan,        // a nan_loss event while the job runs
+};
+
+// value > threshold, value < threshold, value >= threshold. The clear
+// threshold is passed the same way (a firing `>=` alert holds while
+// value >= clear).
+enum class Comparison { kAbove, kBelow, kAtLeast };
+
+struct Level {
+  Severity severity = Severity::kWarning;
+  double fire = 0;   // the alert starts past this
+  double clear = 0;  // and holds until the value is back past this
+  int64_t for_ms = 0;
+  // kQuery: the level's own expression when it differs from the rule's (an
+  // Xid's severity is its code's), else "".
+  std::string expr;
+};
+
+struct Rule {
+  std::string id;  // stable: tests, config.json and users refer to it
+  RuleSource source = RuleSource::kQuery;
+  std::string expr;  // kQuery: PromQL giving the value of each series
+  // kQuery: a PromQL expression giving each series' reference (a GPU's own
+  // slowdown temperature), matched on `reference_on`; the levels' thresholds
+  // are then offsets from it (see reference_fallback). "" for none.
+  std::string reference;
+  std::vector<std::string> reference_on;
+  // The reference of a series the reference query has nothing for, by a
+  // label's value (`reference_label`: modelName), else `reference_default`.
+  std::string reference_label;
+  std::map<std::string, double> reference_fallback;
+  double reference_default = 0;
+  JobCheck job_check = JobCheck::kCrashed;  // kJob
+  Comparison comparison = Comparison::kAbove;
+  std::vector<Level> levels;  // least severe first
+  int64_t keep_firing_for_ms = 0;
+  bool enabled = true;
+  std::string unit;  // "%", "°C", "" — for summaries and `vigil rules ls`
+  // Summary templates: {value}, {threshold}, {reference}, {for}, and {label}
+  // for any label of the series ({gpu}, {node}, {job}).
+  std::string summary_en;
+  std::string summary_zh;
+};
+
+struct RuleOverride {
+  std::optional<bool> enabled;
+  std::optional<int64_t> for_ms;  // every level's
+  std::optional<double> warning;  // the firing threshold, absolute
+  std::optional<double> critical;
+};
+
+struct AlertsConfig {
+  double time_scale = 1.0;  // multiplies every duration of the presets
+  int64_t eval_interval_ms = 1000;
+  double price_per_gpu_hour = 2.5;
+  std::string currency = "USD";
+  std::map<std::string, RuleOverride> rules;  // by rule id
+};
+
+// The presets, unscaled, in documentation order.
+std::vector<Rule> Presets();
+
+// The rules in effect: presets with `config`'s overrides, every duration
+// scaled by time_scale. InvalidArgument names an unknown rule id.
+Result<std::vector<Rule>> EffectiveRules(const AlertsConfig& config);
+
+// `expr` with each `${<duration>}` replaced by the duration times `scale`,
+// in milliseconds ("${5m}" at 0.01 -> "3000ms"). InvalidArgument for a bad
+// duration.
+Result<std::string> ScaleDurations(const std::string& expr, double scale);
+
+// The condition a level fires on, as PromQL where the rule is a query
+// ("DCGM_FI_DEV_GPU_TEMP >= on(node, gpu) (vigil_gpu_temp_slowdown_celsius
+// > 0) - 5"), else what the job reports or node reports are checked for
+// ("job report: crashed or killed"). For /api/v1/rules and `vigil rules ls`.
+std::string LevelCondition(const Rule& rule, const Level& level);
+const char* ComparisonText(Comparison comparison);  // ">", "<", ">="
+
+// "5m", "90s", "1h30m", "250ms" -> milliseconds; nullopt when malformed.
+std::optional<int64_t> ParseDuration(std::string_view text);
+// Milliseconds as a Prometheus duration: 300000 -> "5m", 1500 -> "1s500ms".
+std::string FormatDuration(int64_t ms);
+
+}  // namespace vigil::alert

@@ -1,0 +1,72 @@
+// The state machine of alerts, with Prometheus' semantics for `for` and
+// `keep_firing_for` plus hysteresis: a level fires when its value crosses
+// the firing threshold and, once pending or firing, holds until the value
+// comes back past the separate clear threshold, so a value hovering at the
+// threshold does not flap (docs/alerts.md "States").
+//
+// Each evaluation of one rule level hands the tracker the level's samples:
+// every series the rule saw at that time, with whether it is past the firing
+// threshold (`fire`) and past the clear threshold (`hold`). Series the
+// level had alerts for that are not among the samples no longer hold.
+//
+//   inactive --fire--> pending --held for `for`--> firing --stops holding-->
+//   (keep_firing_for) --> resolved;   pending --stops holding--> gone
+//
+// A level with `for` = 0 fires at the first evaluation that sees it.
+//
+// Thread safety: none; the engine's evaluation thread owns its tracker.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "alert/alert.h"
+
+namespace vigil::alert {
+
+// One rule level as the tracker needs it.
+struct LevelKey {
+  std::string rule;
+  Severity severity = Severity::kWarning;
+  int64_t for_ms = 0;
+  int64_t keep_firing_for_ms = 0;
+};
+
+struct Sample {
+  wire::Labels labels;  // the series' labels (no alertname/severity: the tracker adds them)
+  double value = 0;
+  double threshold = 0;
+  bool fire = false;  // past the firing threshold
+  bool hold = false;  // past the clear threshold (true whenever `fire` is)
+  std::string summary_en;
+  std::string summary_zh;
+};
+
+class AlertTracker {
+ public:
+  // Applies one evaluation of `level` at `now_ms`. Returns the alerts whose
+  // state changed (new pending, pending -> firing, firing -> resolved), as
+  // they are after the change; resolved ones leave the tracker.
+  std::vector<Alert> Apply(const LevelKey& level, const std::vector<Sample>& samples,
+                           int64_t now_ms);
+
+  // Pending and firing alerts, by id.
+  const std::map<std::string, Alert>& active() const { return active_; }
+
+  // Restores alerts saved before a restart (pending and firing), so what
+  // already fired does not fire again.
+  void Restore(std::vector<Alert> alerts);
+
+  // Drops a rule's alerts without resolving them (the rule was disabled).
+  void Forget(const std::string& rule);
+
+ private:
+  std::map<std::string, Alert> active_;
+};
+
+// `labels` with alertname and severity added, sorted.
+wire::Labels AlertLabels(const std::string& rule, Severity severity, wire::Labels labels);
+
+}  // namespace vigil::alert

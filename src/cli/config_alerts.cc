@@ -1,0 +1,185 @@
+// The `alerts` and `notify` sections of config.json (docs/config.md).
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/config.h"
+#include "net/http_client.h"
+
+namespace vigil::cli {
+namespace {
+
+using nlohmann::json;
+
+Status Bad(const std::string& what) { return InvalidArgument("config.json: " + what); }
+
+Result<int64_t> Duration(const json& v, const std::string& key) {
+  if (v.is_string()) {
+    if (auto ms = alert::ParseDuration(v.get<std::string>())) return *ms;
+  }
+  return Bad(key + " must be a duration such as \"30s\", \"5m\" or \"1h\"");
+}
+
+Result<double> Number(const json& v, const std::string& key, double min, double max) {
+  if (!v.is_number() || v.get<double>() < min || v.get<double>() > max) {
+    return Bad(key + " must be a number from " + std::to_string(min) + " to " +
+               std::to_string(max));
+  }
+  return v.get<double>();
+}
+
+Status ParseRuleOverride(const std::string& id, const json& j, alert::RuleOverride* o) {
+  std::string at = "alerts.rules." + id;
+  if (!j.is_object()) return Bad(at + " must be an object");
+  for (const auto& [key, v] : j.items()) {
+    if (key == "enabled") {
+      if (!v.is_boolean()) return Bad(at + ".enabled must be true or false");
+      o->enabled = v.get<bool>();
+    } else if (key == "for") {
+      VIGIL_ASSIGN_OR_RETURN(o->for_ms, Duration(v, at + ".for"));
+    } else if (key == "warning") {
+      VIGIL_ASSIGN_OR_RETURN(o->warning, Number(v, at + ".warning", -1e12, 1e12));
+    } else if (key == "critical") {
+      VIGIL_ASSIGN_OR_RETURN(o->critical, Number(v, at + ".critical", -1e12, 1e12));
+    } else {
+      return Bad("unknown key " + at + "." + key);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> StringList(const json& v, const std::string& key) {
+  if (!v.is_array()) return Bad(key + " must be a list of strings");
+  std::vector<std::string> out;
+  for (const auto& s : v) {
+    if (!s.is_string()) return Bad(key + " must be a list of strings");
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+Status ParseChannel(const json& j, size_t i, ChannelConfig* c) {
+  std::string at = "notify.channels[" + std::to_string(i) + "]";
+  if (!j.is_object()) return Bad(at + " must be an object");
+  for (const auto& [key, v] : j.items()) {
+    if (key == "headers") {
+      if (!v.is_object()) return Bad(at + ".headers must be an object of strings");
+      for (const auto& [h, value] : v.items()) {
+        if (!value.is_string()) return Bad(at + ".headers must be an object of strings");
+        c->headers.push_back({h, value.get<std::string>()});
+      }
+      continue;
+    }
+    if (!v.is_string()) return Bad(at + "." + key + " must be a string");
+    if (key == "name")
+      c->name = v.get<std::string>();
+    else if (key == "type")
+      c->type = v.get<std::string>();
+    else if (key == "url")
+      c->url = v.get<std::string>();
+    else
+      return Bad("unknown key " + at + "." + key);
+  }
+  if (c->name.empty()) return Bad(at + " needs a \"name\"");
+  if (c->type != "webhook") {
+    return Bad(at + ".type \"" + c->type + "\" is not supported (this version has: webhook)");
+  }
+  if (!net::ParseHttpUrl(c->url).ok()) return Bad(at + ".url must be an http:// URL");
+  return Status::Ok();
+}
+
+Status ParseRoute(const json& j, size_t i, alert::Route* r) {
+  std::string at = "notify.routes[" + std::to_string(i) + "]";
+  if (!j.is_object()) return Bad(at + " must be an object");
+  for (const auto& [key, v] : j.items()) {
+    if (key == "match") {
+      if (!v.is_object()) return Bad(at + ".match must be an object of label values");
+      for (const auto& [label, value] : v.items()) {
+        if (!value.is_string()) return Bad(at + ".match must be an object of label values");
+        r->match[label] = value.get<std::string>();
+      }
+    } else if (key == "channels") {
+      VIGIL_ASSIGN_OR_RETURN(r->channels, StringList(v, at + ".channels"));
+    } else {
+      return Bad("unknown key " + at + "." + key);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseAlertsSection(const json& j, alert::AlertsConfig* out) {
+  if (!j.is_object()) return Bad("\"alerts\" must be an object");
+  for (const auto& [key, v] : j.items()) {
+    if (key == "time_scale") {
+      VIGIL_ASSIGN_OR_RETURN(out->time_scale, Number(v, "alerts.time_scale", 0.0001, 1000));
+    } else if (key == "eval_interval_ms") {
+      VIGIL_ASSIGN_OR_RETURN(double ms, Number(v, "alerts.eval_interval_ms", 50, 600'000));
+      out->eval_interval_ms = static_cast<int64_t>(ms);
+    } else if (key == "price_per_gpu_hour") {
+      VIGIL_ASSIGN_OR_RETURN(out->price_per_gpu_hour,
+                             Number(v, "alerts.price_per_gpu_hour", 0, 1e6));
+    } else if (key == "currency") {
+      if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 8) {
+        return Bad("alerts.currency must be a currency code such as \"USD\" or \"CNY\"");
+      }
+      out->currency = v.get<std::string>();
+    } else if (key == "rules") {
+      if (!v.is_object()) return Bad("alerts.rules must be an object keyed by rule id");
+      for (const auto& [id, o] : v.items()) {
+        VIGIL_RETURN_IF_ERROR(ParseRuleOverride(id, o, &out->rules[id]));
+      }
+    } else {
+      return Bad("unknown key alerts." + key);
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseNotifySection(const json& j, NotifyConfig* out) {
+  if (!j.is_object()) return Bad("\"notify\" must be an object");
+  alert::DispatchOptions& d = out->dispatch;
+  for (const auto& [key, v] : j.items()) {
+    if (key == "channels") {
+      if (!v.is_array()) return Bad("notify.channels must be a list");
+      for (size_t i = 0; i < v.size(); ++i) {
+        ChannelConfig c;
+        VIGIL_RETURN_IF_ERROR(ParseChannel(v[i], i, &c));
+        out->channels.push_back(std::move(c));
+      }
+    } else if (key == "routes") {
+      if (!v.is_array()) return Bad("notify.routes must be a list");
+      for (size_t i = 0; i < v.size(); ++i) {
+        alert::Route r;
+        VIGIL_RETURN_IF_ERROR(ParseRoute(v[i], i, &r));
+        d.routes.push_back(std::move(r));
+      }
+    } else if (key == "group_by") {
+      VIGIL_ASSIGN_OR_RETURN(d.group_by, StringList(v, "notify.group_by"));
+    } else if (key == "group_wait") {
+      VIGIL_ASSIGN_OR_RETURN(d.group_wait_ms, Duration(v, "notify.group_wait"));
+    } else if (key == "group_interval") {
+      VIGIL_ASSIGN_OR_RETURN(d.group_interval_ms, Duration(v, "notify.group_interval"));
+    } else if (key == "repeat_interval") {
+      VIGIL_ASSIGN_OR_RETURN(d.repeat_interval_ms, Duration(v, "notify.repeat_interval"));
+    } else {
+      return Bad("unknown key notify." + key);
+    }
+  }
+  std::set<std::string> names;
+  for (const ChannelConfig& c : out->channels) {
+    if (!names.insert(c.name).second)
+      return Bad("notify.channels: two channels named \"" + c.name + "\"");
+    d.channels.push_back(c.name);
+  }
+  for (size_t i = 0; i < d.routes.size(); ++i) {
+    for (const std::string& c : d.routes[i].channels) {
+      if (names.count(c) == 0) {
+        return Bad("notify.routes[" + std::to_string(i) + "]: unknown channel \"" + c + "\"");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace vigil::cli
