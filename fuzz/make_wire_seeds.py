@@ -62,9 +62,9 @@ def batch(source, seq, series):
     return head + body
 
 
-def log_batch(source, seq, streams):
-    """streams: [(source_id, labels dict, start, end, (sampled, filtered, truncated),
-                  [(time_ns, offset, level, flags, line)])]"""
+def log_batch(source, seq, streams, version=1):
+    """streams: [(source_id, labels dict, start, end, counters, [(time_ns, offset, level, flags, line)])]
+    counters: (sampled, filtered, truncated) in version 1, (..., lost_bytes) in version 2"""
     syms, index = [], {}
 
     def ref(s):
@@ -81,13 +81,14 @@ def log_batch(source, seq, streams):
         body += varint(len(items))
         for k, v in items:
             body += ref(k) + ref(v)
+        assert len(counters) == (3 if version == 1 else 4)
         body += varint(start) + varint(end) + b"".join(varint(c) for c in counters)
         body += varint(len(recs))
         prev_t, prev_off = base, start
         for t, off, level, flags, line in recs:
             body += svarint(t - prev_t) + varint(off - prev_off) + bytes([level, flags]) + string(line)
             prev_t, prev_off = t, off
-    head = varint(1) + string(source) + varint(seq) + svarint(base)
+    head = varint(version) + string(source) + varint(seq) + svarint(base)
     head += varint(len(syms)) + b"".join(string(s) for s in syms)
     return head + body
 
@@ -117,6 +118,18 @@ def main(out):
         f.write(logs)
     with open(os.path.join(out, "log_frame.bin"), "wb") as f:
         f.write(frame(logs, kind=2))
+    # Version 2: every stream header has lost_bytes; the third stream reports
+    # 300 bytes lost unread past offset 60, on a stream of its own.
+    logs2 = log_batch("node-a", 10, [
+        ("file:1:2:ab:0", {"job": "train", "source": "/r/train.log"}, 10, 60, (0, 0, 0, 0), [
+            (1700000000000000000, 10, 3, 0, "step 1 loss=2.5"),
+            (1700000000500000000, 26, 5, 0, "Traceback (most recent call last):\n  File \"t.py\""),
+        ]),
+        ("file:1:3:cd:1", {"job": "train"}, 0, 0, (5, 1, 0, 0), []),
+        ("file:1:2:ab:0#lost", {"job": "train", "source": "/r/train.log"}, 60, 360, (0, 0, 0, 300), []),
+    ], version=2)
+    with open(os.path.join(out, "log_frame_v2.bin"), "wb") as f:
+        f.write(frame(logs2, kind=2))
 
 
 if __name__ == "__main__":

@@ -295,6 +295,7 @@ class LogApi {
       w.Key("sampled_lines").Uint(s.counters.sampled_lines);
       w.Key("filtered_lines").Uint(s.counters.filtered_lines);
       w.Key("truncated_lines").Uint(s.counters.truncated_lines);
+      w.Key("lost_bytes").Uint(s.counters.lost_bytes);
       w.EndObject();
     }
     w.EndArray().EndObject();

@@ -187,6 +187,28 @@ TEST_F(LogRoutesTest, HistogramLabelsAndSources) {
   ASSERT_EQ(sources["data"].size(), 1u);
   EXPECT_EQ(sources["data"][0]["lines"], 120);
   EXPECT_EQ(sources["data"][0]["labels"]["job"], "train");
+  EXPECT_EQ(sources["data"][0]["lost_bytes"], 0);
+}
+
+TEST_F(LogRoutesTest, SourcesCountBytesLostUnread) {
+  Append("train", 3, t0_);
+  // What the agent sends for a truncation no copy holds: the file's labels,
+  // no records, the lost range.
+  wire::LogBatch b;
+  b.source = "node-a";
+  wire::LogStream lost;
+  lost.source_id = "file:1:train#lost";
+  lost.labels = {{"job", "train"}, {"node", "node-a"}, {"source", "/runs/train.log"}};
+  lost.start_offset = 24;
+  lost.end_offset = 24 + 700;
+  lost.counters.lost_bytes = 700;
+  b.streams.push_back(lost);
+  ASSERT_TRUE(store_->Append("node-a", b).ok());
+  json sources = Get("/api/v1/logs/sources");
+  ASSERT_EQ(sources["data"].size(), 1u) << sources.dump();
+  EXPECT_EQ(sources["data"][0]["lines"], 3);
+  EXPECT_EQ(sources["data"][0]["lost_bytes"], 700);
+  EXPECT_EQ(sources["data"][0]["truncated_lines"], 0);
 }
 
 TEST_F(LogRoutesTest, HostileTextStaysInertJson) {

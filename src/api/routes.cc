@@ -25,7 +25,8 @@ void AddPoint(std::vector<wire::MetricFamily>* families, std::vector<net::Exposi
 }
 
 // The log store's totals, and per source what volume control sampled away or
-// filtered and what was cut: never silent (docs/log-api.md).
+// filtered, what was cut and what the agent lost unread: never silent
+// (docs/log-api.md).
 void AddLogStorePoints(const logstore::LogStore& logs, std::vector<wire::MetricFamily>* families,
                        std::vector<net::ExpositionPoint>* points, int64_t now) {
   logstore::LogStoreStats st = logs.Stats();
@@ -61,6 +62,10 @@ void AddLogStorePoints(const logstore::LogStore& logs, std::vector<wire::MetricF
        [](const logstore::SourceTotals& s) { return s.counters.filtered_lines; }},
       {"vigil_log_truncated_lines_total", "Log lines cut at the line size cap, per source.",
        [](const logstore::SourceTotals& s) { return s.counters.truncated_lines; }},
+      {"vigil_log_lost_bytes_total",
+       "Bytes of log text known lost before they were read (truncated or rotated away unread), "
+       "per source.",
+       [](const logstore::SourceTotals& s) { return s.counters.lost_bytes; }},
   };
   std::vector<logstore::SourceTotals> sources = logs.Sources();
   for (const PerSource& m : kPerSource) {

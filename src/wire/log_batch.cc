@@ -8,7 +8,8 @@
 
 namespace vigil::wire {
 namespace {
-constexpr uint64_t kPayloadVersion = 1;
+// Version 2 adds lost_bytes after truncated_lines in every stream header.
+constexpr uint64_t kFirstVersionWithLostBytes = 2;
 
 constexpr std::array<const char*, kLogLevelCount> kLevelNames = {
     "unknown", "trace", "debug", "info", "warn", "error", "fatal"};
@@ -89,6 +90,11 @@ std::string EncodeLogBatch(const LogBatch& batch) {
       break;
     }
   }
+  // The oldest version that holds everything: a batch without losses reads
+  // as before on a server that knows only version 1.
+  const bool any_lost = std::any_of(batch.streams.begin(), batch.streams.end(),
+                                    [](const LogStream& s) { return s.counters.lost_bytes != 0; });
+  const uint64_t version = any_lost ? kFirstVersionWithLostBytes : 1;
   std::string body;
   PutVarint64(&body, batch.streams.size());
   for (const auto& s : batch.streams) {
@@ -103,6 +109,7 @@ std::string EncodeLogBatch(const LogBatch& batch) {
     PutVarint64(&body, s.counters.sampled_lines);
     PutVarint64(&body, s.counters.filtered_lines);
     PutVarint64(&body, s.counters.truncated_lines);
+    if (version >= kFirstVersionWithLostBytes) PutVarint64(&body, s.counters.lost_bytes);
     PutVarint64(&body, s.records.size());
     int64_t prev_t = base;
     uint64_t prev_off = s.start_offset;
@@ -118,7 +125,7 @@ std::string EncodeLogBatch(const LogBatch& batch) {
   }
   std::string out;
   out.reserve(body.size() + 64);
-  PutVarint64(&out, kPayloadVersion);
+  PutVarint64(&out, version);
   PutLengthPrefixed(&out, batch.source);
   PutVarint64(&out, batch.sequence);
   PutVarsint64(&out, base);
@@ -134,7 +141,8 @@ Result<LogBatch> DecodeLogBatch(std::string_view in) {
   };
   LogBatch b;
   PayloadHead head;
-  VIGIL_RETURN_IF_ERROR(DecodePayloadHead(&in, "log batch", &head));
+  VIGIL_RETURN_IF_ERROR(DecodePayloadHead(&in, "log batch", kLogPayloadVersion, &head));
+  const bool has_lost_bytes = head.version >= kFirstVersionWithLostBytes;
   b.source.assign(head.source);
   b.sequence = head.sequence;
   const int64_t base = head.base_time;
@@ -175,7 +183,9 @@ Result<LogBatch> DecodeLogBatch(std::string_view in) {
     if (!GetVarint64(&in, &s.start_offset) || !GetVarint64(&in, &s.end_offset) ||
         !GetVarint64(&in, &s.counters.sampled_lines) ||
         !GetVarint64(&in, &s.counters.filtered_lines) ||
-        !GetVarint64(&in, &s.counters.truncated_lines) || !GetVarint64(&in, &nrecords)) {
+        !GetVarint64(&in, &s.counters.truncated_lines) ||
+        (has_lost_bytes && !GetVarint64(&in, &s.counters.lost_bytes)) ||
+        !GetVarint64(&in, &nrecords)) {
       return bad("truncated stream header");
     }
     if (s.end_offset < s.start_offset) return bad("stream end offset before its start");

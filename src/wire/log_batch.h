@@ -58,6 +58,11 @@ struct LogSourceCounters {
   uint64_t sampled_lines = 0;    // dropped by rate-limit sampling
   uint64_t filtered_lines = 0;   // below the level floor or excluded by a rule
   uint64_t truncated_lines = 0;  // cut at the size cap (also flagged on the record)
+  // Bytes the tailer knows were lost before they were read (truncated or
+  // rotated away unread; a lower bound). The agent sends them on a stream of
+  // their own with no records (collect/logs/log_agent.cc "lost bytes").
+  // Payload version 2 only (docs/wire.md): a version-1 batch carries 0.
+  uint64_t lost_bytes = 0;
   bool operator==(const LogSourceCounters&) const = default;
 };
 
@@ -91,6 +96,10 @@ struct LogBatch {
 inline constexpr size_t kMaxLogLineBytes = 4u << 20;  // agent cap is 1 MiB by default
 inline constexpr size_t kMaxLogLabels = 32;
 
+// Payload version 1 when no stream carries lost_bytes (so a server that
+// reads only version 1 still takes it), else version 2. The decoder reads
+// both.
+inline constexpr uint64_t kLogPayloadVersion = 2;  // the newest
 std::string EncodeLogBatch(const LogBatch& batch);
 Result<LogBatch> DecodeLogBatch(std::string_view payload);
 

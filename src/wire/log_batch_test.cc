@@ -35,6 +35,20 @@ LogBatch SampleLogBatch() {
   return b;
 }
 
+// SampleLogBatch with a third stream that reports bytes lost unread (what
+// the agent sends for a truncation no copy holds).
+LogBatch SampleWithLoss() {
+  LogBatch b = SampleLogBatch();
+  LogStream lost;
+  lost.source_id = "file:2049:1234:abcd:0#lost";
+  lost.labels = {{"job", "train"}, {"source", "/runs/a/train.log"}};
+  lost.start_offset = 180;
+  lost.end_offset = 180 + 4096;
+  lost.counters.lost_bytes = 4096;
+  b.streams.push_back(lost);
+  return b;
+}
+
 TEST(LogBatchTest, RoundTripsEverything) {
   LogBatch in = SampleLogBatch();
   auto out = DecodeLogBatch(EncodeLogBatch(in));
@@ -46,6 +60,39 @@ TEST(LogBatchTest, RoundTripsEverything) {
   EXPECT_EQ(out->ByteCount(), 15u + 18u);
 }
 
+TEST(LogBatchTest, LostBytesRoundTripInVersion2) {
+  LogBatch in = SampleWithLoss();
+  std::string payload = EncodeLogBatch(in);
+  EXPECT_EQ(payload[0], 2) << "lost bytes need payload version 2";
+  auto out = DecodeLogBatch(payload);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->streams, in.streams);
+  EXPECT_EQ(out->streams[2].counters.lost_bytes, 4096u);
+  EXPECT_EQ(out->streams[0].counters, (LogSourceCounters{3, 2, 1, 0}));
+}
+
+TEST(LogBatchTest, WithoutLossesTheOldVersionIsWritten) {
+  // A server that reads only version 1 keeps taking an upgraded agent's
+  // batches until one has a loss to report.
+  std::string payload = EncodeLogBatch(SampleLogBatch());
+  EXPECT_EQ(payload[0], 1);
+  auto out = DecodeLogBatch(payload);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  for (const auto& s : out->streams) EXPECT_EQ(s.counters.lost_bytes, 0u);
+}
+
+TEST(LogBatchTest, VersionsDifferOnlyByTheLostBytesField) {
+  // The same batch in both versions: version 2 is version 1 with one varint
+  // more per stream (here 0, 0 and 4096 = two bytes), nothing else moved.
+  LogBatch v2 = SampleWithLoss();
+  LogBatch v1 = v2;
+  v1.streams[2].counters.lost_bytes = 0;
+  std::string a = EncodeLogBatch(v1), b = EncodeLogBatch(v2);
+  ASSERT_EQ(a[0], 1);
+  ASSERT_EQ(b[0], 2);
+  EXPECT_EQ(b.size(), a.size() + 1 + 1 + 2);
+}
+
 TEST(LogBatchTest, TravelsInAFrame) {
   std::string payload = EncodeLogBatch(SampleLogBatch());
   auto frame = DecodeFrame(EncodeFrame(FrameKind::kLogs, payload, true));
@@ -55,10 +102,12 @@ TEST(LogBatchTest, TravelsInAFrame) {
 }
 
 TEST(LogBatchTest, RejectsEveryTruncation) {
-  std::string payload = EncodeLogBatch(SampleLogBatch());
-  for (size_t n = 0; n < payload.size(); ++n) {
-    auto r = DecodeLogBatch(std::string_view(payload).substr(0, n));
-    EXPECT_FALSE(r.ok()) << "prefix of " << n << " bytes decoded";
+  for (const LogBatch& b : {SampleLogBatch(), SampleWithLoss()}) {
+    std::string payload = EncodeLogBatch(b);
+    for (size_t n = 0; n < payload.size(); ++n) {
+      auto r = DecodeLogBatch(std::string_view(payload).substr(0, n));
+      EXPECT_FALSE(r.ok()) << "prefix of " << n << " bytes decoded";
+    }
   }
 }
 
@@ -79,11 +128,14 @@ TEST(LogBatchTest, RejectsInconsistentOffsetsAndLevels) {
 }
 
 TEST(LogBatchTest, RefusesNewerVersionsByName) {
-  std::string payload = EncodeLogBatch(SampleLogBatch());
-  payload[0] = 2;
+  std::string payload = EncodeLogBatch(SampleWithLoss());
+  payload[0] = 3;
   auto r = DecodeLogBatch(payload);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("upgrade the server"), std::string::npos);
+  EXPECT_NE(r.status().message().find("supports 1 to 2"), std::string::npos);
+  payload[0] = 0;
+  EXPECT_FALSE(DecodeLogBatch(payload).ok());
 }
 
 TEST(LogLevelTest, NamesAndAliases) {
@@ -106,17 +158,25 @@ TEST(LogLevelTest, NamesAndAliases) {
 namespace vigil::wire {
 namespace {
 
-// fuzz/make_wire_seeds.py encodes a log frame from docs/wire.md alone.
-TEST(LogBatchSpecTest, IndependentEncoderFromTheDocsDecodes) {
+// The payload of a log frame fuzz/make_wire_seeds.py wrote from docs/wire.md
+// alone (corpus/wire_fuzz/<name>); empty, with a failure, when it is not one.
+std::string SeedLogPayload(const std::string& name) {
   const char* src = std::getenv("VIGIL_SOURCE_DIR");
-  ASSERT_NE(src, nullptr) << "run through ctest (sets VIGIL_SOURCE_DIR)";
-  std::ifstream f(std::string(src) + "/fuzz/corpus/wire_fuzz/log_frame.bin", std::ios::binary);
+  EXPECT_NE(src, nullptr) << "run through ctest (sets VIGIL_SOURCE_DIR)";
+  if (src == nullptr) return "";
+  std::ifstream f(std::string(src) + "/fuzz/corpus/wire_fuzz/" + name, std::ios::binary);
   std::string frame((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  ASSERT_FALSE(frame.empty());
   auto decoded = DecodeFrame(frame);
-  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_TRUE(decoded.ok()) << name << ": " << decoded.status().ToString();
+  if (!decoded.ok()) return "";
   EXPECT_EQ(decoded->kind, FrameKind::kLogs);
-  auto batch = DecodeLogBatch(decoded->payload);
+  return decoded->payload;
+}
+
+TEST(LogBatchSpecTest, IndependentEncoderFromTheDocsDecodes) {
+  std::string payload = SeedLogPayload("log_frame.bin");
+  ASSERT_FALSE(payload.empty());
+  auto batch = DecodeLogBatch(payload);
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
   EXPECT_EQ(batch->source, "node-a");
   EXPECT_EQ(batch->sequence, 9u);
@@ -130,6 +190,31 @@ TEST(LogBatchSpecTest, IndependentEncoderFromTheDocsDecodes) {
   EXPECT_EQ(s.records[1].line, "Traceback (most recent call last):\n  File \"t.py\"");
   EXPECT_EQ(batch->streams[1].counters.sampled_lines, 5u);
   EXPECT_EQ(batch->streams[1].counters.filtered_lines, 1u);
+  // A version-1 frame (what agents before lost_bytes send) reads with no
+  // lost bytes, and this build writes that batch exactly as they did.
+  EXPECT_EQ(payload[0], 1);
+  for (const auto& st : batch->streams) EXPECT_EQ(st.counters.lost_bytes, 0u);
+  EXPECT_EQ(EncodeLogBatch(*batch), payload);
+}
+
+// The same, version 2: a third stream with lost bytes and no records.
+TEST(LogBatchSpecTest, IndependentVersion2EncoderFromTheDocsDecodes) {
+  std::string payload = SeedLogPayload("log_frame_v2.bin");
+  ASSERT_FALSE(payload.empty());
+  EXPECT_EQ(payload[0], 2);
+  auto batch = DecodeLogBatch(payload);
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  ASSERT_EQ(batch->streams.size(), 3u);
+  EXPECT_EQ(batch->streams[0].records.size(), 2u);
+  EXPECT_EQ(batch->streams[0].counters.lost_bytes, 0u);
+  EXPECT_EQ(batch->streams[1].counters.sampled_lines, 5u);
+  const LogStream& lost = batch->streams[2];
+  EXPECT_EQ(lost.source_id, "file:1:2:ab:0#lost");
+  EXPECT_EQ(lost.start_offset, 60u);
+  EXPECT_EQ(lost.end_offset, 60u + 300u);
+  EXPECT_EQ(lost.counters.lost_bytes, 300u);
+  EXPECT_TRUE(lost.records.empty());
+  EXPECT_EQ(EncodeLogBatch(*batch), payload);
 }
 
 }  // namespace

@@ -114,14 +114,18 @@ bool DecodeSymbolTable(std::string_view* in, std::vector<std::string_view>* symb
   return true;
 }
 
-Status DecodePayloadHead(std::string_view* in, const char* what, PayloadHead* head) {
+Status DecodePayloadHead(std::string_view* in, const char* what, uint64_t max_version,
+                         PayloadHead* head) {
   uint64_t version;
   if (!GetVarint64(in, &version))
     return InvalidArgument(std::string("malformed ") + what + ": no version");
-  if (version != kPayloadVersion) {
+  if (version == 0 || version > max_version) {
+    std::string supported = max_version == 1 ? "1" : "1 to " + std::to_string(max_version);
     return InvalidArgument(std::string(what) + " version " + std::to_string(version) +
-                           " is not supported by this server (supports 1); upgrade the server");
+                           " is not supported by this server (supports " + supported +
+                           "); upgrade the server");
   }
+  head->version = version;
   if (!GetLengthPrefixed(in, &head->source) || !GetVarint64(in, &head->sequence) ||
       !GetVarsint64(in, &head->base_time)) {
     return InvalidArgument(std::string("malformed ") + what + ": truncated header");
@@ -192,7 +196,7 @@ Result<MetricBatch> DecodeMetricBatch(std::string_view in) {
   };
   MetricBatch b;
   PayloadHead head;
-  VIGIL_RETURN_IF_ERROR(DecodePayloadHead(&in, "metric batch", &head));
+  VIGIL_RETURN_IF_ERROR(DecodePayloadHead(&in, "metric batch", kPayloadVersion, &head));
   b.source.assign(head.source);
   b.sequence = head.sequence;
   const int64_t base = head.base_time;

@@ -88,16 +88,19 @@ inline constexpr size_t kMaxLabelBytes = 4096;
 void PutLabels(std::string* dst, const Labels& labels);
 bool GetLabels(std::string_view* in, Labels* out, size_t max_labels);
 
-// The head every payload starts with (docs/wire.md): version (only 1 is
-// known), source, sequence, base time, then the string table.
+// The head every payload starts with (docs/wire.md): version, source,
+// sequence, base time, then the string table.
 struct PayloadHead {
+  uint64_t version = 0;  // 1 .. the decoder's max_version
   std::string_view source;
   uint64_t sequence = 0;
   int64_t base_time = 0;
   std::vector<std::string_view> symbols;
 };
-// `what` names the payload in errors ("metric batch", "log batch").
-Status DecodePayloadHead(std::string_view* in, const char* what, PayloadHead* head);
+// `what` names the payload in errors ("metric batch", "log batch"); versions
+// above `max_version` (the newest this build reads) are refused by name.
+Status DecodePayloadHead(std::string_view* in, const char* what, uint64_t max_version,
+                         PayloadHead* head);
 
 // Shared by the payload decoders (metrics, logs): a string table as
 // "varint n, n × string", bounded by the bytes left; views into the input.

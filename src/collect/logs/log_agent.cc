@@ -97,9 +97,39 @@ struct LogAgent::Batch {
   std::vector<SourceCheckpoint> commits;
   std::vector<Source*> commit_sources;  // parallel to commits
   std::vector<std::string> forgets;
+  // Streams that report bytes lost unread (AddLoss), appended to
+  // wire.streams when the batch is sealed, after the streams refs describe.
+  std::vector<wire::LogStream> losses;
   bool sealed = false;
 
-  bool empty() const { return wire.streams.empty(); }
+  bool empty() const { return wire.streams.empty() && losses.empty(); }
+
+  // Bytes the tailer knows it lost (LostSource::lost_bytes) travel on a
+  // stream of their own: id "<lost generation's source_id>#lost", the
+  // source's labels, no records, and the lost range [offset, offset + bytes)
+  // as its offsets.
+  //
+  // Not on the stream that continues the source (the lost generation's, or
+  // the next one's): the server adds a stream's counters only when its end
+  // offset moves past the one it committed for that source id, which is how
+  // a retried batch's counters are not added twice, and those streams often
+  // do not move in the batch that reports the loss (everything read before
+  // it was acknowledged; the next generation has nothing yet). This stream
+  // moves by the lost range exactly once: a retry of the batch, or the same
+  // loss reported again after an agent restart, ends where the server has
+  // committed and adds nothing, and a later loss of the same generation lies
+  // past it. It shadows no line: no record is ever sent under a "#lost" id.
+  // The labels are the file's: for a Docker or CRI file, without `stream`,
+  // as bytes lost unread belong to no stream that can be named.
+  void AddLoss(const Source& src, const LostSource& lost) {
+    wire::LogStream s;
+    s.source_id = lost.checkpoint.source_id() + "#lost";
+    s.labels = src.spec.labels;
+    s.start_offset = lost.checkpoint.offset;
+    s.end_offset = lost.checkpoint.offset + lost.lost_bytes;
+    s.counters.lost_bytes = lost.lost_bytes;
+    losses.push_back(std::move(s));
+  }
 
   // Runs once per record: matches by source and stream name rather than
   // building the stream id (a heap string) each time. Equivalent, because a
@@ -391,6 +421,7 @@ void LogAgent::ProcessChunk(Source& src, TailChunk chunk, Batch* batch) {
     Logf(LogLevel::kWarn, "log lines lost: %s (%s)", lost.checkpoint.path.c_str(),
          lost.reason.c_str());
     batch->forgets.push_back(lost.checkpoint.source_id());
+    if (lost.lost_bytes > 0) batch->AddLoss(src, lost);
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.lost_sources;
   }
@@ -527,6 +558,8 @@ Status LogAgent::SendBatch(Batch* batch, bool retry_until_stopped) {
       batch->commits.push_back(cp);
       batch->commit_sources.push_back(src);
     }
+    for (wire::LogStream& loss : batch->losses) batch->wire.streams.push_back(std::move(loss));
+    batch->losses.clear();
     batch->wire.source = options_.node;
     batch->sealed = true;
   }
@@ -586,6 +619,7 @@ void LogAgent::AfterAck(Batch* batch) {
     stats_.sampled_lines += s.counters.sampled_lines;
     stats_.filtered_lines += s.counters.filtered_lines;
     stats_.truncated_lines += s.counters.truncated_lines;
+    stats_.lost_bytes += s.counters.lost_bytes;
   }
 }
 

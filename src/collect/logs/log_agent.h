@@ -90,6 +90,7 @@ struct LogAgentStats {
   uint64_t filtered_lines = 0;
   uint64_t truncated_lines = 0;
   uint64_t lost_sources = 0;  // checkpointed files gone when we came back
+  uint64_t lost_bytes = 0;    // known lost unread (tailer LostSource), sent to the server
   bool server_reachable = true;
 };
 

@@ -1,9 +1,11 @@
 #include "collect/logs/log_agent.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -28,6 +30,7 @@ class DedupReceiver {
     EXPECT_EQ(b->source, "node-a");
     ++batches;
     for (const auto& s : b->streams) {
+      bool known = committed_.count(s.source_id) > 0;
       uint64_t& committed = committed_[s.source_id];
       for (const auto& r : s.records) {
         if (r.offset < committed) {
@@ -37,9 +40,15 @@ class DedupReceiver {
         records.push_back(r);
         labels.push_back(s.labels);
       }
+      // As the store does: a stream that ends at or before the committed
+      // offset was stored before, and its counters count no more.
+      if (!known || s.end_offset > committed) {
+        counters.sampled_lines += s.counters.sampled_lines;
+        counters.truncated_lines += s.counters.truncated_lines;
+        counters.lost_bytes += s.counters.lost_bytes;
+        if (s.counters.lost_bytes > 0) loss_streams.push_back(s);
+      }
       committed = std::max(committed, s.end_offset);
-      counters.sampled_lines += s.counters.sampled_lines;
-      counters.truncated_lines += s.counters.truncated_lines;
     }
     return Status::Ok();
   }
@@ -52,6 +61,7 @@ class DedupReceiver {
   std::vector<wire::LogRecord> records;
   std::vector<wire::Labels> labels;
   wire::LogSourceCounters counters;
+  std::vector<wire::LogStream> loss_streams;  // those whose lost bytes counted
   int batches = 0;
   int duplicates = 0;
 
@@ -61,7 +71,8 @@ class DedupReceiver {
 
 class LogAgentTest : public ::testing::Test {
  protected:
-  std::unique_ptr<LogAgent> NewAgent(discover::LogFormat format = discover::LogFormat::kPlain) {
+  std::unique_ptr<LogAgent> NewAgent(discover::LogFormat format = discover::LogFormat::kPlain,
+                                     const std::function<void(LogAgentOptions*)>& tweak = nullptr) {
     LogAgentOptions o;
     o.node = "node-a";
     o.state_dir = dir_.path() + "/state";
@@ -74,9 +85,14 @@ class LogAgentTest : public ::testing::Test {
       s.labels = {{"job", "train"}, {"source", path}};
       return std::vector<discover::LogSource>{s};
     };
+    if (tweak) tweak(&o);
     return std::make_unique<LogAgent>(
         o, FrameSender(
                [this](std::string_view frame) {
+                 if (flaky_ && (ack_lost_ = !ack_lost_)) {
+                   (void)server_.Receive(frame);  // every frame stored, then resent once
+                   return Unavailable("acknowledgement lost");
+                 }
                  if (fail_next_ > 0) {
                    --fail_next_;
                    if (store_then_fail_)
@@ -97,6 +113,8 @@ class LogAgentTest : public ::testing::Test {
   DedupReceiver server_;
   int fail_next_ = 0;
   bool store_then_fail_ = false;
+  bool flaky_ = false;
+  bool ack_lost_ = false;
 };
 
 TEST_F(LogAgentTest, ShipsLinesWithOffsetsLabelsAndLevels) {
@@ -214,6 +232,42 @@ TEST_F(LogAgentTest, LostAcknowledgementThenCrashIsDeduplicatedByOffsets) {
   ASSERT_TRUE(NewAgent()->RunOnce().ok());
   EXPECT_EQ(server_.Lines(), (std::vector<std::string>{"one", "two", "three"}));
   EXPECT_EQ(server_.duplicates, 2);
+}
+
+// A truncation while the agent had read only part of what the tailer saw
+// (the server was away): the bytes no copy holds reach the server as
+// lost_bytes, on the file's labels, once, although every batch after the
+// truncation is delivered twice (stored, then the acknowledgement lost).
+TEST_F(LogAgentTest, BytesLostInATruncationReachTheServerOnce) {
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "line " + std::to_string(100 + i) + "\n";  // 9 bytes
+  Write(text);
+  auto agent = NewAgent(discover::LogFormat::kPlain, [](LogAgentOptions* o) {
+    o->read_chunk_bytes = 200;  // the tailer sees all 900 bytes, reads 200
+    o->batch_max_bytes = 64;    // and the batch is full after that one read
+    o->tailer.rotate_wait_ms = 0;
+  });
+  fail_next_ = 1;  // the server is away: the agent reads nothing more
+  EXPECT_FALSE(agent->RunOnce().ok());
+  ASSERT_EQ(::truncate(log_.c_str(), 0), 0);  // no copy: 700 bytes never read
+  Write("after 1\nafter 2\n");
+  flaky_ = true;
+  for (int i = 0; i < 20; ++i) (void)agent->RunOnce();
+  std::vector<std::string> want;
+  for (int i = 0; i < 22; ++i) want.push_back("line " + std::to_string(100 + i));
+  want.insert(want.end(), {"li", "after 1", "after 2"});  // "li": the line the truncation cut
+  EXPECT_EQ(server_.Lines(), want);
+  EXPECT_EQ(server_.duplicates, static_cast<int>(want.size()));  // each batch came twice
+
+  EXPECT_EQ(server_.counters.lost_bytes, 900u - 200u);
+  ASSERT_EQ(server_.loss_streams.size(), 1u);
+  const wire::LogStream& loss = server_.loss_streams[0];
+  EXPECT_TRUE(loss.source_id.ends_with("#lost")) << loss.source_id;
+  EXPECT_TRUE(loss.records.empty());
+  EXPECT_EQ(loss.start_offset, 200u);
+  EXPECT_EQ(loss.end_offset, 900u);
+  EXPECT_EQ(wire::LabelsToString(loss.labels), "{job=\"train\",source=\"" + log_ + "\"}");
+  EXPECT_EQ(agent->Stats().lost_sources, 1u);
 }
 
 TEST_F(LogAgentTest, DockerStreamsGetTheirOwnIdsAndLabels) {

@@ -3,6 +3,23 @@
 #include "store/logs/format.h"
 
 namespace vigil::logstore {
+namespace {
+
+// A catalog written before a counter existed has no column for it: added
+// with default 0 (what those stores knew of it), so every catalog opens.
+Status AddSourceColumns(SqliteDb* db) {
+  bool has_lost_bytes = false;
+  {
+    VIGIL_ASSIGN_OR_RETURN(SqliteStmt s, db->Prepare("PRAGMA table_info(sources)"));
+    Status st;
+    while (s.Step(&st)) has_lost_bytes = has_lost_bytes || s.ColumnText(1) == "lost_bytes";
+    VIGIL_RETURN_IF_ERROR(st);
+  }
+  if (has_lost_bytes) return Status::Ok();
+  return db->Exec("ALTER TABLE sources ADD COLUMN lost_bytes INTEGER NOT NULL DEFAULT 0");
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& path) {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path));
@@ -14,7 +31,9 @@ Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& path) {
                "CREATE TABLE IF NOT EXISTS sources(node TEXT NOT NULL, source_id TEXT NOT NULL,"
                " stream_id INTEGER NOT NULL, end_offset INTEGER NOT NULL, lines INTEGER NOT NULL,"
                " bytes INTEGER NOT NULL, sampled INTEGER NOT NULL, filtered INTEGER NOT NULL,"
-               " truncated INTEGER NOT NULL, PRIMARY KEY(node, source_id));"));
+               " truncated INTEGER NOT NULL, lost_bytes INTEGER NOT NULL DEFAULT 0,"
+               " PRIMARY KEY(node, source_id));"));
+  VIGIL_RETURN_IF_ERROR(AddSourceColumns(db.get()));
   return std::unique_ptr<Catalog>(new Catalog(std::move(db)));
 }
 
@@ -55,7 +74,8 @@ Result<CatalogContents> Catalog::Load() {
   {
     VIGIL_ASSIGN_OR_RETURN(SqliteStmt s, db_->Prepare("SELECT node, source_id, stream_id, "
                                                       "end_offset, lines, bytes, sampled, "
-                                                      "filtered, truncated FROM sources"));
+                                                      "filtered, truncated, lost_bytes "
+                                                      "FROM sources"));
     while (s.Step(&st)) {
       CatalogSource cs;
       cs.node = std::string(s.ColumnText(0));
@@ -67,6 +87,7 @@ Result<CatalogContents> Catalog::Load() {
       cs.counters.sampled_lines = static_cast<uint64_t>(s.ColumnInt64(6));
       cs.counters.filtered_lines = static_cast<uint64_t>(s.ColumnInt64(7));
       cs.counters.truncated_lines = static_cast<uint64_t>(s.ColumnInt64(8));
+      cs.counters.lost_bytes = static_cast<uint64_t>(s.ColumnInt64(9));
       c.sources.push_back(std::move(cs));
     }
     VIGIL_RETURN_IF_ERROR(st);
@@ -115,7 +136,8 @@ Status Catalog::Write(const CatalogMeta* meta, const std::vector<CatalogStream>&
     VIGIL_ASSIGN_OR_RETURN(SqliteStmt s,
                            db_->Prepare("INSERT OR REPLACE INTO sources(node, source_id, "
                                         "stream_id, end_offset, lines, bytes, sampled, "
-                                        "filtered, truncated) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                                        "filtered, truncated, lost_bytes) "
+                                        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     for (const auto& cs : sources) {
       s.BindText(1, cs.node);
       s.BindText(2, cs.source_id);
@@ -126,6 +148,7 @@ Status Catalog::Write(const CatalogMeta* meta, const std::vector<CatalogStream>&
       s.BindInt64(7, static_cast<int64_t>(cs.counters.sampled_lines));
       s.BindInt64(8, static_cast<int64_t>(cs.counters.filtered_lines));
       s.BindInt64(9, static_cast<int64_t>(cs.counters.truncated_lines));
+      s.BindInt64(10, static_cast<int64_t>(cs.counters.lost_bytes));
       VIGIL_RETURN_IF_ERROR(s.Run());
     }
   }

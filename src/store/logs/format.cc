@@ -201,7 +201,8 @@ void EncodeStreamRecord(std::string* dst, uint64_t id, const wire::Labels& label
 }
 
 void EncodeLinesHeader(std::string* dst, const WalLinesRecord& r, uint64_t line_count) {
-  dst->push_back(static_cast<char>(WalRecordType::kLines));
+  const bool lost = r.counters.lost_bytes != 0;
+  dst->push_back(static_cast<char>(lost ? WalRecordType::kLinesWithLost : WalRecordType::kLines));
   PutVarint64(dst, r.stream_id);
   PutLengthPrefixed(dst, r.node);
   PutLengthPrefixed(dst, r.source_id);
@@ -209,6 +210,7 @@ void EncodeLinesHeader(std::string* dst, const WalLinesRecord& r, uint64_t line_
   PutVarint64(dst, r.counters.sampled_lines);
   PutVarint64(dst, r.counters.filtered_lines);
   PutVarint64(dst, r.counters.truncated_lines);
+  if (lost) PutVarint64(dst, r.counters.lost_bytes);
   PutVarint64(dst, r.duplicates);
   PutVarint64(dst, line_count);
   if (line_count > 0) {
@@ -233,16 +235,21 @@ Status DecodeWalRecord(std::string_view body, WalRecord* out) {
     out->type = WalRecordType::kStream;
     ok = GetVarint64(&body, &out->stream_id) &&
          wire::GetLabels(&body, &out->labels, kMaxStreamLabels);
-  } else if (type == static_cast<uint8_t>(WalRecordType::kLines)) {
+  } else if (type == static_cast<uint8_t>(WalRecordType::kLines) ||
+             type == static_cast<uint8_t>(WalRecordType::kLinesWithLost)) {
     out->type = WalRecordType::kLines;
     WalLinesRecord& r = out->lines;
+    r.counters = {};
+    const bool lost = type == static_cast<uint8_t>(WalRecordType::kLinesWithLost);
     uint64_t n = 0;
     ok = GetVarint64(&body, &r.stream_id) && GetLengthPrefixed(&body, &r.node) &&
          GetLengthPrefixed(&body, &r.source_id) && GetVarint64(&body, &r.end_offset) &&
          GetVarint64(&body, &r.counters.sampled_lines) &&
          GetVarint64(&body, &r.counters.filtered_lines) &&
-         GetVarint64(&body, &r.counters.truncated_lines) && GetVarint64(&body, &r.duplicates) &&
-         GetVarint64(&body, &n) && n <= body.size() / 3;  // a line takes >= 3 bytes
+         GetVarint64(&body, &r.counters.truncated_lines) &&
+         (!lost || GetVarint64(&body, &r.counters.lost_bytes)) &&
+         GetVarint64(&body, &r.duplicates) && GetVarint64(&body, &n) &&
+         n <= body.size() / 3;  // a line takes >= 3 bytes
     if (ok && n > 0) ok = GetVarint64(&body, &r.first_line_no) && GetVarint64(&body, &r.first_seq);
     r.lines.clear();
     if (ok) r.lines.reserve(n);

@@ -33,7 +33,10 @@ int64_t ParsePartitionFileName(std::string_view name);
 
 // ---- WAL records ---------------------------------------------------------
 
-enum class WalRecordType : uint8_t { kStream = 1, kLines = 2 };
+// On disk a lines record is type 2, or type 3 when it carries lost_bytes
+// (type 2 with one more counter: stores before it read every record of a
+// WAL without losses). Decoded, both are kLines.
+enum class WalRecordType : uint8_t { kStream = 1, kLines = 2, kLinesWithLost = 3 };
 
 struct WalLine {
   int64_t time_ns = 0;
@@ -65,7 +68,8 @@ struct WalRecord {
 };
 
 void EncodeStreamRecord(std::string* dst, uint64_t id, const wire::Labels& labels);
-// Appends the header of a kLines record; lines follow with AddWalLine.
+// Appends the header of a lines record (type 3 when r.counters.lost_bytes is
+// not 0, else type 2); lines follow with AddWalLine.
 void EncodeLinesHeader(std::string* dst, const WalLinesRecord& r, uint64_t line_count);
 void AddWalLine(std::string* dst, int64_t time_ns, uint8_t level, uint8_t flags,
                 std::string_view text);

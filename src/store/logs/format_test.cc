@@ -71,6 +71,49 @@ TEST(LogStoreFormat, WalRecordsRoundTrip) {
   }
 }
 
+TEST(LogStoreFormat, LostBytesTakeRecordType3AndType2StaysAsItWas) {
+  WalLinesRecord r;
+  r.stream_id = 3;
+  r.node = "n1";
+  r.source_id = "file:1#lost";
+  r.end_offset = 4396;
+  r.counters = {4, 0, 1, 0};
+  // Without lost bytes: type 2, byte for byte the layout older stores wrote
+  // (and read: a WAL without losses stays readable by them).
+  std::string old_layout(1, '\x02');
+  PutVarint64(&old_layout, 3);
+  PutLengthPrefixed(&old_layout, "n1");
+  PutLengthPrefixed(&old_layout, "file:1#lost");
+  for (uint64_t v : {4396, 4, 0, 1, 0, 0}) PutVarint64(&old_layout, v);  // ..., dups, n
+  std::string body;
+  EncodeLinesHeader(&body, r, 0);
+  EXPECT_EQ(body, old_layout);
+  WalRecord rec;
+  rec.lines.counters.lost_bytes = 99;  // a reused record must not keep it
+  ASSERT_TRUE(DecodeWalRecord(old_layout, &rec).ok());
+  EXPECT_EQ(rec.type, WalRecordType::kLines);
+  EXPECT_EQ(rec.lines.counters, (wire::LogSourceCounters{4, 0, 1, 0}));
+  EXPECT_EQ(rec.lines.end_offset, 4396u);
+
+  r.counters.lost_bytes = 4096;
+  body.clear();
+  EncodeLinesHeader(&body, r, 1);
+  AddWalLine(&body, 7, 3, 0, "x");
+  EXPECT_EQ(body[0], 3);
+  ASSERT_TRUE(DecodeWalRecord(body, &rec).ok());
+  EXPECT_EQ(rec.type, WalRecordType::kLines);
+  EXPECT_EQ(rec.lines.counters, (wire::LogSourceCounters{4, 0, 1, 4096}));
+  EXPECT_EQ(rec.lines.end_offset, 4396u);
+  EXPECT_EQ(rec.lines.duplicates, 0u);
+  ASSERT_EQ(rec.lines.lines.size(), 1u);
+  EXPECT_EQ(rec.lines.lines[0].text, "x");
+  for (size_t n = 0; n < body.size(); ++n) {
+    EXPECT_FALSE(DecodeWalRecord(body.substr(0, n), &rec).ok()) << n;
+  }
+  body[0] = 4;  // an unknown type is refused
+  EXPECT_FALSE(DecodeWalRecord(body, &rec).ok());
+}
+
 TEST(LogStoreFormat, WalTornTailIsCutAndReplayGoesOn) {
   TempDir dir;
   Env* env = Env::Default();

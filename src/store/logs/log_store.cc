@@ -279,6 +279,7 @@ Status LogStoreImpl::ApplyReplayRecord(
     src.counters.sampled_lines += r.counters.sampled_lines;
     src.counters.filtered_lines += r.counters.filtered_lines;
     src.counters.truncated_lines += r.counters.truncated_lines;
+    src.counters.lost_bytes += r.counters.lost_bytes;
     src.lines += r.lines.size();
     for (const auto& l : r.lines) src.bytes += l.text.size();
     src.dirty = true;
@@ -397,6 +398,7 @@ Status LogStoreImpl::Append(std::string_view node, const wire::LogBatch& batch) 
       src.counters.sampled_lines += rec.counters.sampled_lines;
       src.counters.filtered_lines += rec.counters.filtered_lines;
       src.counters.truncated_lines += rec.counters.truncated_lines;
+      src.counters.lost_bytes += rec.counters.lost_bytes;
       src.lines += kept;
       src.dirty = true;
       s->dirty = true;
@@ -536,6 +538,7 @@ std::vector<SourceTotals> LogStoreImpl::Sources() const {
     t.counters.sampled_lines += src.counters.sampled_lines;
     t.counters.filtered_lines += src.counters.filtered_lines;
     t.counters.truncated_lines += src.counters.truncated_lines;
+    t.counters.lost_bytes += src.counters.lost_bytes;
   }
   std::vector<SourceTotals> out;
   for (auto& [id, t] : by_stream) out.push_back(std::move(t));

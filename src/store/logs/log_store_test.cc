@@ -244,6 +244,101 @@ TEST_F(LogStoreTest, DedupByCommittedOffsets) {
   EXPECT_EQ(Q(q).entries.size(), 4u);
 }
 
+// What the agent sends for bytes lost unread: a stream of its own, no
+// records, the lost range as its offsets (collect/logs/log_agent.cc).
+wire::LogStream LostStream(const std::string& source_id, uint64_t at, uint64_t bytes) {
+  wire::LogStream s = MakeStream(source_id + "#lost", {{"job", "a"}}, at, {});
+  s.end_offset = at + bytes;
+  s.counters.lost_bytes = bytes;
+  return s;
+}
+
+TEST_F(LogStoreTest, LostBytesAreCountedOnceAndSurviveReopen) {
+  auto s1 = MakeStream("src1", {{"job", "a"}}, 0,
+                       {{kT0 + 1, LogLevel::kInfo, "one"}, {kT0 + 2, LogLevel::kInfo, "two"}});
+  s1.counters.truncated_lines = 1;
+  wire::LogStream lost = LostStream("src1", s1.end_offset, 300);
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({s1, lost})).ok());
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({s1, lost})).ok());  // a retry adds nothing
+  auto lost_bytes = [](LogStore& st) -> uint64_t {
+    auto src = st.Sources();
+    EXPECT_EQ(src.size(), 1u);  // the lost stream has the file's labels: one source
+    if (src.empty()) return 0;
+    EXPECT_EQ(src[0].lines, 2u);
+    EXPECT_EQ(src[0].counters.truncated_lines, 1u);
+    return src[0].counters.lost_bytes;
+  };
+  EXPECT_EQ(lost_bytes(*store_), 300u);
+
+  // A crash image (nothing cut, no catalog snapshot since Open): the WAL
+  // alone brings the counter back.
+  TempDir crashed;
+  std::filesystem::copy(
+      dir_.path(), crashed.path(),
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
+  {
+    auto copy = LogStore::Open(testing::TestOptions(crashed.path(), &env_));
+    ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+    EXPECT_EQ(lost_bytes(**copy), 300u);
+    ASSERT_TRUE((*copy)->Close().ok());
+  }
+
+  Reopen();  // Close checkpointed the bookkeeping into the catalog
+  EXPECT_EQ(lost_bytes(*store_), 300u);
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({lost})).ok());  // a retry after the restart
+  EXPECT_EQ(lost_bytes(*store_), 300u);
+  // A later loss of the same generation, past the first: added.
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({LostStream("src1", lost.end_offset, 50)})).ok());
+  EXPECT_EQ(lost_bytes(*store_), 350u);
+  Reopen();
+  EXPECT_EQ(lost_bytes(*store_), 350u);
+}
+
+TEST_F(LogStoreTest, CatalogWrittenBeforeLostBytesOpens) {
+  auto s1 = MakeStream("src1", {{"job", "a"}}, 0, {{kT0 + 1, LogLevel::kInfo, "one"}});
+  s1.counters.sampled_lines = 5;
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({s1})).ok());
+  ASSERT_TRUE(store_->Close().ok());
+  store_.reset();
+  // The sources table as stores before lost_bytes created it.
+  {
+    auto db = store::SqliteDb::Open(dir_.path() + "/catalog.db");
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE((*db)
+                    ->Exec("BEGIN;"
+                           "CREATE TABLE old_sources(node TEXT NOT NULL, source_id TEXT NOT NULL,"
+                           " stream_id INTEGER NOT NULL, end_offset INTEGER NOT NULL,"
+                           " lines INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+                           " sampled INTEGER NOT NULL, filtered INTEGER NOT NULL,"
+                           " truncated INTEGER NOT NULL, PRIMARY KEY(node, source_id));"
+                           "INSERT INTO old_sources SELECT node, source_id, stream_id, end_offset,"
+                           " lines, bytes, sampled, filtered, truncated FROM sources;"
+                           "DROP TABLE sources;"
+                           "ALTER TABLE old_sources RENAME TO sources;"
+                           "COMMIT;")
+                    .ok());
+    auto cols = (*db)->Prepare("SELECT count(*) FROM pragma_table_info('sources')");
+    ASSERT_TRUE(cols.ok());
+    Status st;
+    ASSERT_TRUE(cols->Step(&st));
+    ASSERT_EQ(cols->ColumnInt64(0), 9);
+  }
+  Reopen();
+  auto src = store_->Sources();
+  ASSERT_EQ(src.size(), 1u);
+  EXPECT_EQ(src[0].lines, 1u);
+  EXPECT_EQ(src[0].counters.sampled_lines, 5u);
+  EXPECT_EQ(src[0].counters.lost_bytes, 0u);
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({s1})).ok());  // the offsets came through too
+  EXPECT_EQ(store_->Stats().duplicate_lines, 1u);
+  ASSERT_TRUE(store_->Append("n1", MakeBatch({LostStream("src1", s1.end_offset, 70)})).ok());
+  Reopen();  // into the column the upgrade added
+  src = store_->Sources();
+  ASSERT_EQ(src.size(), 1u);
+  EXPECT_EQ(src[0].counters.sampled_lines, 5u);
+  EXPECT_EQ(src[0].counters.lost_bytes, 70u);
+}
+
 TEST_F(LogStoreTest, ContextAcrossHeadAndBlocks) {
   AppendNumbered("s", {{"job", "a"}}, 6);
   ASSERT_TRUE(store_->Maintain().ok());       // blocks [0..3] [4..5]
