@@ -29,6 +29,14 @@ TEST(StringsTest, ParseRejectsGarbage) {
   EXPECT_FALSE(ParseDouble(std::string(100, '1')).has_value());
 }
 
+TEST(StringsTest, Rfc3339AsGoPrintsIt) {
+  EXPECT_EQ(FormatRfc3339(0), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(FormatRfc3339(1764641139000), "2025-12-02T02:05:39Z");
+  EXPECT_EQ(FormatRfc3339(1764641139250), "2025-12-02T02:05:39.25Z");
+  EXPECT_EQ(FormatRfc3339(1764641139007), "2025-12-02T02:05:39.007Z");
+  EXPECT_EQ(FormatRfc3339(-1), "1969-12-31T23:59:59.999Z");
+}
+
 TEST(StringsTest, HumanReadable) {
   EXPECT_EQ(HumanBytes(512), "512 B");
   EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
