@@ -143,6 +143,10 @@ std::string NodeToString(const Node& n) {
       if (n.matching.on || !n.matching.labels.empty()) {
         s += std::string(n.matching.on ? " on" : " ignoring") + List(n.matching.labels);
       }
+      if (n.matching.card != MatchCard::kOneToOne) {
+        bool left = n.matching.card == MatchCard::kManyToOne;
+        s += std::string(left ? " group_left" : " group_right") + List(n.matching.include);
+      }
       return s + " " + NodeToString(*n.args[1]) + ")";
     }
     case NodeKind::kUnaryMinus:

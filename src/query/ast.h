@@ -48,10 +48,19 @@ enum class NodeKind {
   kParen,           // args = inner
 };
 
-// on(...)/ignoring(...) of a binary operation between two vectors.
+// Which side of a vector/vector operation may have several series per match
+// group: neither (one-to-one), the left (group_left) or the right
+// (group_right); the other side is the "one" side.
+enum class MatchCard { kOneToOne, kManyToOne, kOneToMany };
+
+// on(...)/ignoring(...) and group_left(...)/group_right(...) of a binary
+// operation between two vectors.
 struct VectorMatching {
   bool on = false;  // false: ignoring(labels) (the default, with no labels)
   std::vector<std::string> labels;
+  MatchCard card = MatchCard::kOneToOne;
+  // group_left(...)/group_right(...): labels copied from the "one" side.
+  std::vector<std::string> include;
 };
 
 struct Node {

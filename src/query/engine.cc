@@ -216,6 +216,11 @@ void DropMetricName(std::vector<StepSeries>* vec) {
   }
 }
 
+Status SameLabelsetError(const wire::Labels& labels) {
+  return FailedPrecondition("vector cannot contain metrics with the same labelset " +
+                            wire::LabelsToString(labels));
+}
+
 Status MergeSameLabels(std::vector<StepSeries>* vec) {
   std::map<wire::Labels, size_t> first;
   std::vector<StepSeries> out;
@@ -228,10 +233,7 @@ Status MergeSameLabels(std::vector<StepSeries>* vec) {
     StepSeries& dst = out[it->second];
     for (size_t i = 0; i < s.ok.size(); ++i) {
       if (!s.ok[i]) continue;
-      if (dst.ok[i]) {
-        return FailedPrecondition("vector cannot contain metrics with the same labelset " +
-                                  wire::LabelsToString(s.labels));
-      }
+      if (dst.ok[i]) return SameLabelsetError(s.labels);
       dst.ok[i] = 1;
       dst.v[i] = s.v[i];
     }

@@ -38,6 +38,16 @@ class EngineTest : public ::testing::Test {
   }
   void TearDown() override { (void)db_->Close(); }
 
+  // A series with values[m] at minute m.
+  void Add(wire::Labels labels, const std::vector<double>& values) {
+    wire::MetricBatch b;
+    wire::Series s{std::move(labels), {}};
+    for (size_t m = 0; m < values.size(); ++m)
+      s.samples.push_back({static_cast<int64_t>(m) * 60'000, values[m]});
+    b.series.push_back(std::move(s));
+    ASSERT_TRUE(db_->Append(b).ok());
+  }
+
   // "labels=value;..." of an instant query at minute m.
   std::string At(std::string_view q, int64_t m) {
     auto r = engine_->Instant(q, m * 60'000);
@@ -127,6 +137,61 @@ TEST_F(EngineTest, OverTimeAndInstantFunctions) {
   EXPECT_EQ(At("clamp_min(g{i=\"0\"}, 15)", 10), "{i=\"0\"}=15;");
   EXPECT_EQ(At("absent(nope{job=\"x\"})", 10), "{job=\"x\"}=1;");
   EXPECT_EQ(At("absent(g)", 10), "");
+}
+
+// Minutes 0..5 of the golden test's irregular gauge: Kahan sums change the
+// last digits of deriv, predict_linear and stdvar_over_time here.
+const std::vector<double> kIrregular = {1054.14, 1045.71, 1058.43, 1049.27, 1089.72, 1028.48};
+
+// deriv and predict_linear share Prometheus' regression: Kahan sums, the
+// intercept of predict_linear at the evaluation time (not the window's end),
+// slope 0 for a constant window. Values from Prometheus 2.42 (promtool).
+TEST_F(EngineTest, LinearRegression) {
+  EXPECT_EQ(At("predict_linear(g{i=\"0\"}[4m], 60)", 10), "{i=\"0\"}=11;");
+  // The window is 4..8m, the line is still taken at 10m: 10 + 1, not 8 + 1.
+  EXPECT_EQ(At("predict_linear(g{i=\"0\"}[4m] offset 2m, 60)", 10), "{i=\"0\"}=11;");
+  EXPECT_EQ(At("predict_linear(g{i=\"0\"}[4m], -120)", 10), "{i=\"0\"}=8;");
+  EXPECT_EQ(At("predict_linear(g{i=\"0\"}[30s], 60)", 10), "");  // one sample
+  EXPECT_EQ(At("predict_linear(g{i=\"0\"}[4m], time() - 540)", 10), "{i=\"0\"}=11;");
+  Add({{"__name__", "k"}}, {5.1, 5.1, 5.1, 5.1, 5.1, 5.1});
+  Add({{"__name__", "kinf"}}, {HUGE_VAL, HUGE_VAL, HUGE_VAL});
+  Add({{"__name__", "withinf"}}, {1, HUGE_VAL, 3, 4, 5, 6});
+  EXPECT_EQ(At("deriv(k[5m])", 5), "{}=0;");
+  EXPECT_EQ(At("predict_linear(k[5m], 1000)", 5), "{}=5.1;");
+  EXPECT_EQ(At("deriv(kinf[5m])", 2), "{}=NaN;");
+  EXPECT_EQ(At("predict_linear(kinf[5m], 60)", 2), "{}=NaN;");
+  EXPECT_EQ(At("deriv(withinf[5m])", 5), "{}=NaN;");
+  // Irregular values, where plain sums would differ in the last digits
+  // (deriv -0.002585714285718351, predict_linear 1044.595238095251).
+  Add({{"__name__", "p"}}, kIrregular);
+  EXPECT_EQ(At("deriv(p[5m])", 5), "{}=-0.0025857142857128074;");
+  EXPECT_EQ(At("predict_linear(p[5m], 3600)", 5), "{}=1044.59523809523;");
+}
+
+TEST_F(EngineTest, VarianceAndPresenceOverTime) {
+  EXPECT_EQ(At("stdvar_over_time(g{i=\"0\"}[2m])", 10), "{i=\"0\"}=0.6666666666666666;");
+  EXPECT_EQ(At("stddev_over_time(g{i=\"0\"}[2m])", 10), "{i=\"0\"}=0.816496580927726;");
+  EXPECT_EQ(At("stddev_over_time(g{i=\"0\"}[30s])", 10), "{i=\"0\"}=0;");
+  EXPECT_EQ(At("present_over_time(g[5m])", 10), "{i=\"0\"}=1;{i=\"1\"}=1;{i=\"2\"}=1;");
+  EXPECT_EQ(At("present_over_time(g[5m])", 26), "");  // the last sample is at 20m
+  // Kahan sums in Welford's method (plain ones: 339.56998055555454).
+  Add({{"__name__", "p"}}, kIrregular);
+  EXPECT_EQ(At("stdvar_over_time(p[5m])", 5), "{}=339.56998055555624;");
+  EXPECT_EQ(At("stddev_over_time(p[5m])", 5), "{}=18.427424685928205;");
+  Add({{"__name__", "withinf"}}, {1, HUGE_VAL, 3});
+  EXPECT_EQ(At("stdvar_over_time(withinf[5m])", 2), "{}=NaN;");
+}
+
+TEST_F(EngineTest, Clamp) {
+  EXPECT_EQ(At("clamp(g, 5, 15)", 1), "{i=\"0\"}=5;{i=\"1\"}=11;{i=\"2\"}=15;");
+  EXPECT_EQ(At("clamp(g, 15, 5)", 1), "");  // max < min: nothing, as Prometheus
+  EXPECT_EQ(At("clamp(g{i=\"1\"}, 11, 11)", 1), "{i=\"1\"}=11;");
+  EXPECT_EQ(At("clamp(g{i=\"1\"}, NaN, 20)", 1), "{i=\"1\"}=NaN;");
+  // Bounds that change with the step: max < min drops only those steps.
+  auto r = engine_->Range("clamp(g{i=\"0\"}, 0, time() / 60 - 3)", 0, 5 * 60'000, 60'000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->series.size(), 1u);
+  EXPECT_EQ(r->series[0].points, (std::vector<Point>{{180'000, 0}, {240'000, 1}, {300'000, 2}}));
 }
 
 TEST_F(EngineTest, TimeVectorAndScalar) {
@@ -235,6 +300,79 @@ TEST_F(EngineTest, BinaryOperators) {
             "{__name__=\"g\",i=\"0\"}=1;{__name__=\"g\",i=\"2\"}=21;");
   EXPECT_NE(At("g + on() g", 1).find("many-to-many"), std::string::npos);
   EXPECT_EQ(At("-g{i=\"0\"}", 1), "{i=\"0\"}=-1;");
+  // One-to-one: a series may match once per step, counting only the
+  // samples that a comparison keeps; the "one" side must be unique even
+  // where nothing matches it. Prometheus 2.42's answers and messages.
+  EXPECT_EQ(At("g > on() vector(15)", 1), "{}=21;");
+  EXPECT_EQ(At("g > bool on() vector(15)", 1),
+            "ERROR multiple matches for labels: many-to-one matching must be explicit "
+            "(group_left/group_right)");
+  EXPECT_EQ(At("g * on() vector(1)", 1), At("g > bool on() vector(15)", 1));
+  Add({{"__name__", "info"}, {"i", "0"}, {"owner", "alice"}, {"team", "ml"}}, {1, 1, 1});
+  Add({{"__name__", "info"}, {"i", "1"}, {"owner", "bob"}}, {2, 2, 2});
+  EXPECT_EQ(At("g * on(i) label_replace(info, \"i\", \"x\", \"\", \"\")", 1),
+            "ERROR found duplicate series for the match group {i=\"x\"} on the right hand-side of "
+            "the operation: [{__name__=\"info\", i=\"x\", owner=\"bob\"}, {__name__=\"info\", "
+            "i=\"x\", owner=\"alice\", team=\"ml\"}];many-to-many matching not allowed: matching "
+            "labels must be unique on one side");
+  EXPECT_EQ(At("nonexistent * on(i) label_replace(info, \"i\", \"x\", \"\", \"\")", 1), "");
+}
+
+// group_left/group_right: the "many" side's labels, those listed copied from
+// the "one" side (removed where it has none), Prometheus' values and errors
+// (each checked against Prometheus 2.42).
+TEST_F(EngineTest, ManyToOneMatching) {
+  Add({{"__name__", "info"}, {"i", "0"}, {"owner", "alice"}, {"team", "ml"}}, {1, 1, 1});
+  Add({{"__name__", "info"}, {"i", "1"}, {"owner", "bob"}}, {2, 2, 2});
+  Add({{"__name__", "h"}, {"i", "0"}}, {5, 5, 5});
+  EXPECT_EQ(At("g * on(i) group_left(owner, team) info", 1),
+            "{i=\"0\",owner=\"alice\",team=\"ml\"}=1;{i=\"1\",owner=\"bob\"}=22;");
+  EXPECT_EQ(At("g * on(i) group_left info", 1), "{i=\"0\"}=1;{i=\"1\"}=22;");
+  EXPECT_EQ(At("g * on() group_left vector(2)", 1), "{i=\"0\"}=2;{i=\"1\"}=22;{i=\"2\"}=42;");
+  EXPECT_EQ(At("info * on(i) group_right(owner) g", 1),
+            "{i=\"0\",owner=\"alice\"}=1;{i=\"1\",owner=\"bob\"}=22;");
+  EXPECT_EQ(At("info - on(i) group_right g", 1), "{i=\"0\"}=0;{i=\"1\"}=-9;");  // info - g
+  // A filtering comparison keeps the left operand's value: under
+  // group_right the "one" side's, with the "many" side's labels.
+  EXPECT_EQ(At("g > on(i) group_left(owner) info", 1),
+            "{__name__=\"g\",i=\"1\",owner=\"bob\"}=11;");
+  EXPECT_EQ(At("info < on(i) group_right(owner) g", 1),
+            "{__name__=\"g\",i=\"1\",owner=\"bob\"}=2;");
+  EXPECT_EQ(At("g > bool on(i) group_left(owner) info", 1),
+            "{i=\"0\",owner=\"alice\"}=0;{i=\"1\",owner=\"bob\"}=1;");
+  EXPECT_EQ(
+      At("label_replace(g, \"team\", \"infra\", \"\", \"\") * on(i) group_left(team) info", 1),
+      "{i=\"0\",team=\"ml\"}=1;{i=\"1\"}=22;");
+  EXPECT_EQ(At("g + on(i) group_left(__name__) info", 1),
+            "{__name__=\"info\",i=\"0\"}=2;{__name__=\"info\",i=\"1\"}=13;");
+  EXPECT_EQ(At("{__name__=~\"g|h\", i=\"0\"} >= on(i) group_left info", 1),
+            "{__name__=\"g\",i=\"0\"}=1;{__name__=\"h\",i=\"0\"}=5;");
+
+  EXPECT_EQ(At("g * on() group_left info", 1),
+            "ERROR found duplicate series for the match group {} on the right hand-side of the "
+            "operation: [{__name__=\"info\", i=\"1\", owner=\"bob\"}, {__name__=\"info\", "
+            "i=\"0\", owner=\"alice\", team=\"ml\"}];many-to-many matching not allowed: matching "
+            "labels must be unique on one side");
+  EXPECT_EQ(At("info * on() group_right g", 1),
+            "ERROR found duplicate series for the match group {} on the left hand-side of the "
+            "operation: [{__name__=\"info\", i=\"1\", owner=\"bob\"}, {__name__=\"info\", "
+            "i=\"0\", owner=\"alice\", team=\"ml\"}];many-to-many matching not allowed: matching "
+            "labels must be unique on one side");
+  const std::string kGrouping =
+      "ERROR multiple matches for labels: grouping labels must ensure unique matches";
+  EXPECT_EQ(At("{__name__=~\"g|h\", i=\"0\"} * on(i) group_left info", 1), kGrouping);
+  EXPECT_EQ(At("g * ignoring(i) group_left(i) vector(1)", 1), kGrouping);
+  EXPECT_EQ(
+      At("{__name__=~\"g|h\",i=\"0\"} * on(__name__) group_left {__name__=~\"g|h\",i=\"0\"}", 1),
+      "ERROR vector cannot contain metrics with the same labelset {i=\"0\"}");
+  // Only at steps where both sides have samples: info ends at 2m (7m with
+  // the lookback), g goes on.
+  auto r = engine_->Range("g * on(i) group_left(owner) info", 0, 10 * 60'000, 60'000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->series.size(), 2u);
+  EXPECT_EQ(r->series[1].labels, (wire::Labels{{"i", "1"}, {"owner", "bob"}}));
+  EXPECT_EQ(r->series[1].points.size(), 8u);
+  EXPECT_EQ(r->series[1].points.back(), (Point{7 * 60'000, 2 * 17}));
 }
 
 TEST_F(EngineTest, RangeQuery) {

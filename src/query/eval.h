@@ -84,6 +84,8 @@ void DropMetricName(std::vector<StepSeries>* vec);
 // Joins series whose labels became equal (after a name was dropped); an error
 // when two of them have a value at the same step, as Prometheus reports.
 Status MergeSameLabels(std::vector<StepSeries>* vec);
+// That error: two series with these labels at one step.
+Status SameLabelsetError(const wire::Labels& labels);
 
 // The q-quantile of `values` with Prometheus' interpolation (quantile and
 // quantile_over_time share it); sorts `values`. NaN for no values or q NaN,

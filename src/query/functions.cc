@@ -1,8 +1,9 @@
-// Functions over range vectors (rate, *_over_time, ...), instant vectors
-// (abs, clamp_*, absent, sort*, timestamp, scalar, label_replace) and
-// scalars (time, vector). Formulas follow Prometheus 2.42's
-// promql/functions.go step for step, including the order of floating-point
-// operations, so results agree bit for bit (the golden test checks this against promtool).
+// Functions over range vectors (rate, deriv, predict_linear, *_over_time,
+// ...), instant vectors (abs, clamp, clamp_*, absent, sort*, timestamp,
+// scalar, label_replace) and scalars (time, vector). Formulas follow
+// Prometheus 2.42's promql/functions.go step for step, including the order of
+// floating-point operations and its Kahan sums, so results agree bit for bit
+// (the golden test checks this against promtool).
 #include "query/functions.h"
 
 #include <re2/re2.h>
@@ -27,14 +28,19 @@ const std::vector<FunctionInfo>& Table() {
       {"increase", {V::kMatrix}},
       {"delta", {V::kMatrix}},
       {"deriv", {V::kMatrix}},
+      {"predict_linear", {V::kMatrix, V::kScalar}},
       {"avg_over_time", {V::kMatrix}},
       {"min_over_time", {V::kMatrix}},
       {"max_over_time", {V::kMatrix}},
       {"sum_over_time", {V::kMatrix}},
       {"count_over_time", {V::kMatrix}},
       {"last_over_time", {V::kMatrix}},
+      {"stddev_over_time", {V::kMatrix}},
+      {"stdvar_over_time", {V::kMatrix}},
+      {"present_over_time", {V::kMatrix}},
       {"quantile_over_time", {V::kScalar, V::kMatrix}},
       {"abs", {V::kVector}},
+      {"clamp", {V::kVector, V::kScalar, V::kScalar}},
       {"clamp_min", {V::kVector, V::kScalar}},
       {"clamp_max", {V::kVector, V::kScalar}},
       {"absent", {V::kVector}},
@@ -68,7 +74,6 @@ bool IsKnownUnsupportedFunction(std::string_view name) {
                                  "atanh",
                                  "ceil",
                                  "changes",
-                                 "clamp",
                                  "cos",
                                  "cosh",
                                  "day_of_month",
@@ -92,8 +97,6 @@ bool IsKnownUnsupportedFunction(std::string_view name) {
                                  "minute",
                                  "month",
                                  "pi",
-                                 "predict_linear",
-                                 "present_over_time",
                                  "rad",
                                  "resets",
                                  "round",
@@ -101,8 +104,6 @@ bool IsKnownUnsupportedFunction(std::string_view name) {
                                  "sin",
                                  "sinh",
                                  "sqrt",
-                                 "stddev_over_time",
-                                 "stdvar_over_time",
                                  "tan",
                                  "tanh",
                                  "year"};
@@ -130,7 +131,9 @@ double GoMin(double a, double b) {
 struct Window {
   Span b, e;
   int64_t range_start, range_end, range_ms;
-  double param;  // quantile_over_time's phi at this step
+  int64_t eval_ms;  // the step's evaluation time (before any offset)
+  double param;     // the scalar argument at this step: quantile_over_time's
+                    // phi, predict_linear's seconds ahead
   // No sample of the whole series is negative or below its predecessor, so
   // no window holds a counter reset (see ExtrapolatedRate).
   bool no_resets;
@@ -196,23 +199,79 @@ bool IRate(const Window& w, double* out) {
   return true;
 }
 
-// Least-squares slope with x relative to the first sample's time (precision).
-bool Deriv(const Window& w, double* out) {
-  if (w.size() < 2) return false;
-  double n = 0, sum_x = 0, sum_y = 0, sum_xy = 0, sum_x2 = 0;
-  int64_t intercept_time = w.b[0].t_ms;
-  for (Span p = w.b; p != w.e; ++p) {
-    double x = static_cast<double>(p->t_ms - intercept_time) / 1e3;
-    n += 1.0;
-    sum_x += x;
-    sum_y += p->value;
-    sum_xy += x * p->value;
-    sum_x2 += x * x;
+// Prometheus' kahanSumInc (Neumaier's variant of Kahan summation): adds inc
+// to *sum and what the addition lost to *c.
+void KahanInc(double inc, double* sum, double* c) {
+  double t = *sum + inc;
+  if (std::fabs(*sum) >= std::fabs(inc)) {
+    *c += (*sum - t) + inc;
+  } else {
+    *c += (inc - t) + *sum;
   }
+  *sum = t;
+}
+
+// Prometheus' linearRegression, shared by deriv and predict_linear: the
+// least-squares slope (per second) and the value at intercept_ms, with x in
+// seconds relative to intercept_ms and Kahan sums. A window of one constant
+// value has slope 0 and that value as intercept (NaN both for +-Inf).
+void LinearRegression(const Window& w, int64_t intercept_ms, double* slope, double* intercept) {
+  double n = 0, sum_x = 0, c_x = 0, sum_y = 0, c_y = 0, sum_xy = 0, c_xy = 0, sum_x2 = 0, c_x2 = 0;
+  double init_y = w.b[0].value;
+  bool const_y = true;
+  for (Span p = w.b; p != w.e; ++p) {
+    const_y = const_y && p->value == init_y;
+    n += 1.0;
+    double x = static_cast<double>(p->t_ms - intercept_ms) / 1e3;
+    KahanInc(x, &sum_x, &c_x);
+    KahanInc(p->value, &sum_y, &c_y);
+    KahanInc(x * p->value, &sum_xy, &c_xy);
+    KahanInc(x * x, &sum_x2, &c_x2);
+  }
+  if (const_y) {
+    bool inf = std::isinf(init_y);
+    *slope = inf ? std::nan("") : 0;
+    *intercept = inf ? std::nan("") : init_y;
+    return;
+  }
+  sum_x += c_x;
+  sum_y += c_y;
+  sum_xy += c_xy;
+  sum_x2 += c_x2;
   double cov_xy = sum_xy - sum_x * sum_y / n;
   double var_x = sum_x2 - sum_x * sum_x / n;
-  *out = cov_xy / var_x;
+  *slope = cov_xy / var_x;
+  *intercept = sum_y / n - *slope * sum_x / n;
+}
+
+// deriv: the slope, x relative to the first sample's time (precision).
+bool Deriv(const Window& w, double* out) {
+  if (w.size() < 2) return false;
+  double intercept = 0;
+  LinearRegression(w, w.b[0].t_ms, out, &intercept);
   return true;
+}
+
+// predict_linear: the regression line's value param seconds after the
+// evaluation time (the intercept is taken there, as Prometheus does).
+bool PredictLinear(const Window& w, double* out) {
+  if (w.size() < 2) return false;
+  double slope = 0, intercept = 0;
+  LinearRegression(w, w.eval_ms, &slope, &intercept);
+  *out = slope * w.param + intercept;
+  return true;
+}
+
+// stdvar_over_time: Welford's running variance with Kahan sums, as Prometheus.
+double Variance(const Window& w) {
+  double count = 0, mean = 0, c_mean = 0, aux = 0, c_aux = 0;
+  for (Span p = w.b; p != w.e; ++p) {
+    count++;
+    double delta = p->value - (mean + c_mean);
+    KahanInc(delta / count, &mean, &c_mean);
+    KahanInc(delta * (p->value - (mean + c_mean)), &aux, &c_aux);
+  }
+  return (aux + c_aux) / count;
 }
 
 bool OverTime(const std::string& name, const Window& w, double* out) {
@@ -236,6 +295,12 @@ bool OverTime(const std::string& name, const Window& w, double* out) {
     *out = static_cast<double>(w.size());
   } else if (name == "last_over_time") {
     *out = w.e[-1].value;
+  } else if (name == "present_over_time") {
+    *out = 1;
+  } else if (name == "stdvar_over_time") {
+    *out = Variance(w);
+  } else if (name == "stddev_over_time") {
+    *out = std::sqrt(Variance(w));
   } else if (name == "max_over_time" || name == "min_over_time") {
     bool is_max = name == "max_over_time";
     double m = w.b[0].value;
@@ -275,6 +340,8 @@ RangeFn FindRangeFn(const std::string& name) {
     return [](const std::string&, const Window& w, double* o) { return IRate(w, o); };
   if (name == "deriv")
     return [](const std::string&, const Window& w, double* o) { return Deriv(w, o); };
+  if (name == "predict_linear")
+    return [](const std::string&, const Window& w, double* o) { return PredictLinear(w, o); };
   return OverTime;
 }
 
@@ -295,8 +362,9 @@ Result<Value> EvalRangeCall(const Node& n, const Node& sel, const std::vector<do
       while (lo < count && base[lo].t_ms < start) ++lo;
       if (hi < lo) hi = lo;
       while (hi < count && base[hi].t_ms <= end) ++hi;
-      Window w{base + lo, base + hi, start, end, sel.range_ms, param.empty() ? 0 : param[i],
-               no_resets};
+      Window w{
+          base + lo, base + hi, start, end, sel.range_ms, c.steps[i], param.empty() ? 0 : param[i],
+          no_resets};
       if (f(n.name, w, &ss->v[i])) {
         ss->ok[i] = 1;
         any = true;
@@ -545,24 +613,33 @@ Result<Value> EvalCall(const Node& n, EvalContext* ctx) {
   if (n.name == "sort" || n.name == "sort_desc") return EvalSort(n, ctx);
   if (n.name == "timestamp") return EvalTimestamp(n, ctx);
   if (n.name == "label_replace") return EvalLabelReplace(n, ctx);
-  if (n.name == "quantile_over_time") {
-    VIGIL_ASSIGN_OR_RETURN(Value q, Eval(*n.args[0], ctx));
-    return EvalRangeCall(n, Unparen(*n.args[1]), q.scalar, ctx);
-  }
-  if (n.args.size() == 1 && Unparen(*n.args[0]).kind == NodeKind::kMatrixSelector) {
-    return EvalRangeCall(n, Unparen(*n.args[0]), {}, ctx);
+  // A range function: one range selector, perhaps with a scalar parameter
+  // (quantile_over_time's first argument, predict_linear's second).
+  for (size_t a = 0; a < n.args.size(); ++a) {
+    if (Unparen(*n.args[a]).kind != NodeKind::kMatrixSelector) continue;
+    std::vector<double> param;
+    if (n.args.size() == 2) {
+      VIGIL_ASSIGN_OR_RETURN(Value p, Eval(*n.args[1 - a], ctx));
+      param = std::move(p.scalar);
+    }
+    return EvalRangeCall(n, Unparen(*n.args[a]), param, ctx);
   }
   VIGIL_ASSIGN_OR_RETURN(Value v, Eval(*n.args[0], ctx));
-  std::vector<double> bound;
-  if (n.args.size() > 1) {
-    VIGIL_ASSIGN_OR_RETURN(Value b, Eval(*n.args[1], ctx));
-    bound = std::move(b.scalar);
+  std::vector<std::vector<double>> bounds;  // the scalar arguments after the vector
+  for (size_t a = 1; a < n.args.size(); ++a) {
+    VIGIL_ASSIGN_OR_RETURN(Value b, Eval(*n.args[a], ctx));
+    bounds.push_back(std::move(b.scalar));
   }
   for (auto& s : v.vec) {
     for (size_t i = 0; i < s.v.size(); ++i) {
       if (n.name == "abs") s.v[i] = std::fabs(s.v[i]);
-      if (n.name == "clamp_min") s.v[i] = GoMax(bound[i], s.v[i]);
-      if (n.name == "clamp_max") s.v[i] = GoMin(bound[i], s.v[i]);
+      if (n.name == "clamp_min") s.v[i] = GoMax(bounds[0][i], s.v[i]);
+      if (n.name == "clamp_max") s.v[i] = GoMin(bounds[0][i], s.v[i]);
+      if (n.name == "clamp") {
+        // clamp(v, min, max): nothing at a step where max < min, as Prometheus.
+        if (bounds[1][i] < bounds[0][i]) s.ok[i] = 0;
+        s.v[i] = GoMax(bounds[0][i], GoMin(bounds[1][i], s.v[i]));
+      }
     }
   }
   DropMetricName(&v.vec);

@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -176,40 +177,68 @@ class Parser {
   Status Modifiers(Node* n) {
     if (PeekIdent("bool")) {
       if (!IsComparison(n->op))
-        return Error(Peek().pos, "bool modifier can only be used on comparison operators");
+        return Error(n->pos, "bool modifier can only be used on comparison operators");
       Next();
       n->return_bool = true;
     }
-    if (PeekIdent("on") || PeekIdent("ignoring")) {
+    bool matching = PeekIdent("on") || PeekIdent("ignoring");
+    if (matching) {
       n->matching.on = Next().text == "on";
       VIGIL_RETURN_IF_ERROR(LabelList(&n->matching.labels));
     }
-    if (PeekIdent("group_left") || PeekIdent("group_right")) {
-      return Error(Peek().pos,
-                   Peek().text + " (many-to-one matching) is not supported by Vigil yet");
+    if (!PeekIdent("group_left") && !PeekIdent("group_right")) return Status::Ok();
+    // As Prometheus' grammar: group_x only after on(...)/ignoring(...), its
+    // label list optional.
+    if (!matching) return Error(Peek().pos, "unexpected <" + Peek().text + ">");
+    n->matching.card = Next().text == "group_left" ? MatchCard::kManyToOne : MatchCard::kOneToMany;
+    if (Peek().kind == Tok::kLParen) return LabelList(&n->matching.include);
+    if (Peek().kind == Tok::kEnd || PeekIdent("on") || PeekIdent("ignoring") ||
+        PeekIdent("group_left") || PeekIdent("group_right")) {
+      std::string what = Peek().kind == Tok::kEnd ? "end of input" : "<" + Peek().text + ">";
+      return Error(Peek().pos, "unexpected " + what + " in grouping opts, expected \"(\"");
     }
     return Status::Ok();
   }
 
+  // Where an expression starts (a binary expression's node is at its
+  // operator), as Prometheus positions messages about whole expressions.
+  static size_t StartPos(const Node& n) {
+    return n.kind == NodeKind::kBinary ? StartPos(*n.args[0]) : n.pos;
+  }
+
+  // Prometheus' checks of a binary expression, in its order (the first
+  // failing one is reported).
   Status CheckBinary(const Node& n) {
     ValueType l = n.args[0]->type(), r = n.args[1]->type();
-    auto bad = [](ValueType t) { return t != ValueType::kScalar && t != ValueType::kVector; };
-    if (bad(l) || bad(r)) {
-      return Error(
-          n.pos,
-          std::string("binary expression must contain only scalar and instant vector types"));
-    }
     bool scalars = l == ValueType::kScalar && r == ValueType::kScalar;
-    if (IsSetOp(n.op) && (l == ValueType::kScalar || r == ValueType::kScalar)) {
-      return Error(n.pos, std::string("set operator \"") + BinOpName(n.op) +
-                              "\" not allowed in binary scalar expression");
-    }
     if (IsComparison(n.op) && scalars && !n.return_bool) {
       return Error(n.pos, "comparisons between scalars must use BOOL modifier");
     }
-    bool has_matching = n.matching.on || !n.matching.labels.empty();
-    if (has_matching && (l == ValueType::kScalar || r == ValueType::kScalar)) {
-      return Error(n.pos, "vector matching only allowed between instant vectors");
+    const VectorMatching& m = n.matching;
+    for (size_t i = 0; m.on && i < m.labels.size(); ++i) {
+      if (std::find(m.include.begin(), m.include.end(), m.labels[i]) != m.include.end()) {
+        return Error(n.pos,
+                     "label \"" + m.labels[i] + "\" must not occur in ON and GROUP clause at once");
+      }
+    }
+    auto bad = [](ValueType t) { return t != ValueType::kScalar && t != ValueType::kVector; };
+    for (const auto& arg : n.args) {
+      if (bad(arg->type())) {
+        return Error(StartPos(*arg),
+                     "binary expression must contain only scalar and instant vector types");
+      }
+    }
+    bool any_scalar = l == ValueType::kScalar || r == ValueType::kScalar;
+    if (any_scalar && !m.labels.empty()) {
+      return Error(StartPos(n), "vector matching only allowed between instant vectors");
+    }
+    if (!any_scalar && IsSetOp(n.op) && m.card != MatchCard::kOneToOne) {
+      return Error(StartPos(n),
+                   std::string("no grouping allowed for \"") + BinOpName(n.op) + "\" operation");
+    }
+    if (IsSetOp(n.op) && any_scalar) {
+      return Error(StartPos(n), std::string("set operator \"") + BinOpName(n.op) +
+                                    "\" not allowed in binary scalar expression");
     }
     return Status::Ok();
   }
@@ -315,7 +344,7 @@ class Parser {
     static const std::set<std::string, std::less<>> kKeywords = {
         "by",         "without",     "on",  "ignoring", "bool",  "offset",
         "group_left", "group_right", "and", "or",       "unless"};
-    if (kKeywords.count(word) != 0) return Error(t.pos, "unexpected \"" + word + "\"");
+    if (kKeywords.count(word) != 0) return Error(t.pos, "unexpected <" + word + ">");
     n->kind = NodeKind::kVectorSelector;
     n->str = word;
     if (Peek().kind == Tok::kLBrace) VIGIL_RETURN_IF_ERROR(Matchers(n.get()));

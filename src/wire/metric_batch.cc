@@ -60,10 +60,10 @@ std::string_view MetricName(const Labels& labels) {
   return {};
 }
 
-std::string LabelsToString(const Labels& labels) {
+std::string LabelsToString(const Labels& labels, std::string_view sep) {
   std::string out = "{";
   for (size_t i = 0; i < labels.size(); ++i) {
-    if (i > 0) out += ',';
+    if (i > 0) out += sep;
     out += labels[i].name;
     out += "=\"";
     for (char c : labels[i].value) {

@@ -34,8 +34,9 @@ inline constexpr std::string_view kMetricNameLabel = "__name__";
 void NormalizeLabels(Labels* labels);
 // The metric name of a label set ("" if none).
 std::string_view MetricName(const Labels& labels);
-// {a="1",b="2"} rendering used as a map key and in messages.
-std::string LabelsToString(const Labels& labels);
+// {a="1",b="2"} rendering used as a map key and in messages; with sep ", "
+// it is Prometheus' own rendering (labels.String()), as its messages quote it.
+std::string LabelsToString(const Labels& labels, std::string_view sep = ",");
 
 struct Sample {
   int64_t t_ms = 0;

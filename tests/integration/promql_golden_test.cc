@@ -51,6 +51,24 @@ const InputSeries kInput[] = {
     {R"(stopped{job="s"})", "1+1x3 stale _x25 40+1x10 stale"},
     {R"(flappy{job="f"})", "1 2 3 4 stale 6 stale _ 9 _x20 stale 31 32 _x25 stale"},
     {R"(stopped_total{job="s"})", "0+10x30 stale _x3 0+5x25"},
+    // An irregular gauge (two decimals, no trend): here Kahan summation in
+    // deriv, predict_linear and stdvar_over_time changes the last bits of
+    // nearly every answer, so plain sums would not agree with Prometheus.
+    {R"(power{gpu="0",host="h1",region="lab"})",
+     "1054.14 1045.71 1058.43 1049.27 1089.72 1028.48 1035.24 1036.33 1013.75 1017.73 1005.79 "
+     "1006.86 1014.89 1096.27 1073.36 1078.61 1007.37 1054.03 1061.09 1028.54 1015.76 1052.62 "
+     "1065.83 1014.43 1006.48 1062.56 1048.5 1032.13 1094.78 1024.57 1057.83 1002.21 1088.89 "
+     "1051.33 1081.22 1082.51 1072.68 1007.28 1016.43 1012.03 1023.17 1099.43 1080.89 1099.35 "
+     "1039.24 1068.89 1054.84 1099.54 1076.47 1035.4 1071.46 1083.46 1073.87 1067.94 1068.07 "
+     "1074.58 1053.45 1083.5 1049.04 1023.57 1021.89"},
+    {R"(power{gpu="1",host="h1",region="lab"})", "250.3+0.7x60"},
+    // Info series, the "one" side of many-to-one matching (group_left,
+    // group_right). host h2 has no region.
+    {R"(device_info{driver="550",gpu="0",host="h1",model="H100"})", "1+0x60"},
+    {R"(device_info{driver="550",gpu="1",host="h1",model="A100"})", "1+0x60"},
+    {R"(device_info{driver="535",gpu="0",host="h2",model="H100"})", "1+0x60"},
+    {R"(host_info{host="h1",rack="r1",region="eu"})", "1+0x60"},
+    {R"(host_info{host="h2",rack="r2"})", "2+0x60"},
 };
 constexpr int64_t kIntervalMs = 60'000;
 const int64_t kEvalMinutes[] = {5, 7, 33, 60};
