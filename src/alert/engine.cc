@@ -29,6 +29,17 @@ std::map<std::string, double> GpuUtilisation(const query::Engine& engine, double
   return out;
 }
 
+// The per-series thresholds of a reference rule, for `vigil rules ls`.
+void RecordThresholds(const Level& level, const std::vector<Sample>& samples, RuleStatus* rs) {
+  constexpr size_t kMax = 64;
+  for (const Sample& s : samples) {
+    if (rs->thresholds.size() >= kMax) return;
+    std::string where = "node " + std::string(wire::LabelValue(s.labels, "node")) + " gpu " +
+                        std::string(wire::LabelValue(s.labels, "gpu"));
+    rs->thresholds.push_back({level.severity, std::move(where), s.threshold});
+  }
+}
+
 int SeverityRank(Severity s) {
   return s == Severity::kCritical ? 2 : s == Severity::kWarning ? 1 : 0;
 }
@@ -169,6 +180,7 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
     auto t0 = std::chrono::steady_clock::now();
     rs.health = "ok";
     rs.last_error.clear();
+    rs.thresholds.clear();
     for (const Level& level : rule.levels) {
       std::vector<Sample> samples;
       switch (rule.source) {
@@ -183,6 +195,7 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
             continue;
           }
           samples = std::move(r).value();
+          if (!rule.reference.empty()) RecordThresholds(level, samples, &rs);
           break;
         }
         case RuleSource::kJob:

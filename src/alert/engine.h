@@ -57,6 +57,14 @@ struct AlertEngineOptions {
   int64_t ended_grace_ms = 10 * 60'000;
 };
 
+// A level's threshold on one series, for rules whose thresholds differ
+// per series (relative to a GPU's own slowdown temperature).
+struct SeriesThreshold {
+  Severity severity = Severity::kWarning;
+  std::string where;  // "node n1 gpu 3"
+  double threshold = 0;
+};
+
 // What /api/v1/rules shows of a rule.
 struct RuleStatus {
   Rule rule;
@@ -64,6 +72,7 @@ struct RuleStatus {
   std::string last_error;
   int64_t last_eval_ms = 0;
   double eval_seconds = 0;
+  std::vector<SeriesThreshold> thresholds;  // reference rules only, at most 64
 };
 
 struct AlertEngineStats {

@@ -306,7 +306,7 @@ std::string LevelCondition(const Rule& rule, const Level& level) {
   if (rule.reference.empty()) return expr + " " + op + " " + Number(level.fire);
   std::string on;
   for (const std::string& l : rule.reference_on) on += (on.empty() ? "" : ", ") + l;
-  return expr + " " + op + " on(" + on + ") (" + rule.reference + ") " +
+  return expr + " " + op + " on(" + on + ") group_left() (" + rule.reference + ") " +
          (level.fire < 0 ? "- " + Number(-level.fire) : "+ " + Number(level.fire));
 }
 

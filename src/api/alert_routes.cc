@@ -92,6 +92,13 @@ void WritePromRule(JsonWriter* w, const alert::RuleStatus& rs, const alert::Leve
   w->Key("clear").Double(level.clear);
   w->Key("relative_to").String(r.reference);
   w->Key("unit").String(r.unit);
+  // Where a threshold differs per GPU: each one's, as the engine saw it.
+  w->Key("per_series").BeginArray();
+  for (const alert::SeriesThreshold& t : rs.thresholds) {
+    if (t.severity != level.severity) continue;
+    w->BeginObject().Key("where").String(t.where).Key("threshold").Double(t.threshold).EndObject();
+  }
+  w->EndArray();
   w->EndObject();
   w->EndObject();
 }

@@ -1,5 +1,7 @@
 #include "cli/api_client.h"
 
+#include <ctime>
+
 #include "net/http_client.h"
 
 namespace vigil::cli {
@@ -30,6 +32,24 @@ double JsonNumber(const json& obj, const char* key) {
   if (!obj.is_object()) return 0;
   auto it = obj.find(key);
   return it != obj.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+std::string LocalTime(int64_t ms) {
+  if (ms <= 0) return "-";
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string Printable(std::string s, size_t max) {
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  return s;
 }
 
 }  // namespace vigil::cli

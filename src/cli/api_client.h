@@ -21,4 +21,10 @@ Result<nlohmann::json> GetJson(const std::string& url,
 std::string JsonString(const nlohmann::json& obj, const char* key);
 double JsonNumber(const nlohmann::json& obj, const char* key);
 
+// For tables a person reads: Unix ms as local "MM-DD HH:MM:SS" ("-" for 0),
+// and text from jobs and logs with control characters blanked (kept off
+// the terminal) and cut to `max` bytes.
+std::string LocalTime(int64_t ms);
+std::string Printable(std::string s, size_t max);
+
 }  // namespace vigil::cli

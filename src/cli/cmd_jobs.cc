@@ -20,16 +20,6 @@ using nlohmann::json;
 std::string Str(const json& j, const char* key) { return JsonString(j, key); }
 int64_t Int(const json& j, const char* key) { return static_cast<int64_t>(JsonNumber(j, key)); }
 
-std::string LocalTime(int64_t ms) {
-  if (ms <= 0) return "-";
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%m-%d %H:%M:%S", &tm);
-  return buf;
-}
-
 std::string Duration(int64_t ms) {
   int64_t s = std::max<int64_t>(0, ms / 1000);
   char buf[32];
@@ -41,16 +31,6 @@ std::string Duration(int64_t ms) {
                   static_cast<long long>(s % 3600 / 60));
   }
   return buf;
-}
-
-// Job names and log text are the job's own: keep control characters off the
-// terminal.
-std::string Printable(std::string s, size_t max) {
-  for (char& c : s) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  }
-  if (s.size() > max) s = s.substr(0, max - 3) + "...";
-  return s;
 }
 
 const char* StateColor(const std::string& state) {

@@ -55,6 +55,8 @@ int RunForeground(const UpFlags& flags, const HomePaths& paths) {
   }
   InstanceOptions opts;
   opts.logs = config->logs;
+  opts.alerts = config->alerts;
+  opts.notify = config->notify;
   opts.role = flags.role == "server"  ? Role::kServer
               : flags.role == "agent" ? Role::kAgent
                                       : Role::kAll;

@@ -64,6 +64,23 @@ struct JobsFlags {
 };
 int RunJobs(const JobsFlags& flags);
 
+struct AlertsFlags {
+  std::string home;
+  std::string server;
+  bool json = false;
+  bool all = false;  // add the resolved history
+};
+int RunAlerts(const AlertsFlags& flags);
+
+struct RulesFlags {
+  std::string home;
+  std::string server;
+  std::string action = "ls";          // ls | export
+  std::string format = "prometheus";  // export
+  bool json = false;
+};
+int RunRules(const RulesFlags& flags);
+
 struct RunFlags {
   std::string name;  // job name; default: from the command line ("python train.py" -> train)
   std::string home;

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "alert/engine.h"
+#include "api/alert_routes.h"
 #include "api/job_routes.h"
 #include "api/log_routes.h"
 #include "api/otlp_routes.h"
@@ -27,6 +29,7 @@
 #include "ingest/ingester.h"
 #include "net/exposition.h"
 #include "net/http_server.h"
+#include "notify/webhook.h"
 #include "ship/http_transport.h"
 #include "ship/outbox.h"
 #include "ship/outbox_metrics.h"
@@ -45,6 +48,11 @@ struct ServerSide {
   std::unique_ptr<ingest::JobStore> jobs;  // every node's jobs, this one's included
   std::unique_ptr<ingest::Ingester> ingester;
   std::unique_ptr<diagnose::JobReporter> reporter;  // the jobs API's reports
+  // The alert engine reads the store through a query engine of its own; the
+  // channels it notifies outlive it (declared before it).
+  std::unique_ptr<query::Engine> alert_query;
+  std::vector<std::unique_ptr<alert::Notifier>> channels;
+  std::unique_ptr<alert::AlertEngine> alerts;
 };
 
 // How the agent side reaches the server. `vigil up`: straight into this
@@ -132,6 +140,41 @@ std::string DefaultNodeName() {
 
 namespace {
 
+// The alert engine on the server's stores, its channels from config.json's
+// `notify` (docs/alerts.md); every preset on unless the config says not.
+Status OpenAlerts(const InstanceOptions& options, ServerSide* impl) {
+  impl->alert_query = std::make_unique<query::Engine>(impl->db.get());
+  alert::AlertEngineOptions o;
+  o.config = options.alerts;
+  o.dispatch = options.notify.dispatch;
+  // time_scale plays every duration faster, the group intervals included.
+  auto scaled = [&](int64_t ms) {
+    return std::max<int64_t>(1,
+                             static_cast<int64_t>(static_cast<double>(ms) * o.config.time_scale));
+  };
+  o.dispatch.group_wait_ms = scaled(o.dispatch.group_wait_ms);
+  o.dispatch.group_interval_ms = scaled(o.dispatch.group_interval_ms);
+  o.dispatch.repeat_interval_ms = scaled(o.dispatch.repeat_interval_ms);
+  auto listen = net::ParseListenAddress(options.listen);
+  o.dispatch.external_url = LocalUrl(options.listen, listen.ok() ? listen->port : 9300);
+  o.store.path = options.paths.data_dir() + "/alerts.db";
+  for (const ChannelConfig& c : options.notify.channels) {
+    notify::WebhookOptions w;
+    w.url = c.url;
+    for (const auto& [name, value] : c.headers) w.headers.Add(name, value);
+    impl->channels.push_back(std::make_unique<notify::WebhookChannel>(std::move(w)));
+    o.channels[c.name] = impl->channels.back().get();
+  }
+  alert::AlertEngineSources sources;
+  sources.query = impl->alert_query.get();
+  sources.reporter = impl->reporter.get();
+  sources.jobs = impl->jobs.get();
+  auto engine = alert::AlertEngine::Create(sources, std::move(o));
+  if (!engine.ok()) return engine.status().WithContext("cannot start the alert engine");
+  impl->alerts = std::move(engine).value();
+  return Status::Ok();
+}
+
 Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, ServerSide* impl,
                       net::Router* router) {
   const HomePaths& paths = options.paths;
@@ -179,6 +222,8 @@ Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, Server
   otlp.node = options.node_name;
   api::AddOtlpRoutes(router, otlp);
   api::AddJobRoutes(router, {impl->reporter.get()});
+  VIGIL_RETURN_IF_ERROR(OpenAlerts(options, impl));
+  api::AddAlertRoutes(router, impl->alerts.get());
   api::AddWebRoutes(router);
   return Status::Ok();
 }
@@ -396,6 +441,7 @@ Result<std::unique_ptr<Instance>> Instance::Start(
   VIGIL_RETURN_IF_ERROR(impl->http->Start());
 
   impl->url = LocalUrl(options.listen, impl->http->bound_port());
+  if (impl->server.alerts) impl->server.alerts->Start();
 
   RunState state{static_cast<int>(::getpid()), impl->url, options.listen, started_ms, kVersion};
   VIGIL_RETURN_IF_ERROR(env->WriteFileAtomic(paths.state_file(), FormatRunState(state)));
@@ -419,6 +465,7 @@ void Instance::Stop() {
   if (impl_->loop) impl_->loop->Stop();
   impl_->link.Stop();  // after the last frames are queued
   impl_->http->Stop();
+  if (impl_->server.alerts) impl_->server.alerts->Stop();  // before the stores close
   if (impl_->server.logs) {
     Status st = impl_->server.logs->Close();
     if (!st.ok()) Logf(LogLevel::kError, "closing the log store: %s", st.ToString().c_str());

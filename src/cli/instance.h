@@ -28,9 +28,11 @@ enum class Role {
 
 struct InstanceOptions {
   Role role = Role::kAll;
-  std::string server_url;    // kAgent: where to ship (http://host:port)
-  bool collect_logs = true;  // run the log agent (discovery, tailing)
-  LogsConfig logs;           // from config.json
+  std::string server_url;      // kAgent: where to ship (http://host:port)
+  bool collect_logs = true;    // run the log agent (discovery, tailing)
+  LogsConfig logs;             // from config.json
+  alert::AlertsConfig alerts;  // from config.json
+  NotifyConfig notify;         // from config.json
   HomePaths paths;
   std::string listen = "127.0.0.1:9300";
   std::string node_name;       // defaults to the hostname

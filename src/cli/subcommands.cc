@@ -114,6 +114,32 @@ Subcommand AddJobs(CLI::App* app) {
   return {cmd, [jobs] { return RunJobs(*jobs); }};
 }
 
+Subcommand AddAlerts(CLI::App* app) {
+  auto alerts = NewFlags<AlertsFlags>();
+  CLI::App* cmd = app->add_subcommand(
+      "alerts", "List the firing and pending alerts (presets need no setup: docs/alerts.md)");
+  AddHomeAndServer(cmd, &alerts->home, &alerts->server);
+  cmd->add_flag("--json", alerts->json, "Print the alert records as JSON (an array)");
+  cmd->add_flag("--all", alerts->all, "Also the resolved ones (history, newest first)");
+  return {cmd, [alerts] { return RunAlerts(*alerts); }};
+}
+
+Subcommand AddRules(CLI::App* app) {
+  auto rules = NewFlags<RulesFlags>();
+  CLI::App* cmd = app->add_subcommand(
+      "rules",
+      "The alert rules in effect: ls (thresholds, state) or export (a Prometheus rule file)");
+  cmd->add_option("action", rules->action, "ls or export")
+      ->check(CLI::IsMember({"ls", "export"}))
+      ->capture_default_str();
+  cmd->add_option("--format", rules->format, "export: prometheus")
+      ->check(CLI::IsMember({"prometheus"}))
+      ->capture_default_str();
+  cmd->add_flag("--json", rules->json, "ls: print GET /api/v1/rules as it is");
+  AddHomeAndServer(cmd, &rules->home, &rules->server);
+  return {cmd, [rules] { return RunRules(*rules); }};
+}
+
 Subcommand AddInspectLog(CLI::App* app) {
   auto inspect = NewFlags<InspectLogFlags>();
   CLI::App* cmd = app->add_subcommand(
@@ -149,6 +175,8 @@ std::vector<Subcommand> AddSubcommands(CLI::App* app) {
   out.push_back(AddDemo(app));
   out.push_back(AddLogs(app));
   out.push_back(AddJobs(app));
+  out.push_back(AddAlerts(app));
+  out.push_back(AddRules(app));
   out.push_back(AddInspectLog(app));
   // `run` takes the rest of the line as the command, verbatim: main() parses
   // it before CLI11; it is only described here, for --help.
