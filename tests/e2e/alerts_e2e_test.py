@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Alerts end to end, with no rule written: `vigil up` on a fake GPU that
+overheats and then cools, a job that crashes and one that finishes, and a
+webhook receiver on loopback. Each scenario must bring the right alert at the
+webhook once (Alertmanager's payload, version 4), list it in `vigil alerts`,
+and send its resolution; a restart while firing must not notify again.
+
+time_scale 0.05 in config.json plays the presets' durations 20x faster
+(`for: 30s` -> 1.5 s).
+
+Environment (set by CTest): VIGIL_BIN, VIGIL_FAKE_NVML, VIGIL_SOURCE_DIR.
+"""
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_util import free_port, wait_for  # noqa: E402
+
+VIGIL = os.environ["VIGIL_BIN"]
+
+# GPU 0 at 95 C (its slowdown is 90) for its first 20 s, then 60 C; GPU 1
+# stays cool. Both busy, so no under-use alert. The fake's clock starts with
+# the process, so after a restart GPU 0 is hot again for 20 s.
+SCENARIO = """
+driver_version 550.54.15
+cuda_version 12.4
+gpus 2
+gpu all model "NVIDIA H100 80GB HBM3"
+gpu all temp_slowdown_c 90
+curve all gpu_util 0:95
+curve all power_w 0:500
+curve 1 temp 0:60
+curve 0 temp 0:95 20:95 21:60 step
+"""
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    bodies = []
+    lock = threading.Lock()
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(n))
+        with Receiver.lock:
+            Receiver.bodies.append((time.time(), body))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def received(alertname=None, status=None):
+    """(time, alert, payload) of every alert received, in order."""
+    out = []
+    with Receiver.lock:
+        for t, body in Receiver.bodies:
+            for a in body["alerts"]:
+                if alertname and a["labels"]["alertname"] != alertname:
+                    continue
+                if status and a["status"] != status:
+                    continue
+                out.append((t, a, body))
+    return out
+
+
+class AlertsE2E(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.home = tempfile.mkdtemp(prefix="vigil-alerts-e2e-")
+        cls.work = tempfile.mkdtemp(prefix="vigil-alerts-work-")
+        scenario = os.path.join(cls.work, "hot.scenario")
+        with open(scenario, "w") as f:
+            f.write(SCENARIO)
+        cls.hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=cls.hook.serve_forever, daemon=True).start()
+        hook_url = f"http://127.0.0.1:{cls.hook.server_address[1]}/hook"
+        with open(os.path.join(cls.home, "config.json"), "w") as f:
+            json.dump({"alerts": {"time_scale": 0.05},
+                       "notify": {"channels": [{"name": "hook", "type": "webhook", "url": hook_url}]}},
+                      f)
+        cls.port = free_port()
+        cls.url = f"http://127.0.0.1:{cls.port}"
+        cls.env = dict(os.environ, VIGIL_NVML_LIBRARY=os.environ["VIGIL_FAKE_NVML"],
+                       VIGIL_FAKE_NVML_SCENARIO=scenario, VIGIL_HOME=cls.home)
+        cls.env.pop("VIGIL_URL", None)
+        cls.start()
+
+    @classmethod
+    def start(cls):
+        up = subprocess.run([VIGIL, "up", "--listen", f"127.0.0.1:{cls.port}"],
+                            capture_output=True, text=True, env=cls.env, timeout=60)
+        assert up.returncode == 0, up.stdout + up.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run([VIGIL, "down"], env=cls.env, capture_output=True, timeout=60)
+        cls.hook.shutdown()
+        shutil.rmtree(cls.home, ignore_errors=True)
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def alerts(self, *args):
+        p = subprocess.run([VIGIL, "alerts", "--json", *args], capture_output=True, text=True,
+                           env=self.env, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_1_overheating_gpu_then_its_resolution_and_a_restart(self):
+        # The critical level (>= 90 C for 30 s, here 1.5 s) reaches the hook.
+        first = wait_for(lambda: received("gpu_temperature_high", "firing"), 40,
+                         "gpu_temperature_high at the webhook")
+        t, a, body = first[0]
+        self.assertEqual(body["version"], "4")
+        self.assertEqual(body["receiver"], "hook")
+        self.assertEqual(body["status"], "firing")
+        self.assertEqual(a["endsAt"], "0001-01-01T00:00:00Z")
+        self.assertEqual(a["labels"]["gpu"], "0")
+        self.assertEqual(len(a["fingerprint"]), 16)
+        self.assertIn("95", a["annotations"]["summary"])
+        self.assertIn("GPU 0", a["annotations"]["summary"])
+        listed = wait_for(lambda: [x for x in self.alerts() if x["rule"] == "gpu_temperature_high"
+                                   and x["state"] == "firing" and x["severity"] == "critical"],
+                          20, "the critical alert in vigil alerts")
+        self.assertEqual(listed[0]["labels"]["gpu"], "0")
+        self.assertEqual(listed[0]["threshold"], 90)
+        self.assertEqual(listed[0]["diagnosis"], {})
+        # GPU 1 never alerts.
+        self.assertFalse([x for x in self.alerts() if x["labels"].get("gpu") == "1"])
+
+        # Restart while firing (the GPU is hot again at once): what fired is
+        # restored and still firing, and nothing is sent again.
+        sent_before = len(received("gpu_temperature_high"))
+        subprocess.run([VIGIL, "down"], env=self.env, capture_output=True, timeout=60)
+        self.start()
+        time.sleep(5)
+        self.assertTrue([x for x in self.alerts() if x["rule"] == "gpu_temperature_high"
+                         and x["state"] == "firing" and x["id"] == listed[0]["id"]])
+        self.assertEqual(received("gpu_temperature_high")[sent_before:], [],
+                         "a restart must not notify a firing alert again")
+
+        # It cools 20 s after the restart; its resolution arrives, once per alert.
+        resolved = wait_for(lambda: received("gpu_temperature_high", "resolved"), 60,
+                            "the resolution at the webhook")
+        ids = [a["fingerprint"] for _, a, _ in resolved]
+        time.sleep(3)
+        self.assertEqual(len(set(ids)), len(ids))
+        history = [x for x in self.alerts("--all") if x["state"] == "resolved"]
+        self.assertTrue(history)
+        self.assertIsNotNone(history[0]["resolved_at"])
+
+    def test_2_a_crash_and_a_finished_job(self):
+        crash = subprocess.run(
+            [VIGIL, "run", "--name", "crashy", "--", "/usr/bin/python3", "-c",
+             "import time; time.sleep(1.5); raise RuntimeError('CUDA error: an illegal memory access was encountered')"],
+            env=self.env, capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(crash.returncode, 0)
+        t_end = time.time()
+        got = wait_for(lambda: [x for x in received("job_crashed", "firing")
+                                if x[1]["labels"].get("job") == "crashy"], 30, "job_crashed at the webhook")
+        self.assertLess(got[0][0] - t_end, 15)
+        self.assertEqual(got[0][1]["labels"]["severity"], "critical")
+        self.assertTrue(got[0][1]["labels"].get("run"))
+        done = subprocess.run([VIGIL, "run", "--name", "tidy", "--", "/usr/bin/python3", "-c",
+                               "import time; print('loss 1.0'); time.sleep(1.5); print('done')"],
+                              env=self.env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0)
+        fin = wait_for(lambda: [x for x in received("job_finished", "firing")
+                                if x[1]["labels"].get("job") == "tidy"], 30, "job_finished at the webhook")
+        self.assertEqual(fin[0][1]["labels"]["severity"], "info")
+        time.sleep(3)
+        crashes = [x for x in received("job_crashed", "firing") if x[1]["labels"].get("job") == "crashy"]
+        self.assertEqual(len(crashes), 1, "one notification per crash")
+        # The finished run did not crash.
+        self.assertFalse([x for x in received("job_crashed") if x[1]["labels"].get("job") == "tidy"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
