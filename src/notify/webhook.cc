@@ -1,5 +1,6 @@
 #include "notify/webhook.h"
 
+#include <cstdio>
 #include <map>
 
 #include "core/json_writer.h"
@@ -32,12 +33,18 @@ std::map<std::string, std::string> LabelMap(const Alert& a) {
   return m;
 }
 
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
 std::map<std::string, std::string> Annotations(const Alert& a) {
   return {{"summary", a.summary_en},
           {"summary_zh", a.summary_zh},
           {"rule", a.rule},
-          {"value", std::to_string(a.value)},
-          {"threshold", std::to_string(a.threshold)}};
+          {"value", Number(a.value)},
+          {"threshold", Number(a.threshold)}};
 }
 
 void WriteMap(JsonWriter* w, const std::map<std::string, std::string>& m) {

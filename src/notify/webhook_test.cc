@@ -62,6 +62,8 @@ TEST(WebhookPayloadTest, AlertmanagerVersion4) {
   EXPECT_EQ(firing["endsAt"], "0001-01-01T00:00:00Z");
   EXPECT_EQ(firing["labels"]["gpu"], "0");
   EXPECT_EQ(firing["annotations"]["summary_zh"], "n1 上的 GPU 0 温度 91 °C");
+  EXPECT_EQ(firing["annotations"]["value"], "91");
+  EXPECT_EQ(firing["annotations"]["threshold"], "90");
   EXPECT_EQ(firing["fingerprint"], alert::Fingerprint({{"alertname", "gpu_temperature_high"},
                                                        {"gpu", "0"},
                                                        {"node", "n1"},
