@@ -509,6 +509,9 @@ void JobTracker::ApplyRunRecords(const std::vector<discover::RunRecord>& records
       }
       owner = &it->second;
     }
+    // The name the user gave `vigil run --name` wins over the one detection
+    // read from the command line (a training script it recognised on its own).
+    if (owner != nullptr && !r.name.empty()) owner->job.name = r.name;
     if (owner != nullptr && r.ended) owner->run_exit = ExitOf(r);
   }
 }

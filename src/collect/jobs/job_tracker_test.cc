@@ -76,6 +76,25 @@ TEST(JobTrackerTest, JobsStartRunAndEndWithTheirVigilRunExit) {
   EXPECT_EQ(tracker.RunIdOf(200), "200-2");
 }
 
+TEST(JobTrackerTest, TheVigilRunNameWinsOverTheDetectedOne) {
+  TempDir dir;
+  ManualClockEnv env;
+  // Detection recognised the command as a training script and named it by
+  // its file; the user ran it as `vigil run --name crashy`.
+  std::vector<discover::DetectedJob> now_running = {Job("100-1", 100, env.now)};
+  JobTrackerOptions o;
+  o.env = &env;
+  o.run_spool_dir = dir.path();
+  o.detect_override = [&] { return Result<std::vector<discover::DetectedJob>>(now_running); };
+  JobTracker tracker(o);
+  std::ofstream(dir.path() + "/crashy.1-99.json")
+      << R"({"name":"crashy","cmd":["python","train.py"],"pid":100,"started_ms":)" << env.now
+      << "}";
+  ASSERT_TRUE(tracker.Poll().ok());
+  ASSERT_EQ(tracker.Jobs().size(), 1u);
+  EXPECT_EQ(tracker.Jobs()[0].job.name, "crashy");
+}
+
 TEST(JobTrackerTest, AContainerLogBelongsToTheOneJobInItsContainer) {
   TempDir dir;
   ManualClockEnv env;
