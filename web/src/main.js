@@ -3,8 +3,9 @@
 // the time range picker, the language button), the status line (from
 // /api/v1/status: what was detected, live or not, when updated) and the
 // footer; routes the URL hash to a page (#range=1h, #jobs&range=1h&id=...,
-// #logs&range=1h&job=...: tabs are links, so the back button and a copied
-// link both work, and the range carries over between the pages); and
+// #logs&range=1h&job=..., #alerts&range=1h: tabs are links, so the back
+// button and a copied link both work, and the range carries over between the
+// pages); puts a page's badge in its tab (the Alerts tab's count); and
 // refreshes the status line, with the data of a page that rides along (the
 // overview), while the browser tab is shown.
 
@@ -91,8 +92,12 @@ function buildPage() {
     h('div', { class: 'freshness' }, ui.live, ui.updated));
   ui.footer = h('footer', null);
 
-  // Every page is made once; each keeps its root hidden until shown.
-  for (const e of entries) e.view = e.def.create(shell);
+  // Every page is made once; each keeps its root hidden until shown. A
+  // page's badge (the Alerts tab's count) goes in its tab, on every page.
+  for (const e of entries) {
+    e.view = e.def.create(shell);
+    if (e.view.badge) e.tab.append(e.view.badge);
+  }
   document.body.replaceChildren(
     h('div', { class: 'page' }, header, statusBar, entries.map((e) => e.view.el), ui.footer));
 }

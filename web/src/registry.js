@@ -29,6 +29,11 @@
 //                     refreshes at once
 //   refreshMs(seconds) how often the shell refreshes while shown (default
 //                     10 s: the status line only)
+//   badge             an element the shell puts in the page's tab, shown on
+//                     every page (the Alerts tab's count of firing alerts);
+//                     the page keeps it up to date itself, also while
+//                     hidden, pausing while the browser tab is (onVisibility
+//                     is called on every page)
 
 import { addStrings } from './i18n.js';
 

@@ -2,8 +2,9 @@
 // synthetic data (8 GPUs, GPU 3 hot, two hours of history), serving web/dist.
 // For UI development and for the browser test's offline parts (the Jobs tab:
 // /api/v1/jobs, the jobs' training_* series and /api/v1/series for them,
-// the node's /api/v1/events, see jobsAt and nodeEventsAt below); the rest of
-// the browser test runs against vigil.
+// the node's /api/v1/events, see jobsAt and nodeEventsAt below; the Alerts
+// tab: /api/v1/alerts/records and /api/v1/rules, see alertsAt and rulesAt);
+// the rest of the browser test runs against vigil.
 // Usage: [VIGIL_URL=http://127.0.0.1:9300] node test/mock_api.mjs [port] [distDir]
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -126,6 +127,85 @@ function nodeEventsAt(t0) {
   ].map(({ t, ...e }) => ({ time_ms: Math.round(t * 1000), node: NODE, ...e }));
 }
 
+// Alerts (GET /api/v1/alerts/records and /api/v1/rules): firing, a GPU 3
+// too hot (warning), the crashed job (critical), an idle GPU 1 muted by
+// another alert (inhibited, not counted), a full disk whose mountpoint and
+// summaries hold markup; pending, GPU 5's memory and the host's memory;
+// resolved (with ?all=1), an Xid 79 on the running job's GPU 1 and a node
+// down two hours ago. The header counts 3 firing, 1 critical.
+export const EVIL_MOUNT = '<img src=x onerror=alert(1)>';
+export const EVIL_SUMMARY = 'Disk <script>window.__xss=7</script><img src=x onerror="window.__xss=8"> full';
+export const EVIL_SUMMARY_ZH = '磁盘 <b>已满</b><img src=x onerror="window.__xss=9">';
+
+export function alertsAt(t0) {
+  const jobs = jobsAt(t0);
+  const iso = (s) => new Date(Math.round(s) * 1000).toISOString().replace(/\.000Z$/, 'Z');
+  const a = (o) => {
+    const { start, end, ...rest } = o;
+    return {
+      state: 'firing', value: null, threshold: 0, diagnosis: {}, ...rest,
+      labels: { alertname: o.rule, severity: o.severity, node: NODE, ...o.labels },
+      started_at: iso(start), resolved_at: end != null ? iso(end) : null,
+      active_at_ms: Math.round(start * 1000), fired_at_ms: o.state === 'pending' ? 0 : Math.round(start * 1000),
+      resolved_at_ms: end != null ? Math.round(end * 1000) : 0, last_eval_ms: Math.round(t0 * 1000), keep_firing_since_ms: 0,
+    };
+  };
+  return [
+    a({ id: 'a1crash', rule: 'job_crashed', severity: 'critical', start: t0 - 1500, value: 1,
+      labels: { job: 'finetune-llama', run: jobs[1].id },
+      summary: 'Job finetune-llama on mock-node crashed: CUDA out of memory. Tried to allocate 2.00 GiB',
+      summary_zh: 'mock-node 上的任务 finetune-llama 崩溃：CUDA out of memory. Tried to allocate 2.00 GiB' }),
+    a({ id: 'a2hot', rule: 'gpu_temperature_high', severity: 'warning', start: t0 - 720, value: 87, threshold: 85,
+      labels: { gpu: '3', UUID: 'GPU-3', modelName: MODEL },
+      summary: 'GPU 3 on mock-node at 87 °C (alert at 85 °C; it slows down at 90 °C)',
+      summary_zh: 'mock-node 上的 GPU 3 温度 87 °C（告警阈值 85 °C，降频温度 90 °C）' }),
+    a({ id: 'a3disk', rule: 'disk_near_full', severity: 'warning', start: t0 - 200, value: 93.46, threshold: 90,
+      labels: { mountpoint: EVIL_MOUNT, device: '/dev/sda1' }, summary: EVIL_SUMMARY, summary_zh: EVIL_SUMMARY_ZH }),
+    a({ id: 'a4idle', rule: 'gpu_idle_allocated', severity: 'warning', start: t0 - 900, value: 0, threshold: 1, inhibited: true,
+      labels: { gpu: '1', UUID: 'GPU-1' },
+      summary: 'GPU 1 on mock-node holds memory but computes nothing: 0% utilisation for 10m',
+      summary_zh: 'mock-node 上的 GPU 1 占用显存但没有计算：利用率 0%，已持续 10 分' }),
+    a({ id: 'b1mem', rule: 'gpu_memory_near_full', severity: 'warning', state: 'pending', start: t0 - 20, value: 91.2, threshold: 90,
+      labels: { gpu: '5' }, summary: 'GPU 5 on mock-node memory 91.2% full (over 90%): out-of-memory risk',
+      summary_zh: 'mock-node 上的 GPU 5 显存已用 91.2%（超过 90%）：有显存不足风险' }),
+    a({ id: 'b2host', rule: 'host_memory_near_full', severity: 'warning', state: 'pending', start: t0 - 40, value: 92, threshold: 90,
+      summary: 'Host memory on mock-node 92% used (over 90%): the OOM killer is near',
+      summary_zh: 'mock-node 主机内存已用 92%（超过 90%）：可能触发 OOM killer' }),
+    a({ id: 'c1xid', rule: 'gpu_xid', severity: 'critical', state: 'resolved', start: t0 - 300, end: t0 - 120, value: 1,
+      labels: { gpu: '1', xid: '79', job: 'train', run: jobs[0].id },
+      summary: 'GPU 1 on mock-node reported Xid 79', summary_zh: 'mock-node 上的 GPU 1 报告 Xid 79' }),
+    a({ id: 'c2down', rule: 'node_down', severity: 'critical', state: 'resolved', start: t0 - 7300, end: t0 - 7000, value: 45, threshold: 30,
+      labels: { node: 'gpu-7' }, summary: 'Node gpu-7 has not reported for 45 s', summary_zh: '节点 gpu-7 已 45 秒没有上报' }),
+  ];
+}
+
+// /api/v1/rules: Prometheus' shape, Vigil's `vigil` block; a few levels.
+export function rulesAt(t0) {
+  const active = alertsAt(t0).filter((x) => x.state !== 'resolved');
+  const rule = (name, severity, o) => ({
+    name, query: o.query, duration: o.duration ?? 0, keepFiringFor: o.keepFiringFor ?? 0, labels: { severity },
+    annotations: { summary: 'x', summary_zh: 'x' },
+    alerts: active.filter((x) => x.rule === name && x.severity === severity).map((x) => ({ labels: x.labels, state: x.state })),
+    state: o.state ?? 'inactive', health: o.health ?? 'ok', ...(o.lastError ? { lastError: o.lastError } : {}),
+    evaluationTime: 0.0003, lastEvaluation: new Date(t0 * 1000).toISOString(), type: 'alerting',
+    vigil: { enabled: o.enabled ?? true, comparison: o.cmp ?? '>', threshold: o.thr ?? 0, clear: o.clear ?? 0,
+      relative_to: o.rel ?? '', unit: o.unit ?? '' },
+  });
+  const slowdown = 'vigil_gpu_temp_slowdown_celsius > 0';
+  return { status: 'success', data: { groups: [{ name: 'vigil-presets', file: 'presets', interval: 1, limit: 0, rules: [
+    rule('gpu_underutilized', 'warning', { query: 'job GPU utilisation < 80', duration: 900, cmp: '<', thr: 80, clear: 85, unit: '%', enabled: false }),
+    rule('gpu_temperature_high', 'warning', { query: `DCGM_FI_DEV_GPU_TEMP >= on(node, gpu) (${slowdown}) - 5`, duration: 60,
+      cmp: '>=', thr: -5, clear: -8, rel: slowdown, unit: '°C', state: 'firing' }),
+    rule('gpu_temperature_high', 'critical', { query: `DCGM_FI_DEV_GPU_TEMP >= on(node, gpu) (${slowdown}) + 0`, duration: 30,
+      cmp: '>=', thr: 0, clear: -3, rel: slowdown, unit: '°C' }),
+    rule('gpu_xid', 'critical', { query: 'increase(vigil_gpu_xid_errors_total{xid=~"48|79"}[5m]) > 0', keepFiringFor: 900 }),
+    rule('disk_near_full', 'warning', { query: '100 * (1 - node_filesystem_avail_bytes / node_filesystem_size_bytes) > 90',
+      duration: 300, thr: 90, clear: 88, unit: '%', state: 'firing', health: 'err',
+      lastError: 'rule disk_near_full: <b>bad</b> <img src=x onerror="window.__xss=10">' }),
+    rule('job_crashed', 'critical', { query: 'job crashed or killed', state: 'firing' }),
+  ] }] } };
+}
+
 // The API's view of a job: times in ms, events as {time_ms, event, details}.
 function jobJson(j, now) {
   const { series, stall_after: stall, events, start, end, t, ...rest } = j;
@@ -204,6 +284,18 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
       const now = Date.now() / 1000;
       return json(200, { status: 'success', data: { jobs: jobsAt(t0).map((j) => jobJson(j, now)) } });
     }
+    if (url.pathname === '/api/v1/alerts/records') {
+      const all = ['1', 'true'].includes(url.searchParams.get('all') ?? '');
+      const limit = Number(url.searchParams.get('limit') ?? 500);
+      const recs = alertsAt(t0);
+      const rank = { critical: 0, warning: 1, info: 2 };
+      // Active (firing, then pending; the most severe and newest first), then the resolved, newest first.
+      const active = recs.filter((x) => x.state !== 'resolved').sort((x, y) => (x.state === 'firing' ? 0 : 1) - (y.state === 'firing' ? 0 : 1)
+        || rank[x.severity] - rank[y.severity] || y.active_at_ms - x.active_at_ms);
+      const history = recs.filter((x) => x.state === 'resolved').sort((x, y) => y.resolved_at_ms - x.resolved_at_ms).slice(0, limit);
+      return json(200, all ? [...active, ...history] : active);
+    }
+    if (url.pathname === '/api/v1/rules') return json(200, rulesAt(t0));
     if (url.pathname === '/api/v1/events') {
       const from = Number(url.searchParams.get('start_ms')), to = Number(url.searchParams.get('end_ms'));
       if (!Number.isFinite(from) || !Number.isFinite(to)) return json(400, { status: 'error', errorType: 'bad_data', error: 'start_ms and end_ms are required' });

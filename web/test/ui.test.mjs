@@ -2,14 +2,15 @@
 // (8 x H100, GPU 3 hot), driven in Debian's chromium by playwright-core.
 // For the log explorer a child shell writes hostile, multiline and numbered
 // lines to a file through its stdout, which vigil's discovery finds. The Jobs
-// tab is tested against mock_api.mjs (its jobs fixture) with the bundle of
-// web/src built for the test, so it runs without vigil too.
+// and Alerts tabs are tested against mock_api.mjs (its jobs and alerts
+// fixtures) with the bundle of web/src built for the test, so they run
+// without vigil too.
 //
 // Env: VIGIL_BIN (vigil binary), VIGIL_FAKE_NVML (libnvidia-ml-fake.so),
 // VIGIL_SOURCE_DIR (repo root, for the scenario), optional VIGIL_CHROMIUM
 // (default /usr/bin/chromium) and VIGIL_WEB_ARTIFACTS (screenshots; default
-// a temp dir). Without VIGIL_BIN and VIGIL_FAKE_NVML only the Jobs test runs
-// (the others are skipped, saying so). Run: node --test web/test/ui.test.mjs
+// a temp dir). Without VIGIL_BIN and VIGIL_FAKE_NVML only the Jobs and
+// Alerts tests run (the others are skipped, saying so). Run: node --test web/test/ui.test.mjs
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { EVIL_EVENT, EVIL_JOB, EVIL_XID, startMock } from './mock_api.mjs';
+import { EVIL_EVENT, EVIL_JOB, EVIL_MOUNT, EVIL_SUMMARY, EVIL_SUMMARY_ZH, EVIL_XID, startMock } from './mock_api.mjs';
 
 const env = process.env;
 const SOURCE = env.VIGIL_SOURCE_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -448,7 +449,7 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     // The tab, between the overview and the logs; the range carries over in
     // links but the picker hides (a job's charts span its life).
     await page.goto(`${mbase}/#range=1h`);
-    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs']);
+    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts']);
     await page.click('a.tab[data-page="jobs"]');
     await page.waitForSelector('.jobs-page:not([hidden]) .job-row');
     assert.match(page.url(), /#jobs&range=1h$/);
@@ -649,6 +650,228 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     await page.waitForFunction(() => document.querySelectorAll('article.gpu').length === 8);
     assert.ok(await page.isHidden('.jobs-page'));
     assert.ok(await page.isVisible('.controls .segmented'));
+
+    assert.deepEqual(dialogs, [], 'no alert ran');
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
+  } finally {
+    await ctx.close();
+    await new Promise((r) => mock.close(r));
+  }
+});
+
+// The Alerts tab against the mock's fixture (mock_api.mjs alertsAt, rulesAt):
+// firing, a job crash (critical), a hot GPU 3, a full disk whose mountpoint
+// and summaries hold markup, an idle GPU 1 muted by another alert; pending,
+// GPU 5's memory and the host's; resolved, an Xid on GPU 1 and a node down.
+test('alerts: sections, muted, links, rules, header badge, hostile text, empty states, Chinese', async () => {
+  const dist = mkdtempSync(path.join(tmpdir(), 'vigil-web-dist-'));
+  userDirs.push(dist);
+  const built = spawnSync(process.execPath, [path.join(SOURCE, 'web/build.mjs'), '--outdir', dist], { encoding: 'utf8' });
+  assert.equal(built.status, 0, built.stderr);
+  const mock = await startMock(0, dist);
+  const mbase = `http://127.0.0.1:${mock.address().port}`;
+  const ctx = await launch('en-US');
+  try {
+    const page = ctx.pages()[0] ?? await ctx.newPage();
+    const errors = [], dialogs = [];
+    // A 404 from the alerts API (an older server, routed below) is the
+    // browser's console error, not the page's.
+    page.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      if (m.location()?.url?.includes('/api/v1/alerts/records') && /404/.test(m.text())) return;
+      errors.push(m.text());
+    });
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+    const ok = (data) => ({ status: 200, contentType: 'application/json', body: JSON.stringify({ status: 'success', data }) });
+    await page.route('**/api/v1/logs/**', (route) => {
+      const u = new URL(route.request().url());
+      if (u.pathname.endsWith('/tail')) return route.fulfill({ status: 200, contentType: 'text/event-stream', body: '' });
+      if (u.pathname.endsWith('/query')) return route.fulfill(ok({ streams: {}, entries: [], truncated: false }));
+      if (u.pathname.endsWith('/histogram')) return route.fulfill(ok({ start: '0', step: '0', levels: [], buckets: [] }));
+      return route.fulfill(ok([]));
+    });
+    const records = (u) => u.pathname === '/api/v1/alerts/records';
+
+    // The header's count on the overview: 3 firing (the muted one left
+    // out), one critical: red, and said in words on hover.
+    await page.goto(`${mbase}/#range=1h`);
+    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts']);
+    await page.waitForSelector('a.tab[data-page="alerts"] [data-testid=alerts-badge]:not([hidden])');
+    const badge = await page.$eval('[data-testid=alerts-badge]', (b) => ({ text: b.textContent, cls: b.className,
+      title: b.title, bg: getComputedStyle(b).backgroundColor }));
+    assert.deepEqual([badge.text, badge.cls, badge.title], ['3', 'tab-badge crit', '3 alerts firing, 1 critical']);
+    assert.equal(await page.textContent('a.tab[data-page="alerts"]'), 'Alerts3');
+
+    // The tab: firing, pending, history.
+    await page.click('a.tab[data-page="alerts"]');
+    await page.waitForSelector('.alerts-page:not([hidden]) [data-testid=alerts-firing] .alert-row');
+    assert.match(page.url(), /#alerts&range=1h$/);
+    assert.ok(await page.isHidden('.controls .segmented'), 'no range picker');
+    const rowsOf = (name) => page.$$eval(`[data-testid=alerts-${name}] tbody tr`, (rs) => rs.map((r) => ({
+      id: r.dataset.id, cls: r.className, sev: r.querySelector('.badge').textContent,
+      colour: getComputedStyle(r.querySelector('.badge')).color, title: r.querySelector('.alert-title').textContent,
+      rule: r.querySelector('.alert-rule')?.textContent, muted: !!r.querySelector('[data-testid=alert-muted]'),
+      where: r.querySelector('.alert-where').textContent, summary: r.querySelector('.alert-summary').textContent,
+      value: r.querySelector('.alert-value').textContent, since: r.querySelector('.alert-since')?.textContent,
+      resolved: r.querySelector('.alert-resolved')?.textContent,
+      links: Object.fromEntries([...r.querySelectorAll('a[data-link]')].map((a) => [a.dataset.link, a.getAttribute('href')])),
+      linkText: [...r.querySelectorAll('a[data-link]')].map((a) => a.textContent) })));
+    const firing = await rowsOf('firing');
+    // Not muted first, the most severe, the newest.
+    assert.deepEqual(firing.map((r) => r.id), ['a1crash', 'a3disk', 'a2hot', 'a4idle']);
+    assert.deepEqual(firing.map((r) => `${r.sev}:${r.cls}`), ['critical:alert-row red', 'warning:alert-row amber',
+      'warning:alert-row amber', 'warning:alert-row amber']);
+    assert.notEqual(firing[0].colour, firing[1].colour, 'critical and warning in different colours');
+    assert.deepEqual(firing.map((r) => r.title), ['Job crashed', 'Disk nearly full', 'GPU temperature high', 'GPU allocated but idlemuted']);
+    assert.deepEqual(firing.map((r) => r.rule), ['job_crashed', 'disk_near_full', 'gpu_temperature_high', 'gpu_idle_allocated']);
+    assert.deepEqual(firing.map((r) => r.muted), [false, false, false, true]);
+    assert.equal(await page.getAttribute('[data-id=a4idle] [data-testid=alert-muted]', 'title'),
+      'Muted by another alert (inhibited): no notification is sent for it.');
+    assert.deepEqual(firing.map((r) => r.where), ['mock-node · finetune-llama', `mock-node · ${EVIL_MOUNT}`, 'mock-node · GPU 3', 'mock-node · GPU 1']);
+    assert.equal(firing[1].summary, EVIL_SUMMARY, 'the summary is shown verbatim');
+    assert.match(firing[2].summary, /^GPU 3 on mock-node at 87 °C/);
+    assert.deepEqual(firing.map((r) => r.value), ['–', '93.5% > 90%', '87 °C ≥ 85 °C', '0% < 1%']);
+    assert.deepEqual(firing.map((r) => r.since), ['25m ago', '3m ago', '12m ago', '15m ago']);
+    // Links: the hot GPU's charts over the range reaching its start (12 m: 15 m),
+    // the crashed job's page and logs (25 m: 1 h); nothing for the disk.
+    assert.deepEqual(firing[2].links, { gpu: '#range=15m&gpu=3' });
+    assert.deepEqual(firing[2].linkText, ['GPU charts']);
+    assert.match(firing[0].links.job, /^#jobs&range=1h&id=7001-\d+$/);
+    assert.match(firing[0].links.logs, /^#logs&range=1h&node=mock-node&run=7001-\d+$/);
+    assert.deepEqual(firing[0].linkText, ['Job', 'Logs']);
+    assert.deepEqual(firing[1].links, {});
+    const pending = await rowsOf('pending');
+    assert.deepEqual(pending.map((r) => `${r.id}|${r.title}|${r.value}`), ['b1mem|GPU memory nearly full|91.2% > 90%',
+      'b2host|Host memory nearly full|92% > 90%']);
+    const history = await rowsOf('history');
+    assert.deepEqual(history.map((r) => `${r.id}|${r.sev}|${r.where}|${r.value}`), ['c1xid|critical|mock-node · GPU 1 · train|1 > 0',
+      'c2down|critical|gpu-7|45 s > 30 s']);
+    assert.match(history[0].resolved, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dlasted 3m$/);
+    assert.match(history[1].resolved, /lasted 5m$/);
+    assert.equal(history[0].since, undefined);
+    assert.deepEqual(Object.keys(history[0].links), ['gpu', 'job', 'logs']);
+    assert.match(await page.textContent('[data-section=firing] .jobs-head'), /^Firing4/);
+    assert.match(await page.textContent('[data-section=history] .jobs-head'), /^History2Resolved alerts, newest first\.$/);
+    // Hostile text: no element made, nothing run.
+    assert.equal(await page.$$eval('.alerts-page img, .alerts-page script, .alerts-page b, img', (e) => e.length), 0);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+
+    // The rules, folded until opened: every level, thresholds with units,
+    // relative ones from the GPU's slowdown temperature, health and errors.
+    assert.ok(await page.isHidden('[data-testid=alerts-rules-table]'));
+    assert.match(await page.textContent('[data-testid=alerts-rules] summary'), /^Rules6/);
+    await page.click('[data-testid=alerts-rules] summary');
+    await page.waitForSelector('[data-testid=alerts-rules-table]:not([hidden]) .rule-row');
+    const rules = await page.$$eval('[data-testid=alerts-rules-table] tbody tr', (rs) => rs.map((r) => [...r.children].map((c) => c.textContent)));
+    assert.deepEqual(rules.map((r) => r.slice(0, 3)), [
+      ['GPU under-usedgpu_underutilized', 'warning', 'no (disabled)'],
+      ['GPU temperature highgpu_temperature_high', 'warning', 'yes'],
+      ['GPU temperature highgpu_temperature_high', 'critical', 'yes'],
+      ['GPU Xid errorgpu_xid', 'critical', 'yes'],
+      ['Disk nearly fulldisk_near_full', 'warning', 'yes'],
+      ['Job crashedjob_crashed', 'critical', 'yes']]);
+    assert.deepEqual(rules.map((r) => r.slice(4, 9)), [
+      ['15m', '< 80%', '85%', 'inactive', 'ok'],
+      ['1m', '≥ slowdown − 5 °C', 'slowdown − 8 °C', 'firing', 'ok'],
+      ['30s', '≥ slowdown', 'slowdown − 3 °C', 'inactive', 'ok'],
+      ['0skeeps firing 15m after', '> 0', '0', 'inactive', 'ok'],
+      ['5m', '> 90%', '88%', 'firing', 'errorrule disk_near_full: <b>bad</b> <img src=x onerror="window.__xss=10">'],
+      ['0s', '–', '–', 'firing', 'ok']]);
+    assert.equal(rules[1][3], 'DCGM_FI_DEV_GPU_TEMP >= on(node, gpu) (vigil_gpu_temp_slowdown_celsius > 0) - 5');
+    assert.equal(await page.$$eval('.alerts-page img, .alerts-page b, img', (e) => e.length), 0);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'alerts-en.png'), fullPage: true });
+
+    // The links: the GPU's card on the overview, brought into view and
+    // outlined; the job's page; its logs, on its run.
+    await page.click('[data-id=a2hot] a[data-link=gpu]');
+    await page.waitForSelector('.overview:not([hidden]) article.gpu[data-gpu="3"].focus');
+    assert.match(page.url(), /#range=15m&gpu=3$/);
+    assert.deepEqual(await page.$$eval('article.gpu.focus', (e) => e.map((x) => x.dataset.gpu)), ['3']);
+    assert.equal(await page.getAttribute('button[data-range="15m"]', 'aria-pressed'), 'true');
+    assert.ok(await page.$eval('article.gpu[data-gpu="3"]', (e) => {
+      const r = e.getBoundingClientRect();
+      return r.top >= 0 && r.bottom <= innerHeight;
+    }), 'GPU 3\'s card is in view');
+    await page.goBack();
+    await page.waitForSelector('.alerts-page:not([hidden]) [data-id=a1crash]');
+    assert.equal(await page.$$eval('article.gpu.focus', (e) => e.length), 0, 'the outline goes with the link');
+    await page.click('[data-id=a1crash] a[data-link=job]');
+    await page.waitForSelector('[data-testid=job-detail]:not([hidden])');
+    assert.equal(await page.textContent('[data-testid=job-name]'), 'finetune-llama');
+    await page.goBack();
+    await page.waitForSelector('.alerts-page:not([hidden]) [data-id=a1crash]');
+    await page.click('[data-id=a1crash] a[data-link=logs]');
+    await page.waitForSelector('.logs-page:not([hidden])');
+    assert.match(await page.textContent('[data-testid=logql]'), /^\{node="mock-node", run="7001-\d+"\}$/);
+    assert.equal(await page.getAttribute('button[data-range="1h"]', 'aria-pressed'), 'true');
+    // On another page the count is polled (every 5 s): one warning now.
+    await page.route(records, (route) => route.fulfill({ status: 200, contentType: 'application/json',
+      body: JSON.stringify([{ id: 'w', rule: 'gpu_xid', state: 'firing', severity: 'warning', labels: {}, started_at: '2026-12-02T02:05:39Z' },
+        { id: 'm', rule: 'gpu_xid', state: 'firing', severity: 'critical', inhibited: true, labels: {} }]) }));
+    await page.waitForFunction(() => document.querySelector('[data-testid=alerts-badge]')?.textContent === '1', null, { timeout: 12000 });
+    assert.equal(await page.getAttribute('[data-testid=alerts-badge]', 'class'), 'tab-badge warn');
+    assert.equal(await page.getAttribute('[data-testid=alerts-badge]', 'title'), '1 alert firing');
+    await page.unroute(records);
+
+    // Chinese.
+    await page.goto(`${mbase}/#alerts&range=1h`);
+    await page.waitForFunction(() => document.querySelector('[data-testid=alerts-badge]')?.textContent === '3');
+    await page.waitForSelector('[data-testid=alerts-firing] .alert-row');
+    await page.click('button.lang');
+    assert.equal(await page.textContent('a.tab[data-page="alerts"]'), '告警3');
+    await page.waitForFunction(() => document.querySelector('[data-testid=alerts-badge]')?.title === '3 条告警正在触发，其中 1 条严重');
+    const zh = await rowsOf('firing');
+    assert.deepEqual(zh.map((r) => r.sev), ['严重', '警告', '警告', '警告']);
+    assert.deepEqual(zh.map((r) => r.title), ['作业崩溃', '磁盘将满', 'GPU 温度过高', 'GPU 已占用但空闲已抑制']);
+    assert.equal(zh[1].summary, EVIL_SUMMARY_ZH, 'the Chinese summary, verbatim');
+    assert.match(zh[2].summary, /^mock-node 上的 GPU 3 温度 87 °C/);
+    assert.deepEqual(zh.map((r) => r.since), ['25 分前', '3 分前', '12 分前', '15 分前']);
+    assert.deepEqual(zh[0].linkText, ['作业', '日志']);
+    assert.match(await page.textContent('.alerts-page'), /正在触发4.*待触发2.*历史2.*规则6/);
+    assert.match(await page.textContent('[data-testid=alerts-firing] thead'), /级别.*告警.*位置.*摘要.*数值 \/ 阈值.*开始于.*查看/);
+    assert.match((await rowsOf('history'))[0].resolved, /持续 3 分$/);
+    // Still open from before (the page is the same document).
+    assert.equal(await page.$eval('[data-testid=alerts-rules]', (d) => d.open), true);
+    await page.waitForSelector('[data-testid=alerts-rules-table]:not([hidden]) .rule-row');
+    assert.equal(await page.textContent('[data-rule=gpu_temperature_high][data-severity=warning] .rule-threshold'), '≥ 降频温度 − 5 °C');
+    assert.equal(await page.textContent('[data-rule=gpu_underutilized] .rule-enabled'), '否（已停用）');
+    assert.equal(await page.$$eval('.alerts-page img, .alerts-page b, .alerts-page script, img', (e) => e.length), 0);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'alerts-zh.png'), fullPage: true });
+
+    // Nothing firing, pending or resolved, no rules: said so, in both languages.
+    await page.route(records, (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '[]' }));
+    await page.route('**/api/v1/rules', (route) => route.fulfill(ok({ groups: [{ name: 'vigil-presets', rules: [] }] })));
+    await page.reload();
+    await page.waitForSelector('[data-testid=alerts-firing-empty]:not([hidden])');
+    await page.waitForFunction(() => document.querySelector('[data-testid=alerts-firing-empty]').textContent === '没有正在触发的告警。');
+    assert.equal(await page.textContent('[data-testid=alerts-pending-empty]'), '没有待触发的告警。');
+    assert.equal(await page.textContent('[data-testid=alerts-history-empty]'), '还没有已解决的告警。');
+    await page.click('button.lang');
+    assert.equal(await page.textContent('[data-testid=alerts-firing-empty]'), 'No alert is firing.');
+    assert.equal(await page.textContent('[data-testid=alerts-pending-empty]'), 'No alert is pending.');
+    assert.equal(await page.textContent('[data-testid=alerts-history-empty]'), 'No alert has been resolved yet.');
+    await page.click('[data-testid=alerts-rules] summary');
+    assert.equal(await page.textContent('[data-testid=alerts-rules-empty]'), 'No alert rule is loaded.');
+    assert.ok(await page.isHidden('[data-testid=alerts-badge]'));
+    assert.equal(await page.$$eval('.alert-row', (r) => r.length), 0);
+    // A server without the alerts API: a note, no badge, no more asking.
+    await page.unroute(records);
+    let asked = 0;
+    await page.route(records, (route) => {
+      asked++;
+      return route.fulfill({ status: 404, contentType: 'application/json',
+        body: JSON.stringify({ status: 'error', errorType: 'not_found', error: 'not found' }) });
+    });
+    await page.reload();
+    await page.waitForSelector('.alerts-page .note:not([hidden])');
+    assert.equal(await page.textContent('.alerts-page .note'), 'This Vigil has no alerts API (/api/v1/alerts/records) yet.');
+    assert.ok(await page.isHidden('[data-testid=alerts-badge]'));
+    assert.ok(await page.isHidden('[data-testid=alerts-firing-empty]'));
+    const before = asked;
+    await sleep(2500);
+    assert.equal(asked, before, 'no more requests after a 404');
 
     assert.deepEqual(dialogs, [], 'no alert ran');
     assert.equal(await page.evaluate(() => window.__xss), undefined);

@@ -3,7 +3,8 @@
 // both languages having every string in every table (shared and per page)
 // and every key the sources use, the log explorer's LogQL building,
 // highlights, histogram shaping and paging; the pages' models are tested in
-// overview.model.test.mjs and jobs.model.test.mjs, run from here.
+// overview.model.test.mjs, jobs.model.test.mjs and alerts.model.test.mjs,
+// run from here.
 // Run: node --test web/test/unit.test.mjs
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { pageForHash, pageHash, pages, registerPage } from '../src/registry.js';
 import { ALL, PAGE_TABLES, TABLES } from './i18n_tables.mjs';
 import './overview.model.test.mjs';
 import './jobs.model.test.mjs';
+import './alerts.model.test.mjs';
 import {
   FLAGS, LEVELS, PAGE, buildQuery, compareEntries, histogramStep, logsHash, makeMatcher, nsToMs, nsToSec,
   olderPage, parseLogsHash, quote, reEscape, shapeHistogram, splitHighlights,

@@ -5,3 +5,4 @@
 import './overview.js';
 import './jobs.js';
 import './logs.js';
+import './alerts.js';

@@ -1,6 +1,7 @@
 // The overview page (#range=1h, the default): every GPU as a card (its
 // utilization, memory, temperature, power and PCIe, with charts) under a
-// summary, and the system (CPU, memory, disk, network) below, live. Its data
+// summary, and the system (CPU, memory, disk, network) below, live
+// (#range=1h&gpu=3 brings GPU 3's card into view, outlined). Its data
 // (the Prometheus-compatible /api/v1/query_range and /api/v1/query) is
 // fetched with the shell's status refresh; overview.model.js shapes it.
 //
@@ -13,7 +14,7 @@ import * as fmt from '../format.js';
 import { t } from '../i18n.js';
 import { registerPage } from '../registry.js';
 import {
-  CPU_MODES, INSTANT_QUERIES, computeView, gpuFlag, rangeQueries, refreshMs, settledResults, summarize,
+  CPU_MODES, INSTANT_QUERIES, computeView, gpuFlag, gpuFromHash, rangeQueries, refreshMs, settledResults, summarize,
 } from './overview.model.js';
 import strings from './overview.i18n.js';
 
@@ -28,6 +29,8 @@ class OverviewPage {
     this.view = null; // the latest view, rendered again on a language switch
     this.queryError = null;
     this.sys = null; // the system panels, made when first shown
+    this.focus = ''; // the GPU of the URL (#range=1h&gpu=3), outlined
+    this.scrollTo = ''; // ... and brought into view once its card exists
     this.build();
   }
 
@@ -146,13 +149,32 @@ class OverviewPage {
   // -------------------------------------------------------------------------
   // Page hooks (registry.js)
 
-  show() {
+  show(hash) {
     this.el.hidden = false;
     this.ensureSystem();
+    const gpu = gpuFromHash(hash);
+    if (gpu !== this.focus) this.scrollTo = gpu;
+    this.focus = gpu;
+    this.applyFocus();
+  }
+
+  // The GPU the URL names: its card outlined, and scrolled to once.
+  applyFocus() {
+    for (const c of this.cards.values()) setClass(c.el, 'focus', c.gpu === this.focus);
+    const card = this.scrollTo ? this.cards.get(this.scrollTo) : null;
+    if (card && !this.el.hidden) {
+      this.scrollTo = '';
+      card.el.scrollIntoView({ block: 'center' });
+    }
   }
 
   hide() {
     this.el.hidden = true;
+    // The outline goes with the link; shown again from a link to the same
+    // GPU, it scrolls to it again.
+    this.focus = '';
+    this.scrollTo = '';
+    this.applyFocus();
   }
 
   relabel() {
@@ -287,6 +309,7 @@ class OverviewPage {
     if (order.some((el, i) => this.gpuGrid.children[i] !== el)) this.gpuGrid.append(...order);
     this.noGpus.hidden = v.gpus.length > 0;
     setText(this.gpuCount, v.gpus.length ? String(v.gpus.length) : '');
+    this.applyFocus();
   }
 
   renderSystem(v) {

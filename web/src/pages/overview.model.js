@@ -177,3 +177,16 @@ export function summarize(gpus) {
 export function refreshMs(rangeSec) {
   return Math.min(30000, Math.max(2000, api.pickStep(rangeSec) * 1000));
 }
+
+// The overview's URL: #range=1h, and with one GPU's card brought into view
+// and outlined, #range=1h&gpu=3 (the Alerts tab links there).
+export function overviewHash(range, gpu) {
+  const p = new URLSearchParams();
+  p.set('range', range);
+  if (gpu != null && gpu !== '') p.set('gpu', String(gpu));
+  return `#${p.toString()}`;
+}
+
+export function gpuFromHash(hash) {
+  return new URLSearchParams(String(hash ?? '').replace(/^#/, '')).get('gpu') ?? '';
+}

@@ -1,0 +1,313 @@
+// The Alerts tab's model, without the DOM (tested in node): severities and
+// their badges, the records of /api/v1/alerts/records sorted into the
+// sections (firing, pending, history), the header's count, the rules of
+// /api/v1/rules (Prometheus' shape with Vigil's `vigil` block) as rows, the
+// texts of a record (title, where, summary in the page's language, value
+// against threshold) and of a rule level (thresholds relative to a per-GPU
+// value: "slowdown − 5 °C"), and the links to the GPU's charts, the job's
+// page and its logs.
+
+import * as fmt from '../format.js';
+import { t } from '../i18n.js';
+import { jobsHash } from './jobs.model.js';
+import { logsHash } from './logs.model.js';
+import { overviewHash } from './overview.model.js';
+
+// The preset rules (src/alert/rules.cc), each with a title in both languages
+// (alerts.rule.<id>); a rule this UI does not know is shown by its id.
+export const RULE_IDS = [
+  'gpu_underutilized', 'gpu_idle_allocated', 'gpu_memory_near_full', 'gpu_temperature_high', 'gpu_throttled',
+  'gpu_ecc_errors', 'gpu_xid', 'gpu_lost', 'gpu_driver_unresponsive', 'training_loss_nan', 'job_crashed',
+  'job_finished', 'job_stalled', 'host_memory_near_full', 'disk_near_full', 'node_down',
+];
+
+export const SEVERITIES = ['critical', 'warning', 'info'];
+
+// The tables' columns (alerts.col.<name>, alerts.rcol.<name>).
+export const ACTIVE_COLUMNS = ['severity', 'alert', 'where', 'summary', 'value', 'since', 'links'];
+export const HISTORY_COLUMNS = ['severity', 'alert', 'where', 'summary', 'value', 'started', 'resolved', 'links'];
+export const RULE_COLUMNS = ['rule', 'severity', 'enabled', 'condition', 'for', 'threshold', 'clear', 'state', 'health'];
+const SEV_TONES = { critical: 'red', warning: 'amber', info: 'blue' };
+const SEV_RANK = { critical: 0, warning: 1, info: 2 };
+
+// What a record's value means. Most rules compare a measurement with a
+// threshold ("91 °C ≥ 85 °C"); for these the value is a flag (1, or 0 for a
+// GPU that is gone), a step number or a time, and the threshold is 0.
+const VALUE_KINDS = {
+  gpu_throttled: 'none', gpu_lost: 'none', gpu_driver_unresponsive: 'none',
+  job_crashed: 'none', job_finished: 'none', training_loss_nan: 'step', job_stalled: 'seconds',
+};
+// The presets' units and comparisons, for a record whose rule /api/v1/rules
+// did not (yet) give.
+const UNITS = {
+  gpu_underutilized: '%', gpu_idle_allocated: '%', gpu_memory_near_full: '%', gpu_temperature_high: '°C',
+  host_memory_near_full: '%', disk_near_full: '%', node_down: 's',
+};
+const COMPARISONS = {
+  gpu_underutilized: '<', gpu_idle_allocated: '<', gpu_lost: '<', gpu_driver_unresponsive: '<', gpu_temperature_high: '>=',
+};
+const SYMBOLS = { '>=': '≥', '<=': '≤', '>': '>', '<': '<', '==': '=', '!=': '≠' };
+// Per-GPU values a threshold can be relative to (the rule's relative_to),
+// by metric name; others are shown by their name.
+export const REFERENCES = { vigil_gpu_temp_slowdown_celsius: 'alerts.ref.slowdown' };
+
+// A number from the server's JSON: NaN for null, absent or ''.
+const num = (v) => (v == null || v === '' ? NaN : Number(v));
+const has = (v) => v != null && v !== '' && typeof v !== 'object';
+
+// A severity's badge: its colour, its i18n key and its text (an unknown
+// severity is grey, shown as the server wrote it).
+export function severityBadge(sev) {
+  const known = SEVERITIES.includes(sev);
+  return { tone: known ? SEV_TONES[sev] : 'grey', key: known ? `alerts.sev.${sev}` : null, text: String(sev ?? '') };
+}
+
+export function severityRank(sev) { return SEV_RANK[sev] ?? 3; }
+
+// A rule's title key (alerts.rule.<id>), or null for a rule this UI does not know.
+export function ruleTitleKey(id) {
+  return RULE_IDS.includes(id) ? `alerts.rule.${id}` : null;
+}
+
+// A rule's title in the page's language; its id when not known.
+export function ruleTitle(id) {
+  const k = ruleTitleKey(id);
+  return k ? t(k) : String(id ?? '');
+}
+
+// RFC 3339 to ms; NaN when absent or unreadable.
+export function parseTime(s) {
+  if (typeof s !== 'string' || !s) return NaN;
+  const ms = Date.parse(s);
+  return Number.isFinite(ms) ? ms : NaN;
+}
+
+// When the alert started (fired, or for a pending one became active) and
+// when it was resolved, in ms; NaN when not known.
+export function alertStartMs(rec) {
+  const ms = parseTime(rec?.started_at);
+  if (Number.isFinite(ms)) return ms;
+  for (const k of ['fired_at_ms', 'active_at_ms']) {
+    const v = num(rec?.[k]);
+    if (Number.isFinite(v) && v > 0) return v;
+  }
+  return NaN;
+}
+
+export function alertResolvedMs(rec) {
+  const ms = parseTime(rec?.resolved_at);
+  if (Number.isFinite(ms)) return ms;
+  const v = num(rec?.resolved_at_ms);
+  return Number.isFinite(v) && v > 0 ? v : NaN;
+}
+
+const newest = (ms) => (Number.isFinite(ms) ? -ms : Infinity);
+const byId = (a, b) => String(a.id ?? '').localeCompare(String(b.id ?? ''));
+
+// The records (the answer of /api/v1/alerts/records?all=1: the active ones,
+// then the resolved history) in the page's three sections. Firing: alerts
+// not muted first, then the most severe, then the newest; pending: the most
+// severe, then the newest; history: the newest resolved first. A record is
+// kept once (the first of an id); a state the page does not know is left out.
+export function alertSections(records) {
+  const seen = new Set();
+  const out = { firing: [], pending: [], history: [] };
+  for (const r of Array.isArray(records) ? records : []) {
+    if (!r || typeof r !== 'object' || seen.has(String(r.id))) continue;
+    seen.add(String(r.id));
+    if (r.state === 'firing') out.firing.push(r);
+    else if (r.state === 'pending') out.pending.push(r);
+    else if (r.state === 'resolved') out.history.push(r);
+  }
+  const severe = (a, b) => severityRank(a.severity) - severityRank(b.severity);
+  const started = (a, b) => newest(alertStartMs(a)) - newest(alertStartMs(b));
+  out.firing.sort((a, b) => (!!a.inhibited - !!b.inhibited) || severe(a, b) || started(a, b) || byId(a, b));
+  out.pending.sort((a, b) => severe(a, b) || started(a, b) || byId(a, b));
+  out.history.sort((a, b) => (newest(alertResolvedMs(a)) - newest(alertResolvedMs(b))) || started(a, b) || byId(a, b));
+  return out;
+}
+
+// The header's badge: how many alerts fire that are not muted by another,
+// how many of them are critical, and the most severe of them ('' when none).
+export function firingCount(records) {
+  let count = 0, critical = 0, worst = '';
+  const seen = new Set();
+  for (const r of Array.isArray(records) ? records : []) {
+    if (!r || r.state !== 'firing' || r.inhibited || seen.has(String(r.id))) continue;
+    seen.add(String(r.id));
+    count++;
+    if (r.severity === 'critical') critical++;
+    if (!worst || severityRank(r.severity) < severityRank(worst)) worst = String(r.severity ?? '');
+  }
+  return { count, critical, worst };
+}
+
+// The header's badge colour: red with any critical alert, amber with a
+// warning, blue with info only.
+export function badgeTone(worst) {
+  return worst === 'critical' ? 'crit' : worst === 'warning' ? 'warn' : 'info';
+}
+
+// ---------------------------------------------------------------------------
+// Rules
+
+// Every rule level of /api/v1/rules' answer, in its order, flat.
+export function rulesFrom(body) {
+  const groups = body?.data?.groups;
+  const out = [];
+  for (const g of Array.isArray(groups) ? groups : []) {
+    for (const r of Array.isArray(g?.rules) ? g.rules : []) {
+      if (!r || typeof r !== 'object') continue;
+      const v = r.vigil && typeof r.vigil === 'object' ? r.vigil : {};
+      out.push({
+        group: String(g.name ?? ''), name: String(r.name ?? ''), severity: String(r.labels?.severity ?? ''),
+        query: String(r.query ?? ''), duration: num(r.duration), keepFiringFor: num(r.keepFiringFor),
+        state: String(r.state ?? ''), health: String(r.health ?? ''), lastError: String(r.lastError ?? ''),
+        enabled: v.enabled !== false, comparison: String(v.comparison ?? ''), threshold: num(v.threshold),
+        clear: num(v.clear), relativeTo: String(v.relative_to ?? ''), unit: String(v.unit ?? ''),
+      });
+    }
+  }
+  return out;
+}
+
+// The level of a rule a record belongs to: same rule and severity (else
+// the rule's first level; null when the rules are not known).
+export function ruleLevelFor(rules, rec) {
+  const same = (rules ?? []).filter((r) => r.name === rec?.rule);
+  return same.find((r) => r.severity === rec?.severity) ?? same[0] ?? null;
+}
+
+export function comparisonSymbol(c) { return SYMBOLS[c] ?? String(c ?? ''); }
+
+// An alert's number as the server's summaries print it: whole numbers and
+// |v| ≥ 100 without decimals, one decimal from 1, else 3 significant digits.
+export function alertNumber(v) {
+  if (!Number.isFinite(v)) return '–';
+  const a = Math.abs(v);
+  if (a >= 100 || a === Math.floor(a)) return v.toFixed(0);
+  if (a >= 1) return v.toFixed(1);
+  return String(Number(v.toPrecision(3)));
+}
+
+// "91 °C", "97%", "45 s".
+export function withUnit(v, unit) {
+  const n = alertNumber(v);
+  if (!unit || n === '–') return n;
+  return unit === '%' ? `${n}%` : `${n} ${unit}`;
+}
+
+// A rule's value kind: 'compare' (a measurement against a threshold), or
+// 'none', 'step', 'seconds' (see VALUE_KINDS).
+export function valueKind(rule) { return VALUE_KINDS[rule] ?? 'compare'; }
+
+// What a record's value was against its threshold: "91 °C ≥ 85 °C" (the
+// record's threshold is absolute, a relative rule's offset applied); the
+// step of a NaN loss, how long a job has stalled; '–' when there is no
+// value (NaN) or it means nothing (a crash, a lost GPU).
+export function valueText(rec, level) {
+  const kind = valueKind(rec?.rule);
+  const v = num(rec?.value);
+  if (kind === 'none' || !Number.isFinite(v)) return '–';
+  if (kind === 'step') return t('alerts.valueStep', { step: alertNumber(v) });
+  if (kind === 'seconds') return fmt.duration(v);
+  const unit = level?.unit || UNITS[rec.rule] || '';
+  const thr = num(rec.threshold);
+  if (!Number.isFinite(thr)) return withUnit(v, unit);
+  const cmp = comparisonSymbol(level?.comparison || COMPARISONS[rec.rule] || '>');
+  return `${withUnit(v, unit)} ${cmp} ${withUnit(thr, unit)}`;
+}
+
+// The name of what a relative threshold is relative to: the first metric
+// name of relative_to, translated when known ("slowdown"), else as written.
+export function referenceName(relativeTo) {
+  const m = /^\s*([A-Za-z_:][A-Za-z0-9_:]*)/.exec(String(relativeTo ?? ''));
+  if (!m) return String(relativeTo ?? '');
+  return REFERENCES[m[1]] ? t(REFERENCES[m[1]]) : m[1];
+}
+
+// A rule level's threshold (which: 'threshold') or clear level ('clear')
+// with its unit: "90%", or relative to a per-GPU value, "slowdown − 5 °C"
+// ("slowdown" at 0, "slowdown + 2 °C" above); '' for rules whose value is
+// not compared (a crash, a lost GPU, a NaN loss).
+export function thresholdText(level, which = 'threshold') {
+  if (!level || valueKind(level.name) !== 'compare') return '';
+  const v = level[which];
+  if (!Number.isFinite(v)) return '';
+  if (!level.relativeTo) return withUnit(v, level.unit);
+  const ref = referenceName(level.relativeTo);
+  if (v === 0) return ref;
+  return `${ref} ${v < 0 ? '−' : '+'} ${withUnit(Math.abs(v), level.unit)}`;
+}
+
+// A rule level's firing condition in short: "≥ slowdown − 5 °C", "< 80%".
+export function conditionText(level) {
+  const thr = thresholdText(level, 'threshold');
+  return thr ? `${comparisonSymbol(level.comparison)} ${thr}` : '';
+}
+
+// A rule level's state and health as badges: their colour and i18n key.
+export function ruleStateBadge(state) {
+  const tones = { firing: 'red', pending: 'amber', inactive: 'grey' };
+  return { tone: tones[state] ?? 'grey', key: state in tones ? `alerts.state.${state}` : null, text: String(state ?? '') };
+}
+
+export function healthBadge(health) {
+  const tones = { ok: 'green', err: 'red', unknown: 'grey' };
+  return { tone: tones[health] ?? 'grey', key: health in tones ? `alerts.health.${health}` : null, text: String(health ?? '') };
+}
+
+// ---------------------------------------------------------------------------
+// A record's texts and links
+
+// Where it happened: its node, GPU, job and filesystem, as [label, text]
+// (label values are the server's: shown as text).
+export function whereParts(rec) {
+  const l = rec?.labels && typeof rec.labels === 'object' ? rec.labels : {};
+  const out = [];
+  if (has(l.node)) out.push(['node', String(l.node)]);
+  if (has(l.gpu)) out.push(['gpu', `GPU ${l.gpu}`]);
+  if (has(l.job)) out.push(['job', String(l.job)]);
+  if (has(l.mountpoint)) out.push(['mountpoint', String(l.mountpoint)]);
+  return out;
+}
+
+// The summary in the page's language: summary_zh in Chinese when present,
+// else the English one (else the Chinese one).
+export function summaryText(rec, language) {
+  const en = typeof rec?.summary === 'string' ? rec.summary : '';
+  const zh = typeof rec?.summary_zh === 'string' ? rec.summary_zh : '';
+  return language === 'zh' && zh ? zh : (en || zh);
+}
+
+// The shortest range of the picker ([[key, seconds], ...]) that reaches
+// back `seconds`; the longest when none does.
+export function reachingRange(ranges, seconds) {
+  return (ranges.find(([, s]) => s >= seconds) ?? ranges[ranges.length - 1])[0];
+}
+
+// Where a record links: the GPU's charts on the overview (#range=1h&gpu=0)
+// when it names a GPU; the job's page (#jobs&range=1h&id=<run>) and its
+// logs (#logs&range=1h&node=<node>&run=<run>) when it names a job and its
+// run (the job's id). Each over the shortest range reaching a minute
+// before the alert started (the longest, 7 d, for older ones: the pages
+// have no absolute time range). null where the record does not say.
+export function alertLinks(rec, nowMs, ranges) {
+  const l = rec?.labels && typeof rec.labels === 'object' ? rec.labels : {};
+  const start = alertStartMs(rec);
+  const back = Number.isFinite(start) ? Math.max(0, (nowMs - start) / 1000) + 60 : 0;
+  const range = reachingRange(ranges, back);
+  const out = { gpu: null, job: null, logs: null };
+  if (has(l.gpu)) out.gpu = overviewHash(range, String(l.gpu));
+  if (has(l.job) && has(l.run)) {
+    out.job = jobsHash(range, String(l.run));
+    out.logs = logsHash(range, { node: has(l.node) ? String(l.node) : '', run: String(l.run), levels: [] });
+  }
+  return out;
+}
+
+// A record's labels as "name=value" lines (the hover text of its row).
+export function labelsText(rec) {
+  const l = rec?.labels && typeof rec.labels === 'object' ? rec.labels : {};
+  return Object.entries(l).map(([k, v]) => `${k}=${v}`).join('\n');
+}

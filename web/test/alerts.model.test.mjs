@@ -1,0 +1,300 @@
+// Unit tests of the Alerts tab's model (pages/alerts.model.js, no DOM):
+// severity badges, records sorted into the firing, pending and history
+// sections, the header's count (muted alerts left out), rules flattened
+// from /api/v1/rules, thresholds relative to a per-GPU value, values against
+// thresholds, where, the summary in the page's language, the links to the
+// GPU's charts, the job and its logs (and that the other pages read them
+// back), and that every string the tab uses exists, translated, in both
+// languages. Run from unit.test.mjs.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { setLang } from '../src/i18n.js';
+import {
+  ACTIVE_COLUMNS, HISTORY_COLUMNS, RULE_COLUMNS, RULE_IDS, SEVERITIES, alertLinks, alertNumber, alertResolvedMs,
+  alertSections, alertStartMs, badgeTone, comparisonSymbol, conditionText, firingCount, healthBadge, labelsText,
+  parseTime, reachingRange, referenceName, ruleLevelFor, ruleStateBadge, ruleTitle, ruleTitleKey, rulesFrom,
+  severityBadge, summaryText, thresholdText, valueKind, valueText, whereParts, withUnit,
+} from '../src/pages/alerts.model.js';
+import { jobIdFromHash } from '../src/pages/jobs.model.js';
+import { parseLogsHash } from '../src/pages/logs.model.js';
+import { gpuFromHash, overviewHash } from '../src/pages/overview.model.js';
+import { ALL } from './i18n_tables.mjs';
+
+const RANGES = [['5m', 300], ['15m', 900], ['1h', 3600], ['6h', 21600], ['24h', 86400], ['7d', 604800]];
+const NOW = Date.parse('2026-12-02T03:00:00Z');
+const at = (min) => new Date(NOW - min * 60000).toISOString().replace(/\.000Z$/, 'Z');
+const rec = (o) => ({
+  id: o.id, rule: 'gpu_temperature_high', state: 'firing', severity: 'warning', value: 91, threshold: 85,
+  labels: { node: 'n1', gpu: '0' }, summary: 'en', summary_zh: 'zh', started_at: at(10), resolved_at: null, ...o,
+});
+
+// setLang marks <html lang>: a stand-in document for node.
+function inLang(l, fn) {
+  globalThis.document ??= { documentElement: {} };
+  setLang(l);
+  try { return fn(); } finally { setLang('en'); }
+}
+
+test('alerts: severities get a colour and a word, unknown ones grey and as written', () => {
+  assert.deepEqual(SEVERITIES.map((s) => severityBadge(s).tone), ['red', 'amber', 'blue']);
+  assert.deepEqual(severityBadge('critical'), { tone: 'red', key: 'alerts.sev.critical', text: 'critical' });
+  assert.deepEqual(severityBadge('page'), { tone: 'grey', key: null, text: 'page' });
+  assert.deepEqual(severityBadge(undefined), { tone: 'grey', key: null, text: '' });
+  assert.equal(ruleStateBadge('firing').tone, 'red');
+  assert.equal(ruleStateBadge('pending').key, 'alerts.state.pending');
+  assert.deepEqual(ruleStateBadge('odd'), { tone: 'grey', key: null, text: 'odd' });
+  assert.equal(healthBadge('ok').tone, 'green');
+  assert.equal(healthBadge('err').tone, 'red');
+  assert.equal(healthBadge('unknown').key, 'alerts.health.unknown');
+  assert.equal(badgeTone('critical'), 'crit');
+  assert.equal(badgeTone('warning'), 'warn');
+  assert.equal(badgeTone('info'), 'info');
+});
+
+test('alerts: every preset rule has a title in both languages; others show their id', () => {
+  assert.equal(RULE_IDS.length, 16);
+  for (const id of RULE_IDS) {
+    const k = ruleTitleKey(id);
+    assert.equal(k, `alerts.rule.${id}`);
+    assert.ok(ALL.en[k] && ALL.zh[k], `${id} has a title`);
+    assert.notEqual(ALL.zh[k], ALL.en[k], `${id}'s title is translated`);
+  }
+  assert.equal(ruleTitle('gpu_temperature_high'), 'GPU temperature high');
+  assert.equal(inLang('zh', () => ruleTitle('gpu_temperature_high')), 'GPU 温度过高');
+  assert.equal(ruleTitleKey('my_rule'), null);
+  assert.equal(ruleTitle('my_rule'), 'my_rule');
+  assert.equal(ruleTitle('<b>x</b>'), '<b>x</b>');
+});
+
+test('alerts: times from started_at / resolved_at, else the ms fields', () => {
+  assert.equal(parseTime('2026-12-02T02:05:39Z'), Date.UTC(2026, 11, 2, 2, 5, 39));
+  assert.ok(Number.isNaN(parseTime('')));
+  assert.ok(Number.isNaN(parseTime('not a time')));
+  assert.ok(Number.isNaN(parseTime(null)));
+  assert.equal(alertStartMs({ started_at: '2026-12-02T02:05:39Z' }), Date.UTC(2026, 11, 2, 2, 5, 39));
+  assert.equal(alertStartMs({ started_at: '', fired_at_ms: 0, active_at_ms: 5000 }), 5000);
+  assert.equal(alertStartMs({ fired_at_ms: 7000, active_at_ms: 5000 }), 7000);
+  assert.ok(Number.isNaN(alertStartMs({})));
+  assert.equal(alertResolvedMs({ resolved_at: '2026-12-02T02:05:39Z' }), Date.UTC(2026, 11, 2, 2, 5, 39));
+  assert.equal(alertResolvedMs({ resolved_at: null, resolved_at_ms: 9000 }), 9000);
+  assert.ok(Number.isNaN(alertResolvedMs({ resolved_at: null, resolved_at_ms: 0 })));
+});
+
+test('alerts: records sorted into firing, pending and history', () => {
+  const records = [
+    rec({ id: 'w-old', severity: 'warning', started_at: at(50) }),
+    rec({ id: 'c-muted', severity: 'critical', inhibited: true, started_at: at(1) }),
+    rec({ id: 'w-new', severity: 'warning', started_at: at(2) }),
+    rec({ id: 'c', severity: 'critical', started_at: at(30) }),
+    rec({ id: 'i', severity: 'info', started_at: at(0) }),
+    rec({ id: 'p-w', state: 'pending', severity: 'warning', started_at: at(1) }),
+    rec({ id: 'p-c', state: 'pending', severity: 'critical', started_at: at(5) }),
+    rec({ id: 'p-c2', state: 'pending', severity: 'critical', started_at: at(3) }),
+    rec({ id: 'h-1', state: 'resolved', started_at: at(300), resolved_at: at(200) }),
+    rec({ id: 'h-2', state: 'resolved', started_at: at(100), resolved_at: at(90) }),
+    rec({ id: 'h-3', state: 'resolved', started_at: at(400), resolved_at: null, resolved_at_ms: NOW - 60000 }),
+    rec({ id: 'x', state: 'silenced' }), // a state this page does not know
+    rec({ id: 'c', state: 'resolved' }), // the same id again: the first one counts
+    null, 'junk',
+  ];
+  const s = alertSections(records);
+  // Firing: not muted first, then the most severe, then the newest.
+  assert.deepEqual(s.firing.map((r) => r.id), ['c', 'w-new', 'w-old', 'i', 'c-muted']);
+  assert.deepEqual(s.pending.map((r) => r.id), ['p-c2', 'p-c', 'p-w']);
+  // History: the newest resolved first.
+  assert.deepEqual(s.history.map((r) => r.id), ['h-3', 'h-2', 'h-1']);
+  assert.deepEqual(alertSections(null), { firing: [], pending: [], history: [] });
+  assert.deepEqual(alertSections({ not: 'an array' }).firing, []);
+});
+
+test('alerts: the header counts firing alerts that nothing mutes', () => {
+  const records = [
+    rec({ id: 'a', severity: 'warning' }),
+    rec({ id: 'b', severity: 'critical', inhibited: true }),
+    rec({ id: 'c', severity: 'info' }),
+    rec({ id: 'd', state: 'pending', severity: 'critical' }),
+    rec({ id: 'e', state: 'resolved', severity: 'critical' }),
+    rec({ id: 'a', severity: 'warning' }),
+  ];
+  assert.deepEqual(firingCount(records), { count: 2, critical: 0, worst: 'warning' });
+  records.push(rec({ id: 'f', severity: 'critical' }));
+  assert.deepEqual(firingCount(records), { count: 3, critical: 1, worst: 'critical' });
+  assert.deepEqual(firingCount([rec({ id: 'g', severity: 'info' })]), { count: 1, critical: 0, worst: 'info' });
+  assert.deepEqual(firingCount([]), { count: 0, critical: 0, worst: '' });
+  assert.deepEqual(firingCount(null), { count: 0, critical: 0, worst: '' });
+});
+
+const RULES_BODY = {
+  status: 'success',
+  data: { groups: [{ name: 'vigil-presets', interval: 1, rules: [
+    { name: 'gpu_temperature_high', query: 'DCGM_FI_DEV_GPU_TEMP >= on(node, gpu) (vigil_gpu_temp_slowdown_celsius > 0) - 5',
+      duration: 60, keepFiringFor: 0, labels: { severity: 'warning' }, annotations: {}, alerts: [], state: 'firing',
+      health: 'ok', evaluationTime: 0.0003, lastEvaluation: '2026-12-02T02:05:39Z', type: 'alerting',
+      vigil: { enabled: true, comparison: '>=', threshold: -5, clear: -8, relative_to: 'vigil_gpu_temp_slowdown_celsius > 0', unit: '°C' } },
+    { name: 'gpu_temperature_high', query: '... + 0', duration: 30, keepFiringFor: 0, labels: { severity: 'critical' },
+      state: 'inactive', health: 'ok',
+      vigil: { enabled: true, comparison: '>=', threshold: 0, clear: -3, relative_to: 'vigil_gpu_temp_slowdown_celsius > 0', unit: '°C' } },
+    { name: 'gpu_underutilized', query: 'job GPU utilisation < 80', duration: 900, keepFiringFor: 0,
+      labels: { severity: 'warning' }, state: 'pending', health: 'err', lastError: 'rule gpu_underutilized: boom',
+      vigil: { enabled: false, comparison: '<', threshold: 80, clear: 85, relative_to: '', unit: '%' } },
+    { name: 'gpu_xid', query: 'increase(vigil_gpu_xid_errors_total[5m]) > 0', duration: 0, keepFiringFor: 900,
+      labels: { severity: 'critical' }, state: 'inactive', health: 'unknown',
+      vigil: { enabled: true, comparison: '>', threshold: 0, clear: 0, relative_to: '', unit: '' } },
+    { name: 'job_crashed', query: 'job crashed or killed', duration: 0, labels: { severity: 'critical' },
+      vigil: { enabled: true, comparison: '>', threshold: 0, clear: 0, relative_to: '', unit: '' } },
+    { name: 'ref_above', labels: { severity: 'info' },
+      vigil: { comparison: '>', threshold: 2.5, clear: 0, relative_to: 'some_metric{a="b"}', unit: 'W' } },
+    null,
+  ] }, { name: 'empty' }] },
+};
+
+test('alerts: rules flattened from /api/v1/rules, one row per level', () => {
+  const rules = rulesFrom(RULES_BODY);
+  assert.deepEqual(rules.map((r) => `${r.name}/${r.severity}`), ['gpu_temperature_high/warning', 'gpu_temperature_high/critical',
+    'gpu_underutilized/warning', 'gpu_xid/critical', 'job_crashed/critical', 'ref_above/info']);
+  assert.deepEqual(rules[0], {
+    group: 'vigil-presets', name: 'gpu_temperature_high', severity: 'warning',
+    query: 'DCGM_FI_DEV_GPU_TEMP >= on(node, gpu) (vigil_gpu_temp_slowdown_celsius > 0) - 5', duration: 60, keepFiringFor: 0,
+    state: 'firing', health: 'ok', lastError: '', enabled: true, comparison: '>=', threshold: -5, clear: -8,
+    relativeTo: 'vigil_gpu_temp_slowdown_celsius > 0', unit: '°C',
+  });
+  assert.equal(rules[2].enabled, false);
+  assert.equal(rules[2].lastError, 'rule gpu_underutilized: boom');
+  assert.equal(rules[5].enabled, true, 'enabled unless it says otherwise');
+  assert.ok(Number.isNaN(rules[5].duration));
+  assert.deepEqual(rulesFrom(null), []);
+  assert.deepEqual(rulesFrom({ data: { groups: 'x' } }), []);
+  // A record's level: same rule and severity, else the rule's first.
+  assert.equal(ruleLevelFor(rules, { rule: 'gpu_temperature_high', severity: 'critical' }), rules[1]);
+  assert.equal(ruleLevelFor(rules, { rule: 'gpu_temperature_high', severity: 'info' }), rules[0]);
+  assert.equal(ruleLevelFor(rules, { rule: 'nope', severity: 'info' }), null);
+  assert.equal(ruleLevelFor(null, { rule: 'gpu_xid' }), null);
+});
+
+test('alerts: thresholds with units, relative ones as an offset from the per-GPU value', () => {
+  const rules = rulesFrom(RULES_BODY);
+  assert.equal(thresholdText(rules[0]), 'slowdown − 5 °C');
+  assert.equal(thresholdText(rules[0], 'clear'), 'slowdown − 8 °C');
+  assert.equal(conditionText(rules[0]), '≥ slowdown − 5 °C');
+  assert.equal(thresholdText(rules[1]), 'slowdown', 'an offset of 0 is the value itself');
+  assert.equal(thresholdText(rules[1], 'clear'), 'slowdown − 3 °C');
+  assert.equal(thresholdText(rules[2]), '80%');
+  assert.equal(conditionText(rules[2]), '< 80%');
+  assert.equal(thresholdText(rules[2], 'clear'), '85%');
+  assert.equal(thresholdText(rules[3]), '0');
+  assert.equal(conditionText(rules[3]), '> 0');
+  // A crash has no threshold to speak of.
+  assert.equal(thresholdText(rules[4]), '');
+  assert.equal(conditionText(rules[4]), '');
+  // A reference this UI does not know: its metric name; above it, "+".
+  assert.equal(thresholdText(rules[5]), 'some_metric + 2.5 W');
+  assert.equal(referenceName('vigil_gpu_temp_slowdown_celsius > 0'), 'slowdown');
+  assert.equal(referenceName('(weird'), '(weird');
+  assert.equal(inLang('zh', () => thresholdText(rules[0])), '降频温度 − 5 °C');
+  assert.equal(thresholdText(null), '');
+  assert.equal(comparisonSymbol('>='), '≥');
+  assert.equal(comparisonSymbol('<'), '<');
+  assert.equal(comparisonSymbol('~'), '~');
+});
+
+test('alerts: values as the server prints them, against the threshold with its unit', () => {
+  assert.equal(alertNumber(91), '91');
+  assert.equal(alertNumber(91.46), '91.5');
+  assert.equal(alertNumber(123.4), '123');
+  assert.equal(alertNumber(-5), '-5');
+  assert.equal(alertNumber(0.012345), '0.0123');
+  assert.equal(alertNumber(NaN), '–');
+  assert.equal(withUnit(97.2, '%'), '97.2%');
+  assert.equal(withUnit(45, 's'), '45 s');
+  assert.equal(withUnit(3, ''), '3');
+  assert.equal(withUnit(NaN, '%'), '–');
+  const rules = rulesFrom(RULES_BODY);
+  const hot = rec({ id: 'h', value: 91, threshold: 85 });
+  assert.equal(valueText(hot, ruleLevelFor(rules, hot)), '91 °C ≥ 85 °C');
+  // Without the rules: the presets' unit and comparison.
+  assert.equal(valueText(hot, null), '91 °C ≥ 85 °C');
+  assert.equal(valueText(rec({ rule: 'gpu_underutilized', value: 3.25, threshold: 10 }), null), '3.3% < 10%');
+  assert.equal(valueText(rec({ rule: 'gpu_memory_near_full', value: 97.5, threshold: 97 }), null), '97.5% > 97%');
+  assert.equal(valueText(rec({ rule: 'node_down', value: 45, threshold: 30 }), null), '45 s > 30 s');
+  assert.equal(valueText(rec({ rule: 'my_rule', value: 2, threshold: 1 }), null), '2 > 1');
+  assert.equal(valueText(rec({ rule: 'my_rule', value: 2, threshold: null }), null), '2');
+  // No value (NaN, written as null), or one that means nothing.
+  assert.equal(valueText(rec({ value: null }), null), '–');
+  assert.equal(valueText(rec({ rule: 'job_crashed', value: 1, threshold: 0 }), null), '–');
+  assert.equal(valueText(rec({ rule: 'gpu_lost', value: 0, threshold: 1 }), null), '–');
+  assert.equal(valueKind('gpu_throttled'), 'none');
+  assert.equal(valueKind('gpu_temperature_high'), 'compare');
+  assert.equal(valueText(rec({ rule: 'training_loss_nan', value: 1200, threshold: 0 }), null), 'at step 1200');
+  assert.equal(valueText(rec({ rule: 'job_stalled', value: 720, threshold: 0 }), null), '12m');
+  assert.equal(inLang('zh', () => valueText(rec({ rule: 'training_loss_nan', value: 1200 }), null)), '第 1200 步');
+});
+
+test('alerts: where, labels and the summary in the page\'s language', () => {
+  const r = rec({ labels: { alertname: 'x', node: 'n1', gpu: '0', job: 'train', run: '1-2-3', mountpoint: '/data', UUID: 'GPU-1' } });
+  assert.deepEqual(whereParts(r), [['node', 'n1'], ['gpu', 'GPU 0'], ['job', 'train'], ['mountpoint', '/data']]);
+  assert.deepEqual(whereParts({ labels: { node: '', gpu: { x: 1 } } }), []);
+  assert.deepEqual(whereParts({}), []);
+  assert.equal(labelsText({ labels: { a: '1', b: '<b>' } }), 'a=1\nb=<b>');
+  assert.equal(summaryText({ summary: 'hot', summary_zh: '过热' }, 'en'), 'hot');
+  assert.equal(summaryText({ summary: 'hot', summary_zh: '过热' }, 'zh'), '过热');
+  assert.equal(summaryText({ summary: 'hot', summary_zh: '' }, 'zh'), 'hot');
+  assert.equal(summaryText({ summary: '', summary_zh: '过热' }, 'en'), '过热');
+  assert.equal(summaryText({}, 'en'), '');
+});
+
+test('alerts: links to the GPU\'s charts, the job and its logs at the alert\'s time', () => {
+  assert.equal(reachingRange(RANGES, 0), '5m');
+  assert.equal(reachingRange(RANGES, 301), '15m');
+  assert.equal(reachingRange(RANGES, 1e9), '7d');
+  const r = rec({ started_at: at(20), labels: { node: 'n 1', gpu: '3', job: 'train&x', run: '1234-5678-abcd' } });
+  const l = alertLinks(r, NOW, RANGES);
+  // 20 minutes ago (and a minute before it): the last hour.
+  assert.equal(l.gpu, '#range=1h&gpu=3');
+  assert.equal(l.job, '#jobs&range=1h&id=1234-5678-abcd');
+  assert.equal(l.logs, '#logs&range=1h&node=n+1&run=1234-5678-abcd');
+  // The pages read them back as they parse their hash.
+  assert.equal(gpuFromHash(l.gpu), '3');
+  assert.equal(jobIdFromHash(l.job), '1234-5678-abcd');
+  assert.deepEqual(parseLogsHash(l.logs), { node: 'n 1', job: '', run: '1234-5678-abcd', container: '', levels: [], search: '', regex: false });
+  // A minute old: 5 m; 4.5 minutes: 15 m (a minute before the start too).
+  assert.equal(alertLinks(rec({ started_at: at(1) }), NOW, RANGES).gpu, '#range=5m&gpu=0');
+  assert.equal(alertLinks(rec({ started_at: at(4.5) }), NOW, RANGES).gpu, '#range=15m&gpu=0');
+  // Older than the longest range: the last 7 days; no start known: the shortest.
+  assert.equal(alertLinks(rec({ started_at: at(60 * 24 * 30) }), NOW, RANGES).gpu, '#range=7d&gpu=0');
+  assert.equal(alertLinks(rec({ started_at: null }), NOW, RANGES).gpu, '#range=5m&gpu=0');
+  // No GPU, no job: no links; a job without its run: no job link.
+  assert.deepEqual(alertLinks(rec({ labels: { node: 'n1' } }), NOW, RANGES), { gpu: null, job: null, logs: null });
+  assert.deepEqual(alertLinks(rec({ labels: { job: 'train' } }), NOW, RANGES), { gpu: null, job: null, logs: null });
+  const noNode = alertLinks(rec({ labels: { job: 'j', run: 'r' } }), NOW, RANGES);
+  assert.equal(noNode.logs, '#logs&range=15m&run=r');
+  // Hostile label values stay inside their parameter.
+  const evil = alertLinks(rec({ labels: { gpu: '0&range=7d', job: 'j', run: '#x&y=<img>' } }), NOW, RANGES);
+  assert.equal(gpuFromHash(evil.gpu), '0&range=7d');
+  assert.equal(jobIdFromHash(evil.job), '#x&y=<img>');
+  assert.equal(overviewHash('1h', ''), '#range=1h');
+  assert.equal(gpuFromHash('#range=1h'), '');
+});
+
+test('the Alerts tab\'s strings exist, translated, in both languages', () => {
+  const { en, zh } = ALL;
+  const src = ['alerts.js', 'alerts.model.js'].map((f) => readFileSync(new URL(`../src/pages/${f}`, import.meta.url), 'utf8')).join('\n');
+  const keys = new Set();
+  for (const m of src.matchAll(/'((?:alerts|nav)\.[\w.]+)'/g)) keys.add(m[1]);
+  for (const c of [...ACTIVE_COLUMNS, ...HISTORY_COLUMNS]) keys.add(`alerts.col.${c}`);
+  for (const c of RULE_COLUMNS) keys.add(`alerts.rcol.${c}`);
+  for (const s of SEVERITIES) keys.add(`alerts.sev.${s}`);
+  for (const s of ['firing', 'pending', 'inactive']) keys.add(`alerts.state.${s}`);
+  for (const s of ['ok', 'err', 'unknown']) keys.add(`alerts.health.${s}`);
+  for (const id of RULE_IDS) keys.add(`alerts.rule.${id}`);
+  for (const k of ['alerts.col.', 'alerts.rcol.']) keys.delete(k); // the columns' prefixes
+  assert.ok(keys.size > 60, `found ${keys.size} keys`);
+  for (const k of keys) {
+    assert.ok(k in en, `English lacks ${k}`);
+    assert.ok(k in zh, `Chinese lacks ${k}`);
+    assert.notEqual(zh[k], en[k], `${k} is not translated`);
+  }
+  // Every key of the table is used.
+  const table = Object.keys(en).filter((k) => k.startsWith('alerts.'));
+  for (const k of table) assert.ok(keys.has(k), `${k} is not used`);
+});
