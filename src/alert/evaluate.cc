@@ -1,5 +1,6 @@
 #include "alert/evaluate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +85,20 @@ std::string FormatAlertValue(double v) {
   return buf;
 }
 
+std::string FormatApproxDuration(double seconds) {
+  if (std::isnan(seconds) || std::isinf(seconds)) return FormatAlertValue(seconds) + "s";
+  if (seconds < 0) return "-" + FormatApproxDuration(-seconds);
+  double unit = seconds < 90 ? 1 : seconds < 48 * 3600 ? 60 : 3600;
+  double rounded = std::round(seconds / unit) * unit;
+  if (rounded > 1e15) return FormatAlertValue(seconds) + "s";  // beyond int64 ms
+  return FormatDuration(static_cast<int64_t>(rounded) * 1000);
+}
+
+std::string FormatCost(const Rule& rule, double gpus, int64_t for_ms) {
+  double cost = gpus * rule.price_per_gpu_hour * (static_cast<double>(for_ms) / 3'600'000.0);
+  return FormatAlertValue(cost) + (rule.currency.empty() ? "" : " " + rule.currency);
+}
+
 std::string RenderSummary(const std::string& text, const wire::Labels& labels, double value,
                           double threshold, double reference, int64_t for_ms,
                           const std::map<std::string, std::string>& extra) {
@@ -104,6 +119,8 @@ std::string RenderSummary(const std::string& text, const wire::Labels& labels, d
       out += FormatAlertValue(reference);
     } else if (name == "for") {
       out += FormatDuration(for_ms);
+    } else if (name == "value_duration") {
+      out += FormatApproxDuration(value);
     } else if (auto e = extra.find(name); e != extra.end()) {
       out += e->second;
     } else {
@@ -117,7 +134,8 @@ std::string RenderSummary(const std::string& text, const wire::Labels& labels, d
 }
 
 Sample Judge(const Rule& rule, const Level& level, wire::Labels labels, double value,
-             double reference, int64_t /*now_ms*/) {
+             double reference, int64_t /*now_ms*/,
+             const std::map<std::string, std::string>& extra) {
   Sample s;
   s.value = value;
   s.threshold = level.fire + reference;
@@ -126,10 +144,12 @@ Sample Judge(const Rule& rule, const Level& level, wire::Labels labels, double v
   // clear: the firing threshold then clears too.
   double clear = level.clear + reference;
   s.hold = s.fire || Past(rule.comparison, value, clear);
+  std::map<std::string, std::string> fill = extra;
+  if (rule.priced) fill.emplace("cost", FormatCost(rule, value, level.for_ms));
   s.summary_en =
-      RenderSummary(rule.summary_en, labels, value, s.threshold, reference, level.for_ms);
+      RenderSummary(rule.summary_en, labels, value, s.threshold, reference, level.for_ms, fill);
   s.summary_zh =
-      RenderSummary(rule.summary_zh, labels, value, s.threshold, reference, level.for_ms);
+      RenderSummary(rule.summary_zh, labels, value, s.threshold, reference, level.for_ms, fill);
   s.labels = std::move(labels);
   return s;
 }
@@ -224,6 +244,31 @@ std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
           out.push_back(std::move(s));
         }
         break;
+      case JobCheck::kStraggler: {
+        if (r.state != "running" || r.gpus.size() < 2) break;
+        std::vector<std::pair<const diagnose::JobGpu*, double>> util;
+        for (const diagnose::JobGpu& g : r.gpus) {
+          auto u = context.gpu_util.find(r.node + "/" + g.gpu);
+          if (u != context.gpu_util.end() && !std::isnan(u->second)) {
+            util.push_back({&g, u->second});
+          }
+        }
+        if (util.size() < 2) break;
+        std::vector<double> sorted;
+        for (const auto& [g, u] : util) sorted.push_back(u);
+        std::sort(sorted.begin(), sorted.end());
+        size_t n = sorted.size();
+        double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        if (median < kStragglerMinMedian) break;
+        for (const auto& [g, u] : util) {
+          wire::Labels labels = JobLabels(r);
+          SetLabel(&labels, "gpu", g->gpu);
+          SetLabel(&labels, "UUID", g->uuid);
+          out.push_back(Judge(rule, level, std::move(labels), 100 * u / median, 0, now_ms,
+                              {{"median", FormatAlertValue(median)}}));
+        }
+        break;
+      }
     }
   }
   return out;

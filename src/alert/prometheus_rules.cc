@@ -101,6 +101,15 @@ std::string PrometheusSummary(const Rule& rule, const Level& level, const std::s
       out += "its slowdown temperature";
     } else if (name == "for") {
       out += FormatDuration(level.for_ms);
+    } else if (name == "value_duration") {
+      out += "{{ $value | humanizeDuration }}";
+    } else if (name == "cost" && rule.priced) {
+      // Templates have no arithmetic; a query does it (value x price x the
+      // `for` in hours), as Vigil's {cost} (FormatCost).
+      out += "{{ printf \"%v * " + Num(rule.price_per_gpu_hour) + " * " +
+             Num(static_cast<double>(level.for_ms) / 3'600'000.0) +
+             "\" $value | query | first | value | printf \"%.2f\" }}";
+      if (!rule.currency.empty()) out += " " + rule.currency;
     } else {
       out += "{{ $labels." + name + " }}";
     }

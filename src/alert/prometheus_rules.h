@@ -27,7 +27,9 @@ namespace vigil::alert {
 std::string PrometheusExpr(const Rule& rule, const Level& level);
 
 // A summary template in Prometheus' template language ({{ $labels.gpu }},
-// {{ $value }}); {threshold} is the level's number where it is one number.
+// {{ $value }}); {threshold} is the level's number where it is one number,
+// {value_duration} humanizeDuration's, and a priced rule's {cost} a query
+// that multiplies (templates have no arithmetic).
 std::string PrometheusSummary(const Rule& rule, const Level& level, const std::string& text);
 
 // The YAML rule file.

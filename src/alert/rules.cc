@@ -68,6 +68,22 @@ Rule GpuIdleAllocated() {
   return r;
 }
 
+Rule IdleGpuCost() {
+  Rule r;
+  r.id = "idle_gpu_cost";
+  // GPUs of one model on one node that computed nothing (under 5 % on
+  // average over 30 minutes), allocated or not; the summary prices them
+  // (alerts.price_per_gpu_hour). Warns past one idle GPU-hour per hour, so
+  // one spare GPU alone does not; holds while any one stays idle.
+  r.expr = "count by (node, modelName) (avg_over_time(DCGM_FI_DEV_GPU_UTIL[${30m}]) < 5)";
+  r.levels = {L(Severity::kWarning, 1, 0, 60 * kMinute)};
+  r.unit = "GPUs";
+  r.priced = true;
+  r.summary_en = "{value} × {modelName} idle on {node} for {for} ≈ {cost} (under 5% utilisation)";
+  r.summary_zh = "{node} 上 {value} 块 {modelName} 已空闲 {for}，约 {cost}（利用率低于 5%）";
+  return r;
+}
+
 Rule GpuMemoryNearFull() {
   Rule r;
   r.id = "gpu_memory_near_full";
@@ -77,6 +93,32 @@ Rule GpuMemoryNearFull() {
   r.unit = "%";
   r.summary_en = "GPU {gpu} on {node} memory {value}% full (over {threshold}%): out-of-memory risk";
   r.summary_zh = "{node} 上的 GPU {gpu} 显存已用 {value}%（超过 {threshold}%）：有显存不足风险";
+  return r;
+}
+
+Rule GpuMemoryGrowing() {
+  Rule r;
+  r.id = "gpu_memory_growing";
+  // The value is the seconds until the memory is full at the rate it grew
+  // over the last 10 minutes: where predict_linear(FB_USED[10m], t) reaches
+  // FB_USED + FB_FREE, counted from the current value (free MiB over the
+  // least-squares slope, MiB/s). Only while it grows step over step: it rose
+  // in each third of those 10 minutes, as a leak does (a staircase too: the
+  // caching allocator grows in chunks). A model loading (one ramp, then
+  // flat) rises in two thirds at most unless it takes over 3m20s, and
+  // constant memory (slope 0) has no value at all.
+  r.expr =
+      "DCGM_FI_DEV_FB_FREE / (deriv(DCGM_FI_DEV_FB_USED[${10m}]) > 0)"
+      " and (deriv(DCGM_FI_DEV_FB_USED[${200s}]) > 0)"
+      " and (deriv(DCGM_FI_DEV_FB_USED[${200s}] offset ${200s}) > 0)"
+      " and (deriv(DCGM_FI_DEV_FB_USED[${200s}] offset ${400s}) > 0)";
+  r.comparison = Comparison::kBelow;
+  r.levels = {L(Severity::kWarning, 1800, 2700, 5 * kMinute),
+              L(Severity::kCritical, 300, 600, 2 * kMinute)};
+  r.unit = "s";
+  r.summary_en =
+      "GPU {gpu} on {node} will be out of memory in ~{value_duration}: its memory keeps growing";
+  r.summary_zh = "{node} 上的 GPU {gpu} 显存持续增长：按当前速度约 {value_duration} 后耗尽";
   return r;
 }
 
@@ -180,6 +222,126 @@ Rule JobRule(std::string id, JobCheck check, Severity s, std::string en, std::st
   return r;
 }
 
+// The training series (docs/training-metrics.md) of one job run: labels job,
+// run, node and the log stream's. Each rule compares a run with its own
+// recent past, so no threshold depends on the model or the loss function.
+
+Rule TrainingLossDiverging() {
+  Rule r;
+  r.id = "training_loss_diverging";
+  // The loss of the last 5 minutes, on average, against its average over
+  // the 15 minutes before: a normal noisy decreasing loss stays under 1 (the
+  // averages take the noise out), a blow-up or a sustained rise goes over
+  // (a rise to 1.5x holds past 1.3x for ~7 minutes before it is the new
+  // baseline). A loss that is not positive has no ratio; a finished run's
+  // series is gone.
+  r.expr =
+      "avg_over_time(training_loss[${5m}]) / "
+      "(avg_over_time(training_loss[${15m}] offset ${5m}) > 0) and training_loss";
+  r.levels = {L(Severity::kWarning, 1.3, 1.15, 5 * kMinute),
+              L(Severity::kCritical, 2, 1.5, 2 * kMinute)};
+  r.unit = "×";
+  r.summary_en =
+      "Job {job} on {node}: the loss is diverging, {value}× its recent average (over "
+      "{threshold}× for {for})";
+  r.summary_zh =
+      "{node} 上任务 {job} 的 loss 正在发散：为近期平均值的 {value} 倍（超过 {threshold} 倍，持续 "
+      "{for}）";
+  return r;
+}
+
+Rule TrainingLossPlateau() {
+  Rule r;
+  r.id = "training_loss_plateau";
+  // How much lower (%) the best loss of the last 30 minutes is than the best
+  // of the 30 minutes before; a run needs an hour of loss to be judged.
+  r.expr =
+      "100 * (1 - min_over_time(training_loss[${30m}]) / "
+      "(min_over_time(training_loss[${30m}] offset ${30m}) > 0)) and training_loss";
+  r.comparison = Comparison::kBelow;
+  r.levels = {L(Severity::kWarning, 0.5, 1, 30 * kMinute)};
+  r.unit = "%";
+  r.summary_en =
+      "Job {job} on {node}: the loss has plateaued, its best improved {value}% (under "
+      "{threshold}% for {for})";
+  r.summary_zh =
+      "{node} 上任务 {job} 的 loss 停滞：最佳 loss 仅改善 {value}%（持续 {for} 低于 {threshold}%）";
+  return r;
+}
+
+Rule TrainingGradNormSpike() {
+  Rule r;
+  r.id = "training_grad_norm_spike";
+  // The largest gradient norm of the last minute (a spike between two
+  // evaluations still counts) against the median of the last 10 minutes,
+  // which the spike itself does not move.
+  r.expr =
+      "max_over_time(training_grad_norm[${1m}]) / "
+      "(quantile_over_time(0.5, training_grad_norm[${10m}]) > 0)";
+  r.levels = {L(Severity::kWarning, 10, 5, 0), L(Severity::kCritical, 100, 50, 0)};
+  r.keep_firing_for_ms = 5 * kMinute;
+  r.unit = "×";
+  r.summary_en =
+      "Job {job} on {node}: the gradient norm spiked to {value}× its median (over {threshold}×)";
+  r.summary_zh =
+      "{node} 上任务 {job} 的梯度范数突增：为近期中位数的 {value} 倍（超过 {threshold} 倍）";
+  return r;
+}
+
+// One throughput series as % of its own baseline, named by a `throughput`
+// label (the functions drop the metric name, and the three must not merge).
+std::string ThroughputRatio(const std::string& what) {
+  const std::string m = "training_" + what;
+  return "label_replace(100 * avg_over_time(" + m + "[${2m}]) / (quantile_over_time(0.9, " + m +
+         "[${30m}]) > 0) and " + m + ", \"throughput\", \"" + what + "\", \"\", \"\")";
+}
+
+Rule TrainingThroughputDrop() {
+  Rule r;
+  r.id = "training_throughput_drop";
+  // The last 2 minutes' average throughput against the run's own baseline,
+  // the 90th percentile of the last 30 minutes (one fast outlier does not
+  // raise it); only while the run reports it (the series is present).
+  r.expr = ThroughputRatio("samples_per_second") + " or " + ThroughputRatio("tokens_per_second") +
+           " or " + ThroughputRatio("iterations_per_second");
+  r.comparison = Comparison::kBelow;
+  r.levels = {L(Severity::kWarning, 50, 60, 5 * kMinute),
+              L(Severity::kCritical, 20, 30, 5 * kMinute)};
+  r.unit = "%";
+  r.summary_en =
+      "Job {job} on {node}: {throughput} dropped to {value}% of its recent level (under "
+      "{threshold}% for {for})";
+  r.summary_zh =
+      "{node} 上任务 {job} 的吞吐量（{throughput}）降至近期水平的 {value}%（持续 {for} 低于 "
+      "{threshold}%）";
+  return r;
+}
+
+Rule JobStragglerRank() {
+  Rule r;
+  r.id = "job_straggler_rank";
+  // No per-rank series exist (no `rank` label on training_*), so this is a
+  // job rule: the utilisation of each GPU of a running job on two or more
+  // GPUs of a node, as % of the job's median. A rank starved by its input
+  // pipeline, its CPU or a hang idles its GPU while the others wait in NCCL
+  // (which counts as busy). A rank slowed by its own GPU (throttled) keeps
+  // its GPU busy and shows in gpu_throttled instead.
+  r.source = RuleSource::kJob;
+  r.job_check = JobCheck::kStraggler;
+  r.comparison = Comparison::kBelow;
+  r.levels = {L(Severity::kWarning, 50, 70, 5 * kMinute),
+              L(Severity::kCritical, 20, 30, 10 * kMinute)};
+  r.unit = "%";
+  r.summary_en =
+      "GPU {gpu} of job {job} on {node} lags the job's other GPUs: {value}% of their median "
+      "utilisation ({median}%) for {for}";
+  r.summary_zh =
+      "{node} 上任务 {job} 的 GPU {gpu} 落后于其他 GPU：利用率为中位数（{median}%）的 "
+      "{value}%，已持续 "
+      "{for}";
+  return r;
+}
+
 Rule HostMemoryNearFull() {
   Rule r;
   r.id = "host_memory_near_full";
@@ -227,7 +389,9 @@ std::vector<Rule> Presets() {
   return {
       GpuUnderutilized(),
       GpuIdleAllocated(),
+      IdleGpuCost(),
       GpuMemoryNearFull(),
+      GpuMemoryGrowing(),
       GpuTemperatureHigh(),
       GpuThrottled(),
       GpuEccErrors(),
@@ -237,6 +401,10 @@ std::vector<Rule> Presets() {
       JobRule("training_loss_nan", JobCheck::kLossNan, Severity::kCritical,
               "Job {job} on {node}: the loss is NaN/inf (step {value})",
               "{node} 上的任务 {job}：loss 变为 NaN/inf（第 {value} 步）"),
+      TrainingLossDiverging(),
+      TrainingLossPlateau(),
+      TrainingGradNormSpike(),
+      TrainingThroughputDrop(),
       JobRule("job_crashed", JobCheck::kCrashed, Severity::kCritical,
               "Job {job} on {node} crashed: {reason}", "{node} 上的任务 {job} 崩溃：{reason}"),
       JobRule("job_finished", JobCheck::kFinished, Severity::kInfo,
@@ -244,6 +412,7 @@ std::vector<Rule> Presets() {
       JobRule("job_stalled", JobCheck::kStalled, Severity::kWarning,
               "Job {job} on {node} makes no progress: no new step for {value} s",
               "{node} 上的任务 {job} 没有进展：{value} 秒没有新的 step"),
+      JobStragglerRank(),
       HostMemoryNearFull(),
       DiskNearFull(),
       NodeDown(),
@@ -282,6 +451,9 @@ const char* JobCheckText(JobCheck check) {
       return "job report: a GPU of a running job, avg_over_time(DCGM_FI_DEV_GPU_UTIL[1m])";
     case JobCheck::kLossNan:
       return "job report: a nan_loss event while the job runs";
+    case JobCheck::kStraggler:
+      return "job report: a GPU of a running job on 2+ GPUs whose median is 20 % or more, "
+             "avg_over_time(DCGM_FI_DEV_GPU_UTIL[1m]) as % of that median";
   }
   return "job report";
 }
@@ -292,7 +464,7 @@ std::string LevelCondition(const Rule& rule, const Level& level) {
   const char* op = ComparisonText(rule.comparison);
   switch (rule.source) {
     case RuleSource::kJob:
-      if (rule.job_check == JobCheck::kUnderutilized) {
+      if (rule.job_check == JobCheck::kUnderutilized || rule.job_check == JobCheck::kStraggler) {
         return std::string(JobCheckText(rule.job_check)) + " " + op + " " + Number(level.fire);
       }
       return JobCheckText(rule.job_check);
@@ -419,6 +591,10 @@ Result<std::vector<Rule>> EffectiveRules(const AlertsConfig& config) {
       }
     }
     if (o != config.rules.end() && o->second.enabled) r.enabled = *o->second.enabled;
+    if (r.priced) {
+      r.price_per_gpu_hour = config.price_per_gpu_hour;
+      r.currency = config.currency;
+    }
     r.keep_firing_for_ms = scaled(r.keep_firing_for_ms);
     auto e = ScaleDurations(r.expr, config.time_scale);
     if (!e.ok()) return e.status();

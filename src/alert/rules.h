@@ -36,6 +36,11 @@ enum class JobCheck {
   kStalled,        // running, no step progress for several intervals
   kUnderutilized,  // a running job's GPU under-used (value: its utilisation, %)
   kLossNan,        // a nan_loss event while the job runs
+  // A GPU of a running job on two or more GPUs (of one node) far below the
+  // job's median utilisation (value: its utilisation as % of that median).
+  // The training series carry no rank label (docs/training-metrics.md: ranks
+  // are never a metric), so a slow rank shows in its GPU instead.
+  kStraggler,
 };
 
 // value > threshold, value < threshold, value >= threshold. The clear
@@ -74,9 +79,17 @@ struct Rule {
   bool enabled = true;
   std::string unit;  // "%", "°C", "" — for summaries and `vigil rules ls`
   // Summary templates: {value}, {threshold}, {reference}, {for}, and {label}
-  // for any label of the series ({gpu}, {node}, {job}).
+  // for any label of the series ({gpu}, {node}, {job}); {value_duration}, a
+  // value in seconds as a rounded duration ("12m"); {cost}, for priced rules
+  // whose value counts GPUs: value x price per GPU-hour x the level's `for`,
+  // with the currency ("20 USD").
   std::string summary_en;
   std::string summary_zh;
+  // Whether {cost} applies: EffectiveRules then copies the configured price
+  // and currency into the rule.
+  bool priced = false;
+  double price_per_gpu_hour = 0;
+  std::string currency;
 };
 
 struct RuleOverride {

@@ -4,6 +4,9 @@
 
 #include <set>
 
+#include "alert/evaluate.h"
+#include "alert/prometheus_rules.h"
+
 namespace vigil::alert {
 namespace {
 
@@ -18,11 +21,28 @@ TEST(RulesTest, PresetIdsAreTheDocumentedOnes) {
       EXPECT_FALSE(r.expr.empty()) << r.id;
     }
   }
-  for (const char* id :
-       {"gpu_underutilized", "gpu_idle_allocated", "gpu_memory_near_full", "gpu_temperature_high",
-        "gpu_throttled", "gpu_ecc_errors", "gpu_xid", "gpu_driver_unresponsive",
-        "training_loss_nan", "job_crashed", "job_finished", "job_stalled", "host_memory_near_full",
-        "disk_near_full", "node_down"}) {
+  for (const char* id : {"gpu_underutilized",
+                         "gpu_idle_allocated",
+                         "gpu_memory_near_full",
+                         "gpu_temperature_high",
+                         "gpu_throttled",
+                         "gpu_ecc_errors",
+                         "gpu_xid",
+                         "gpu_driver_unresponsive",
+                         "training_loss_nan",
+                         "job_crashed",
+                         "job_finished",
+                         "job_stalled",
+                         "host_memory_near_full",
+                         "disk_near_full",
+                         "node_down",
+                         "gpu_memory_growing",
+                         "idle_gpu_cost",
+                         "training_loss_diverging",
+                         "training_loss_plateau",
+                         "training_grad_norm_spike",
+                         "training_throughput_drop",
+                         "job_straggler_rank"}) {
     EXPECT_EQ(ids.count(id), 1u) << id;
   }
 }
@@ -82,6 +102,105 @@ TEST(RulesTest, OverridesAndTimeScale) {
   }
   c.rules["no_such_rule"].enabled = false;
   EXPECT_FALSE(EffectiveRules(c).ok());
+}
+
+const Rule& Find(const std::vector<Rule>& rules, const std::string& id) {
+  for (const Rule& r : rules) {
+    if (r.id == id) return r;
+  }
+  ADD_FAILURE() << "no rule " << id;
+  return rules.front();
+}
+
+const char* const kNewPresets[] = {"gpu_memory_growing",       "idle_gpu_cost",
+                                   "training_loss_diverging",  "training_loss_plateau",
+                                   "training_grad_norm_spike", "training_throughput_drop",
+                                   "job_straggler_rank"};
+
+TEST(RulesTest, NewPresetsHaveHysteresisAndScaledWindows) {
+  AlertsConfig c;
+  c.time_scale = 0.01;
+  auto rules = EffectiveRules(c);
+  ASSERT_TRUE(rules.ok());
+  std::vector<Rule> presets = Presets();
+  for (const char* id : kNewPresets) {
+    const Rule& preset = Find(presets, id);
+    const Rule& r = Find(*rules, id);
+    ASSERT_FALSE(r.levels.empty()) << id;
+    EXPECT_EQ(r.levels[0].severity, Severity::kWarning) << id;
+    for (size_t i = 0; i < r.levels.size(); ++i) {
+      EXPECT_NE(r.levels[i].clear, r.levels[i].fire) << id << ": no hysteresis";
+      EXPECT_EQ(r.levels[i].for_ms, preset.levels[i].for_ms / 100) << id;
+    }
+    if (r.source != RuleSource::kQuery) continue;
+    // Windows are written ${...} and scaled: none left unscaled.
+    EXPECT_NE(preset.expr.find("${"), std::string::npos) << id;
+    EXPECT_EQ(r.expr.find("${"), std::string::npos) << id;
+    for (const char* unscaled : {"[5m]", "[10m]", "[30m]", "[1m]", "[2m]", "offset 5m"}) {
+      EXPECT_EQ(r.expr.find(unscaled), std::string::npos) << id << ": " << unscaled;
+    }
+    // PromQL can express it: it exports.
+    for (const Level& l : r.levels) EXPECT_FALSE(PrometheusExpr(r, l).empty()) << id;
+  }
+  EXPECT_NE(Find(*rules, "training_loss_plateau").expr.find("[18000ms] offset 18000ms"),
+            std::string::npos);
+  EXPECT_NE(Find(*rules, "gpu_memory_growing").expr.find("[2000ms] offset 4000ms"),
+            std::string::npos);
+}
+
+TEST(RulesTest, IdleGpuCostIsPricedFromTheConfig) {
+  AlertsConfig c;
+  c.price_per_gpu_hour = 2.5;
+  c.currency = "EUR";
+  auto rules = EffectiveRules(c);
+  ASSERT_TRUE(rules.ok());
+  const Rule& r = Find(*rules, "idle_gpu_cost");
+  EXPECT_TRUE(r.priced);
+  EXPECT_EQ(r.price_per_gpu_hour, 2.5);
+  EXPECT_EQ(r.currency, "EUR");
+  EXPECT_FALSE(Find(*rules, "gpu_memory_near_full").priced);
+  // 8 GPUs idle for the level's `for` (1h) at 2.5 EUR per GPU-hour.
+  Sample s =
+      Judge(r, r.levels[0], {{"modelName", "NVIDIA H100 80GB HBM3"}, {"node", "n1"}}, 8, 0, 0);
+  EXPECT_TRUE(s.fire);
+  EXPECT_EQ(s.summary_en,
+            "8 × NVIDIA H100 80GB HBM3 idle on n1 for 1h ≈ 20 EUR (under 5% utilisation)");
+  EXPECT_EQ(s.summary_zh, "n1 上 8 块 NVIDIA H100 80GB HBM3 已空闲 1h，约 20 EUR（利用率低于 5%）");
+  // One idle GPU does not fire, and holds a firing alert.
+  s = Judge(r, r.levels[0], {{"node", "n1"}}, 1, 0, 0);
+  EXPECT_FALSE(s.fire);
+  EXPECT_TRUE(s.hold);
+  // In Prometheus' template language a query multiplies.
+  EXPECT_EQ(PrometheusSummary(r, r.levels[0], "{cost}"),
+            "{{ printf \"%v * 2.5 * 1\" $value | query | first | value | printf \"%.2f\" }} EUR");
+}
+
+TEST(RulesTest, MemoryGrowingSaysWhenItIsFull) {
+  auto rules = EffectiveRules({});
+  ASSERT_TRUE(rules.ok());
+  const Rule& r = Find(*rules, "gpu_memory_growing");
+  Sample s = Judge(r, r.levels[0], {{"gpu", "3"}, {"node", "n1"}}, 725, 0, 0);
+  EXPECT_TRUE(s.fire);  // under 30 min
+  EXPECT_EQ(s.summary_en, "GPU 3 on n1 will be out of memory in ~12m: its memory keeps growing");
+  EXPECT_FALSE(Judge(r, r.levels[1], {{"gpu", "3"}, {"node", "n1"}}, 725, 0, 0).hold);
+  EXPECT_TRUE(Judge(r, r.levels[1], {{"gpu", "3"}, {"node", "n1"}}, 290, 0, 0).fire);
+  EXPECT_EQ(PrometheusSummary(r, r.levels[0], "in ~{value_duration}"),
+            "in ~{{ $value | humanizeDuration }}");
+}
+
+TEST(RulesTest, StragglerConditionIsAJobReport) {
+  std::vector<Rule> presets = Presets();
+  const Rule& r = Find(presets, "job_straggler_rank");
+  EXPECT_EQ(r.source, RuleSource::kJob);
+  EXPECT_EQ(r.job_check, JobCheck::kStraggler);
+  EXPECT_EQ(PrometheusExpr(r, r.levels[0]), "");
+  std::string cond = LevelCondition(r, r.levels[0]);
+  EXPECT_NE(cond.find("median"), std::string::npos) << cond;
+  EXPECT_NE(cond.find("< 50"), std::string::npos) << cond;
+  auto rules = EffectiveRules({});
+  EXPECT_NE(PrometheusRuleFile(*rules, 1000)
+                .find("# job_straggler_rank: from Vigil's job and node reports"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -277,20 +277,21 @@ double Variance(const Window& w) {
 bool OverTime(const std::string& name, const Window& w, double* out) {
   if (w.size() == 0) return false;
   if (name == "avg_over_time") {
-    double mean = 0, count = 0;
+    // A running mean whose increments are Kahan-summed, as Prometheus.
+    double mean = 0, count = 0, c = 0;
     for (Span p = w.b; p != w.e; ++p) {
       count++;
       if (std::isinf(mean)) {
         if (std::isinf(p->value) && (mean > 0) == (p->value > 0)) continue;
         if (!std::isinf(p->value) && !std::isnan(p->value)) continue;
       }
-      mean += p->value / count - mean / count;
+      KahanInc(p->value / count - mean / count, &mean, &c);
     }
-    *out = mean;
+    *out = std::isinf(mean) ? mean : mean + c;
   } else if (name == "sum_over_time") {
-    double sum = 0;
-    for (Span p = w.b; p != w.e; ++p) sum += p->value;
-    *out = sum;
+    double sum = 0, c = 0;
+    for (Span p = w.b; p != w.e; ++p) KahanInc(p->value, &sum, &c);
+    *out = std::isinf(sum) ? sum : sum + c;
   } else if (name == "count_over_time") {
     *out = static_cast<double>(w.size());
   } else if (name == "last_over_time") {
