@@ -1,6 +1,8 @@
 #include "alert/dispatch.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 
 namespace vigil::alert {
 namespace {
@@ -182,6 +184,21 @@ std::optional<GroupRecord> Dispatcher::Sent(const Notification& n, bool delivere
     if (a.state == AlertState::kResolved) g.resolved.erase(a.id);
   }
   return GroupRecord{n.group_key, g.last_sent_ms, g.sent_firing};
+}
+
+int64_t Dispatcher::NextDueMs() const {
+  int64_t next = INT64_MAX;
+  for (const auto& [key, g] : groups_) {
+    if (g.in_flight || (g.firing.empty() && g.resolved.empty())) continue;
+    std::set<std::string> firing;
+    for (const auto& [id, a] : g.firing) firing.insert(id);
+    const bool changed = firing != g.sent_firing || !g.resolved.empty();
+    int64_t at = g.last_sent_ms == 0 ? g.created_ms + options_.group_wait_ms
+                 : changed           ? g.last_sent_ms + options_.group_interval_ms
+                                     : g.last_sent_ms + options_.repeat_interval_ms;
+    next = std::min(next, std::max(at, g.retry_at_ms));
+  }
+  return next;
 }
 
 std::vector<std::string> Dispatcher::TakeDroppedGroups() {

@@ -78,6 +78,10 @@ class Dispatcher {
   // record to save when it was delivered.
   std::optional<GroupRecord> Sent(const Notification& n, bool delivered, int64_t now_ms);
 
+  // When the next group becomes due if nothing changes (its group_wait,
+  // group_interval, repeat_interval or retry ends), or INT64_MAX.
+  int64_t NextDueMs() const;
+
   // Group keys that no longer exist (to delete from the saved records).
   std::vector<std::string> TakeDroppedGroups();
 

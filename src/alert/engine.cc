@@ -106,15 +106,44 @@ void AlertEngine::Stop() {
 }
 
 void AlertEngine::EvaluationLoop() {
-  const auto interval =
-      std::chrono::milliseconds(std::max<int64_t>(50, options_.config.eval_interval_ms));
+  const int64_t interval = std::max<int64_t>(50, options_.config.eval_interval_ms);
+  int64_t next_eval = 0;
   while (true) {
-    std::vector<Notification> due = Evaluate(sources_.env->NowMillis());
+    int64_t now = sources_.env->NowMillis();
+    std::vector<Notification> due;
+    if (now >= next_eval) {
+      due = Evaluate(now);
+      next_eval = now + interval;
+    } else {
+      // A group became due between two evaluations (its group_wait ended):
+      // deliver it now rather than at the next evaluation.
+      std::lock_guard lock(mu_);
+      due = dispatcher_.Due(now);
+    }
+    int64_t next_due;
+    {
+      std::lock_guard lock(mu_);
+      next_due = dispatcher_.NextDueMs();
+    }
     std::unique_lock lock(queue_mu_);
     for (Notification& n : due) queue_.push_back(std::move(n));
     if (!due.empty()) queue_cv_.notify_one();
-    if (stop_cv_.wait_for(lock, interval, [this] { return stopping_; })) return;
+    int64_t wake_at = std::min(next_eval, next_due);
+    int64_t wait_ms = std::clamp<int64_t>(wake_at - sources_.env->NowMillis(), 1, interval);
+    stop_cv_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                      [this] { return stopping_ || woken_; });
+    if (stopping_) return;
+    if (woken_) next_eval = 0;  // evaluate at once
+    woken_ = false;
   }
+}
+
+void AlertEngine::Wake() {
+  {
+    std::lock_guard lock(queue_mu_);
+    woken_ = true;
+  }
+  stop_cv_.notify_all();
 }
 
 void AlertEngine::DeliveryLoop() {

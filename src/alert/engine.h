@@ -96,6 +96,9 @@ class AlertEngine {
   // One evaluation at the Env's time, then delivery of what is due, both on
   // the caller's thread.
   void EvaluateOnce();
+  // Has the evaluation thread run now instead of at its next tick (a job
+  // snapshot arrived: a crash is news at once).
+  void Wake();
 
   // Pending and firing alerts, most severe and newest first, and which of
   // them others mute.
@@ -130,6 +133,7 @@ class AlertEngine {
   std::deque<Notification> queue_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;  // guarded by queue_mu_
+  bool woken_ = false;     // guarded by queue_mu_
   std::thread eval_thread_;
   std::thread delivery_thread_;
 };

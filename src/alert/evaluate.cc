@@ -219,19 +219,6 @@ std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
               {});
         }
         break;
-      case JobCheck::kLossNan: {
-        if (r.job.ended) break;
-        for (const diagnose::TimedEvent& e : r.events) {
-          if (e.event.kind != parse::training::EventKind::kNanLoss) continue;
-          double step = -1;
-          if (const parse::training::EventDetail* d = e.event.Find("step")) {
-            step = std::atof(d->value.c_str());
-          }
-          add(JobLabels(r), step, true, {});
-          break;
-        }
-        break;
-      }
       case JobCheck::kUnderutilized:
         if (r.state != "running") break;
         for (const diagnose::JobGpu& g : r.gpus) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -163,6 +164,12 @@ std::vector<InputSeries> Scenario() {
   }));
   in.push_back(Curve("training_samples_per_second", Run("r2"),
                      [](int t) -> std::optional<double> { return t % 5 == 0 ? 31 : 32; }));
+  // Run r3: its falling loss turns NaN at 20 s, +Inf at 25 s, finite again at 30 s.
+  in.push_back(Curve("training_loss", Run("r3"), [](int t) -> std::optional<double> {
+    if (t >= 20 && t < 25) return std::nan("");
+    if (t >= 25 && t < 30) return HUGE_VAL;
+    return 1.5 - 0.01 * t;  // improving: no plateau
+  }));
   return in;
 }
 

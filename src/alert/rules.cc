@@ -342,6 +342,21 @@ Rule JobStragglerRank() {
   return r;
 }
 
+// The loss a job run's log printed last is NaN or infinite (the
+// extractor stores them as they are): NaN != NaN, and +-Inf is past any
+// number. Resolves when a finite loss follows or the run's series end.
+Rule TrainingLossNan() {
+  Rule r;
+  r.id = "training_loss_nan";
+  r.expr =
+      "count by (node, job, run) (training_loss != training_loss or training_loss == +Inf or "
+      "training_loss == -Inf)";
+  r.levels = {L(Severity::kCritical, 0, 0, 0)};
+  r.summary_en = "Job {job} on {node}: the loss is NaN or infinite";
+  r.summary_zh = "{node} 上的任务 {job}：loss 变为 NaN 或无穷大";
+  return r;
+}
+
 Rule HostMemoryNearFull() {
   Rule r;
   r.id = "host_memory_near_full";
@@ -398,9 +413,7 @@ std::vector<Rule> Presets() {
       GpuXid(),
       GpuLost(),
       GpuDriverUnresponsive(),
-      JobRule("training_loss_nan", JobCheck::kLossNan, Severity::kCritical,
-              "Job {job} on {node}: the loss is NaN/inf (step {value})",
-              "{node} 上的任务 {job}：loss 变为 NaN/inf（第 {value} 步）"),
+      TrainingLossNan(),
       TrainingLossDiverging(),
       TrainingLossPlateau(),
       TrainingGradNormSpike(),
@@ -449,8 +462,6 @@ const char* JobCheckText(JobCheck check) {
       return "job report: stalled (no step progress for 5 step intervals, at least 1 minute)";
     case JobCheck::kUnderutilized:
       return "job report: a GPU of a running job, avg_over_time(DCGM_FI_DEV_GPU_UTIL[1m])";
-    case JobCheck::kLossNan:
-      return "job report: a nan_loss event while the job runs";
     case JobCheck::kStraggler:
       return "job report: a GPU of a running job on 2+ GPUs whose median is 20 % or more, "
              "avg_over_time(DCGM_FI_DEV_GPU_UTIL[1m]) as % of that median";

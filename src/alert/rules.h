@@ -35,7 +35,6 @@ enum class JobCheck {
   kFinished,       // completed, or exited with status 0
   kStalled,        // running, no step progress for several intervals
   kUnderutilized,  // a running job's GPU under-used (value: its utilisation, %)
-  kLossNan,        // a nan_loss event while the job runs
   // A GPU of a running job on two or more GPUs (of one node) far below the
   // job's median utilisation (value: its utilisation as % of that median).
   // The training series carry no rank label (docs/training-metrics.md: ranks

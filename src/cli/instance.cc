@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string_view>
 
@@ -116,6 +117,9 @@ struct Instance::Impl {
   std::unique_ptr<net::HttpServer> http;
   AgentLink link;
   std::unique_ptr<collect::jobs::JobShipper> job_shipper;
+  // The shipper as the tracker's thread may reach it (JobTrackerOptions::
+  // on_change), set once it exists; the tracker stops before it goes.
+  std::atomic<collect::jobs::JobShipper*> shipper_for_tracker{nullptr};
   std::unique_ptr<collect::CollectionLoop> loop;
   std::unique_ptr<collect::logs::LogAgent> log_agent;
   bool stopped = false;
@@ -363,8 +367,17 @@ void Instance::StartAgentSide(const InstanceOptions& options,
   // In-process, a snapshot costs a copy: often, so the jobs page keeps up
   // with the tracker.
   if (!remote) shipper_options.interval_ms = 2000;
+  // A snapshot that reaches this process's alert engine has it evaluate at
+  // once: a crash is news now, not at the next tick.
+  alert::AlertEngine* alerts = impl->server.alerts.get();
+  auto send_jobs = [send, alerts](std::string_view frame) {
+    Status st = send(frame);
+    if (alerts != nullptr) alerts->Wake();
+    return st;
+  };
   impl->job_shipper =
-      std::make_unique<collect::jobs::JobShipper>(impl->jobs.get(), shipper_options, send);
+      std::make_unique<collect::jobs::JobShipper>(impl->jobs.get(), shipper_options, send_jobs);
+  impl->shipper_for_tracker = impl->job_shipper.get();
   impl->job_shipper->Start();
   if (!options.collect_logs) return;
   collect::logs::LogAgentOptions log_options = LogAgentOptionsFor(options);
@@ -419,6 +432,10 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     // statuses): the kernel's connector where permitted, else a poll;
     // VIGIL_PROC_EVENTS=poll forces the poll (docs/jobs.md "Short-lived jobs").
     jobs_options.watch_processes = true;
+    // A job that started or ended is sent to the server at once.
+    jobs_options.on_change = [impl = impl.get()] {
+      if (auto* shipper = impl->shipper_for_tracker.load()) shipper->Wake();
+    };
     const char* events = std::getenv("VIGIL_PROC_EVENTS");
     jobs_options.watch.use_connector = events == nullptr || std::string_view(events) != "poll";
     // A process running CUDA work is a job even when nothing else says so.

@@ -22,7 +22,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import free_port, wait_for  # noqa: E402
+from e2e_util import ServerAgentCase, free_port, start_foreground, wait_for  # noqa: E402
 
 VIGIL = os.environ["VIGIL_BIN"]
 
@@ -49,6 +49,8 @@ class Receiver(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(n))
+        if self.path == "/quiet":
+            body["_quiet"] = True
         with Receiver.lock:
             Receiver.bodies.append((time.time(), body))
         self.send_response(200)
@@ -180,6 +182,216 @@ class AlertsE2E(unittest.TestCase):
         self.assertEqual(len(crashes), 1, "one notification per crash")
         # The finished run did not crash.
         self.assertFalse([x for x in received("job_crashed") if x[1]["labels"].get("job") == "tidy"])
+
+
+QUIET_TRAIN = """import math, random, sys, time
+random.seed(7)
+step, t0 = 0, time.time()
+while time.time() - t0 < float(sys.argv[1]):
+    step += 1
+    loss = 2.5 * math.exp(-step / 400) + 0.4 + random.uniform(-0.04, 0.04)
+    lr = 3e-4 * min(1.0, step / 50)
+    print(f"step {step} | loss {loss:.4f} | lr {lr:.2e} | grad_norm {0.8 + random.uniform(-0.2, 0.2):.3f}",
+          flush=True)
+    time.sleep(0.2)
+"""
+
+
+def host_near_full():
+    """Whether this machine's own memory or a disk is over the presets'
+    thresholds (the quiet day cannot make the CI machine's disk emptier)."""
+    with open("/proc/meminfo") as f:
+        info = {l.split(":")[0]: int(l.split()[1]) for l in f if len(l.split()) >= 2}
+    if 1 - info["MemAvailable"] / info["MemTotal"] > 0.85:
+        return True
+    with open("/proc/mounts") as f:
+        for line in f:
+            mnt, fstype = line.split()[1], line.split()[2]
+            if fstype in ("tmpfs", "devtmpfs", "overlay", "squashfs", "proc", "sysfs"):
+                continue
+            try:
+                st = os.statvfs(mnt)
+            except OSError:
+                continue
+            if st.f_blocks and 1 - st.f_bavail / st.f_blocks > 0.85:
+                return True
+    return False
+
+
+class QuietDay(unittest.TestCase):
+    """Two hours of a healthy 8-GPU training node, played 60x fast (the fake
+    NVML's clock and the presets' durations alike), with a healthy training
+    job: no alert may fire and nothing may reach the webhook."""
+
+    def test_two_healthy_hours_raise_no_alert(self):
+        home = tempfile.mkdtemp(prefix="vigil-quiet-e2e-")
+        work = tempfile.mkdtemp(prefix="vigil-quiet-work-")
+        hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=hook.serve_forever, daemon=True).start()
+        with open(os.path.join(home, "config.json"), "w") as f:
+            json.dump({"alerts": {"time_scale": 1 / 60},
+                       "notify": {"channels": [{"name": "hook", "type": "webhook",
+                                                "url": f"http://127.0.0.1:{hook.server_address[1]}/quiet"}]}},
+                      f)
+        port = free_port()
+        scenario = os.path.join(os.environ["VIGIL_SOURCE_DIR"],
+                                "tests/fake_nvml/scenarios/healthy_h100x8.scenario")
+        env = dict(os.environ, VIGIL_NVML_LIBRARY=os.environ["VIGIL_FAKE_NVML"], VIGIL_HOME=home,
+                   VIGIL_FAKE_NVML_SCENARIO=scenario, VIGIL_FAKE_NVML_SPEED="60")
+        env.pop("VIGIL_URL", None)
+        job = None
+        try:
+            up = subprocess.run([VIGIL, "up", "--listen", f"127.0.0.1:{port}"],
+                                capture_output=True, text=True, env=env, timeout=60)
+            self.assertEqual(up.returncode, 0, up.stdout + up.stderr)
+            script = os.path.join(work, "train.py")
+            with open(script, "w") as f:
+                f.write(QUIET_TRAIN)
+            job = subprocess.Popen([VIGIL, "run", "--name", "quiet-train", "--", "/usr/bin/python3",
+                                    script, "200"], env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+            time.sleep(120)  # two scenario hours
+            p = subprocess.run([VIGIL, "alerts", "--all", "--json"], capture_output=True, text=True,
+                               env=env, timeout=30)
+            raised = [a for a in json.loads(p.stdout) if a["state"] != "pending"]
+            if host_near_full():
+                raised = [a for a in raised if a["rule"] not in ("host_memory_near_full", "disk_near_full")]
+            self.assertEqual(raised, [], "a healthy node raised alerts")
+            sent = [a["labels"] for _, a, body in received() if body.get("_quiet")]
+            if host_near_full():
+                sent = [l for l in sent if l["alertname"] not in ("host_memory_near_full", "disk_near_full")]
+            self.assertEqual(sent, [], "a healthy node notified")
+        finally:
+            if job is not None and job.poll() is None:
+                job.terminate()
+                job.wait(30)
+            subprocess.run([VIGIL, "down"], env=env, capture_output=True, timeout=60)
+            hook.shutdown()
+            shutil.rmtree(home, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
+
+
+STALLING_TRAIN = """import sys, time
+for step in range(1, 101):
+    loss = "nan" if step >= 70 else f"{2.0 - step / 100:.3f}"
+    print(f"step {step} | loss {loss} | lr 3.00e-04", flush=True)
+    time.sleep(0.2)
+time.sleep(600)  # alive, no more steps: stalled
+"""
+
+
+def child_of(pid):
+    """The pid of `pid`'s child (the command under `vigil run`)."""
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            if int(st[st.rindex(")") + 2:].split()[1]) == pid:
+                return int(d)
+    return None
+
+
+class JobAlerts(unittest.TestCase):
+    """A job on a GPU it hardly uses, whose loss turns NaN, then stalls:
+    gpu_underutilized, training_loss_nan and job_stalled, each once."""
+
+    def test_underused_nan_then_stalled(self):
+        home = tempfile.mkdtemp(prefix="vigil-jobalerts-e2e-")
+        work = tempfile.mkdtemp(prefix="vigil-jobalerts-work-")
+        hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=hook.serve_forever, daemon=True).start()
+        with open(os.path.join(home, "config.json"), "w") as f:
+            json.dump({"alerts": {"time_scale": 0.02},
+                       "notify": {"channels": [{"name": "hook", "type": "webhook",
+                                                "url": f"http://127.0.0.1:{hook.server_address[1]}/jobs"}]}},
+                      f)
+        env = dict(os.environ, VIGIL_HOME=home, VIGIL_NVML_LIBRARY=os.environ["VIGIL_FAKE_NVML"])
+        env.pop("VIGIL_URL", None)
+        script = os.path.join(work, "train.py")
+        with open(script, "w") as f:
+            f.write(STALLING_TRAIN)
+        job = subprocess.Popen([VIGIL, "run", "--name", "slowpoke", "--", "/usr/bin/python3", script],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            pid = wait_for(lambda: child_of(job.pid), 10, "the job's process")
+            # Its GPU (0) holds its memory and runs at 20 %.
+            scenario = os.path.join(work, "job.scenario")
+            with open(scenario, "w") as f:
+                f.write(f"gpus 2\ncurve all gpu_util 0:20\ncurve all temp 0:50\n"
+                        f"process 0 pid {pid} mem_mib 30000 from 0\n")
+            env["VIGIL_FAKE_NVML_SCENARIO"] = scenario
+            up = subprocess.run([VIGIL, "up", "--listen", f"127.0.0.1:{free_port()}"],
+                                capture_output=True, text=True, env=env, timeout=60)
+            self.assertEqual(up.returncode, 0, up.stdout + up.stderr)
+
+            def at_hook(alertname):
+                return [a for _, a, b in received(alertname, "firing") if b["groupKey"].startswith("hook:")
+                        and a["labels"].get("job") == "slowpoke"]
+            under = wait_for(lambda: at_hook("gpu_underutilized"), 60, "gpu_underutilized")
+            self.assertEqual(under[0]["labels"]["gpu"], "0")
+            self.assertEqual(under[0]["labels"]["severity"], "warning")
+            nan = wait_for(lambda: at_hook("training_loss_nan"), 60, "training_loss_nan")
+            self.assertEqual(nan[0]["labels"]["severity"], "critical")
+            # No step for 5 intervals and at least a minute: stalled.
+            stalled = wait_for(lambda: at_hook("job_stalled"), 150, "job_stalled")
+            self.assertTrue(stalled[0]["labels"]["run"])
+            time.sleep(3)
+            for name in ("gpu_underutilized", "training_loss_nan", "job_stalled"):
+                ids = {a["fingerprint"] for a in at_hook(name)}
+                self.assertEqual(len(at_hook(name)), len(ids), f"{name} notified twice")
+        finally:
+            child = child_of(job.pid)
+            job.kill()
+            job.wait()
+            if child:
+                try:
+                    os.kill(child, 9)
+                except OSError:
+                    pass
+            subprocess.run([VIGIL, "down"], env=env, capture_output=True, timeout=60)
+            hook.shutdown()
+            shutil.rmtree(home, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
+
+
+class NodeDown(ServerAgentCase, unittest.TestCase):
+    """A `vigil agent` killed: node_down at the server's webhook, its other
+    alerts muted; back when the agent returns."""
+    prefix = "vigil-nodedown-"
+
+    def test_agent_killed(self):
+        hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=hook.serve_forever, daemon=True).start()
+        server_home = os.path.join(self.root, "server")
+        os.makedirs(server_home)
+        with open(os.path.join(server_home, "config.json"), "w") as f:
+            json.dump({"notify": {"channels": [{"name": "hook", "type": "webhook",
+                                                "url": f"http://127.0.0.1:{hook.server_address[1]}/nodes"}]}},
+                      f)
+        try:
+            self.start_server()
+            agent_url = f"http://127.0.0.1:{free_port()}"
+            agent_args = ["agent", "--home", os.path.join(self.root, "agent"), "--server", self.url,
+                          "--listen", agent_url.removeprefix("http://"), "--node", "node-d"]
+            self.agent = start_foreground(agent_args, self.env, self.logs, wait_url=agent_url)
+            time.sleep(5)  # it reports
+            self.agent.kill()
+            self.agent.wait()
+            killed = time.time()
+
+            def down():
+                return [a for t, a, b in received("node_down", "firing")
+                        if a["labels"].get("node") == "node-d" and t > killed]
+            alerts = wait_for(down, 90, "node_down at the webhook")
+            self.assertEqual(alerts[0]["labels"]["severity"], "critical")
+            self.agent = start_foreground(agent_args, self.env, self.logs, wait_url=agent_url)
+            wait_for(lambda: [a for _, a, _ in received("node_down", "resolved")
+                              if a["labels"].get("node") == "node-d"], 90, "node_down resolved")
+        finally:
+            hook.shutdown()
 
 
 if __name__ == "__main__":

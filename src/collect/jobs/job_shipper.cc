@@ -58,8 +58,17 @@ void JobShipper::Loop() {
     failing = !st.ok();
     lock.lock();
     wait_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
-                      [this] { return stop_; });
+                      [this] { return stop_ || woken_; });
+    woken_ = false;
   }
+}
+
+void JobShipper::Wake() {
+  {
+    std::lock_guard lock(wait_mu_);
+    woken_ = true;
+  }
+  wait_cv_.notify_all();
 }
 
 }  // namespace vigil::collect::jobs

@@ -48,6 +48,9 @@ class JobShipper {
 
   // Sends the tracker's jobs now.
   Status ShipOnce();
+  // Has the thread send at once instead of at its next tick (a job started
+  // or ended: JobTrackerOptions::on_change). Thread-safe.
+  void Wake();
 
  private:
   void Loop();
@@ -59,7 +62,8 @@ class JobShipper {
   std::thread thread_;
   std::mutex wait_mu_;
   std::condition_variable wait_cv_;
-  bool stop_ = false;  // guarded by wait_mu_
+  bool stop_ = false;   // guarded by wait_mu_
+  bool woken_ = false;  // guarded by wait_mu_
 };
 
 }  // namespace vigil::collect::jobs

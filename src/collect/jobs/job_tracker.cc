@@ -539,7 +539,14 @@ Status JobTracker::Poll() {
   std::vector<discover::RunRecord> records;
   if (!options_.run_spool_dir.empty()) records = discover::ReadRunRecords(options_.run_spool_dir);
 
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  // What a pass changed in substance: the jobs and which have ended.
+  auto states = [this] {
+    std::vector<std::pair<std::string, bool>> out;
+    for (const auto& [id, t] : jobs_) out.emplace_back(id, t.ended);
+    return out;
+  };
+  const auto before = states();
   for (discover::DetectedJob& job : *detected) Seen(std::move(job), now, &pass);
   ApplyRunRecords(records, now, &pass);
   EndUnseen(pass.seen_ids, now);
@@ -556,6 +563,9 @@ Status JobTracker::Poll() {
     std::sort(ended.begin(), ended.end());
     for (size_t i = 0; i + options_.max_ended < ended.size(); ++i) jobs_.erase(ended[i].second);
   }
+  const bool changed = states() != before;
+  lock.unlock();
+  if (changed && options_.on_change) options_.on_change();
   return Status::Ok();
 }
 

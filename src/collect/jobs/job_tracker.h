@@ -81,6 +81,9 @@ struct NodeKernelEvent {
 
 struct JobTrackerOptions {
   Env* env = nullptr;  // nullptr: Env::Default()
+  // Called after a pass that started or ended a job, outside the tracker's
+  // lock (the job shipper sends the news at once, not at its next tick).
+  std::function<void()> on_change;
   discover::JobDetectionOptions detection;
   // The processes NVML lists running CUDA work (GpuStatus::compute_pids),
   // asked at every pass; unset: none.
