@@ -15,7 +15,7 @@ void WriteLabels(JsonWriter* w, const wire::Labels& labels) {
   w->EndObject();
 }
 
-void WriteAlert(JsonWriter* w, const Alert& a, bool inhibited) {
+void WriteAlert(JsonWriter* w, const Alert& a, bool inhibited, bool silenced) {
   w->BeginObject();
   w->Key("id").String(a.id);
   w->Key("rule").String(a.rule);
@@ -38,6 +38,7 @@ void WriteAlert(JsonWriter* w, const Alert& a, bool inhibited) {
   // The diagnosis is an object of its own, kept as it was written.
   w->Key("diagnosis").Raw(a.diagnosis.empty() ? "{}" : a.diagnosis);
   if (inhibited) w->Key("inhibited").Bool(true);
+  if (silenced) w->Key("silenced").Bool(true);
   w->Key("active_at_ms").Int(a.active_at_ms);
   w->Key("fired_at_ms").Int(a.fired_at_ms);
   w->Key("resolved_at_ms").Int(a.resolved_at_ms);

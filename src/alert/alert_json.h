@@ -25,8 +25,9 @@
 
 namespace vigil::alert {
 
-// Writes the object; `inhibited` adds "inhibited": true (the API's view).
-void WriteAlert(JsonWriter* w, const Alert& alert, bool inhibited = false);
+// Writes the object; `inhibited` adds "inhibited": true and `silenced`
+// "silenced": true (the API's view: another alert, or a silence, mutes it).
+void WriteAlert(JsonWriter* w, const Alert& alert, bool inhibited = false, bool silenced = false);
 std::string AlertJson(const Alert& alert);
 
 // Reads what WriteAlert wrote. InvalidArgument for anything else.

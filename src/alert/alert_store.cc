@@ -22,6 +22,11 @@ CREATE TABLE IF NOT EXISTS alert_groups (
   key TEXT PRIMARY KEY,
   last_sent_ms INTEGER NOT NULL,
   sent_firing TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS silences (
+  id TEXT PRIMARY KEY,
+  ends_at_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  body TEXT NOT NULL);
 )sql";
 
 Result<std::vector<Alert>> ReadAlerts(store::SqliteDb* db, const std::string& sql, int64_t limit) {
@@ -141,6 +146,39 @@ Result<std::vector<GroupRecord>> AlertStore::Groups() const {
   }
   if (!st.ok()) return st;
   return out;
+}
+
+Status AlertStore::SaveSilence(const Silence& silence) {
+  auto stmt = db_->Prepare(
+      "INSERT INTO silences (id, ends_at_ms, updated_ms, body) VALUES (?1, ?2, ?3, ?4) "
+      "ON CONFLICT (id) DO UPDATE SET ends_at_ms = ?2, updated_ms = ?3, body = ?4");
+  if (!stmt.ok()) return stmt.status();
+  std::string body = SilenceRecordJson(silence);
+  stmt->BindText(1, silence.id);
+  stmt->BindInt64(2, silence.ends_at_ms);
+  stmt->BindInt64(3, silence.updated_at_ms);
+  stmt->BindText(4, body);
+  return stmt->Run();
+}
+
+Result<std::vector<Silence>> AlertStore::Silences() const {
+  auto stmt = db_->Prepare("SELECT body FROM silences");
+  if (!stmt.ok()) return stmt.status();
+  std::vector<Silence> out;
+  Status st;
+  while (stmt->Step(&st)) {
+    auto s = ParseSilenceRecord(stmt->ColumnText(0));
+    if (s.ok()) out.push_back(std::move(s).value());
+  }
+  if (!st.ok()) return st;
+  return out;
+}
+
+Status AlertStore::PruneSilences(int64_t now_ms) {
+  auto stmt = db_->Prepare("DELETE FROM silences WHERE ends_at_ms < ?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt->BindInt64(1, now_ms - options_.silence_retention_ms);
+  return stmt->Run();
 }
 
 }  // namespace vigil::alert

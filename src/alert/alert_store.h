@@ -4,6 +4,9 @@
 // ($VIGIL_HOME/data/alerts.db, WAL mode), so that after a restart nothing
 // that already fired fires or is notified again.
 //
+// The silences (silence.h) live there too, one row each; expired ones are
+// pruned `silence_retention_ms` after they ended.
+//
 // Each alert occurrence is one row keyed by (id, active_at_ms): an alert
 // that fires, resolves and fires again is two history rows. History keeps
 // at most `max_history` resolved rows and none older than
@@ -20,6 +23,7 @@
 
 #include "alert/alert.h"
 #include "alert/dispatch.h"
+#include "alert/silence.h"
 #include "core/status.h"
 
 namespace vigil::store {
@@ -32,6 +36,7 @@ struct AlertStoreOptions {
   std::string path;  // "" keeps everything in memory (tests, `vigil agent`)
   size_t max_history = 10'000;
   int64_t history_retention_ms = 30LL * 24 * 3600'000;
+  int64_t silence_retention_ms = kSilenceRetentionMs;
 };
 
 class AlertStore {
@@ -50,6 +55,13 @@ class AlertStore {
   Status SaveGroup(const GroupRecord& group);
   Status DeleteGroup(const std::string& key);
   Result<std::vector<GroupRecord>> Groups() const;
+
+  // Adds or replaces a silence (by id).
+  Status SaveSilence(const Silence& silence);
+  // Every saved silence; rows this version cannot read are skipped.
+  Result<std::vector<Silence>> Silences() const;
+  // Deletes the silences that ended before now_ms - silence_retention_ms.
+  Status PruneSilences(int64_t now_ms);
 
  private:
   AlertStore(AlertStoreOptions options, std::unique_ptr<store::SqliteDb> db);

@@ -79,5 +79,47 @@ TEST(AlertStoreTest, ActiveAndHistorySurviveReopen) {
   EXPECT_TRUE((*s)->Groups()->empty());
 }
 
+TEST(AlertStoreTest, SilencesSurviveReopenAndExpiredOnesArePrunedAfterAWeek) {
+  TempDir dir;
+  AlertStoreOptions o;
+  o.path = dir.path() + "/alerts.db";
+  constexpr int64_t kDay = 86'400'000;
+  Silence a;
+  a.id = "00000000000000aa";
+  a.matchers = {{"node", MatchOp::kEqual, "gpu-07"}, {"alertname", MatchOp::kRegex, "gpu_.*"}};
+  a.starts_at_ms = a.created_at_ms = a.updated_at_ms = 10 * kDay;
+  a.ends_at_ms = 11 * kDay;
+  a.created_by = "ops";
+  a.comment = "maintenance";
+  Silence b = a;
+  b.id = "00000000000000bb";
+  b.ends_at_ms = 30 * kDay;
+  {
+    auto s = AlertStore::Open(o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE((*s)->SaveSilence(a).ok());
+    ASSERT_TRUE((*s)->SaveSilence(b).ok());
+    b.ends_at_ms = 12 * kDay;  // expired early: replaced, not added
+    b.updated_at_ms = 12 * kDay;
+    ASSERT_TRUE((*s)->SaveSilence(b).ok());
+  }
+  auto s = AlertStore::Open(o);
+  ASSERT_TRUE(s.ok());
+  auto all = (*s)->Silences();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  std::map<std::string, Silence> by_id;
+  for (const Silence& x : *all) by_id[x.id] = x;
+  EXPECT_EQ(by_id.at(a.id), a);
+  EXPECT_EQ(by_id.at(b.id), b);
+  // Kept 7 days after they ended.
+  ASSERT_TRUE((*s)->PruneSilences(18 * kDay).ok());
+  EXPECT_EQ((*s)->Silences()->size(), 2u);
+  ASSERT_TRUE((*s)->PruneSilences(18 * kDay + 1).ok());
+  EXPECT_EQ((*s)->Silences()->size(), 1u);
+  ASSERT_TRUE((*s)->PruneSilences(19 * kDay + 1).ok());
+  EXPECT_TRUE((*s)->Silences()->empty());
+}
+
 }  // namespace
 }  // namespace vigil::alert

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <optional>
 
 namespace vigil::alert {
 namespace {
@@ -96,9 +97,23 @@ std::string Dispatcher::GroupKey(const std::string& receiver,
 }
 
 void Dispatcher::Update(const std::map<std::string, Alert>& active,
-                        const std::vector<Alert>& resolved, int64_t now_ms) {
+                        const std::vector<Alert>& resolved, int64_t now_ms,
+                        const std::set<std::string>& silenced) {
   std::set<std::string> muted = Inhibited(active);
-  for (auto& [key, g] : groups_) g.firing.clear();
+  muted.insert(silenced.begin(), silenced.end());
+  // A muted alert's announcement is forgotten without a word: when it is
+  // unmuted and still fires, its group announces it again. Saved at once, so
+  // a restart does not bring the forgotten announcement back.
+  auto forget = [&](const std::string& key, int64_t last_sent_ms, std::set<std::string>* sent) {
+    if (std::erase_if(*sent, [&](const std::string& id) { return muted.count(id) != 0; }) > 0) {
+      changed_[key] = GroupRecord{key, last_sent_ms, *sent};
+    }
+  };
+  for (auto& [key, g] : groups_) {
+    g.firing.clear();
+    forget(key, g.last_sent_ms, &g.sent_firing);
+  }
+  for (auto& [key, r] : restored_) forget(key, r.last_sent_ms, &r.sent_firing);
   auto group_of = [&](const std::string& receiver, const Alert& a) -> Group& {
     wire::Labels labels = GroupLabels(a);
     std::string key = GroupKey(receiver, labels);
@@ -132,17 +147,37 @@ std::vector<Notification> Dispatcher::Due(int64_t now_ms) {
   std::vector<Notification> out;
   for (auto it = groups_.begin(); it != groups_.end();) {
     Group& g = it->second;
-    std::set<std::string> firing;
-    for (const auto& [id, a] : g.firing) firing.insert(id);
-    bool changed = firing != g.sent_firing || !g.resolved.empty();
     if (g.firing.empty() && g.resolved.empty() && !g.in_flight) {
       // Nothing left to say: what it had sent resolved muted, or never fired.
       dropped_.push_back(it->first);
       it = groups_.erase(it);
       continue;
     }
+    // What the group would tell its channel now. Within quiet hours only
+    // critical news goes: a non-critical alert the channel does not know of
+    // yet, and a non-critical resolution, are held (they stay in the group).
+    auto q = options_.quiet_hours.find(g.receiver);
+    const bool quiet = q != options_.quiet_hours.end() && InQuietHours(q->second, now_ms);
+    std::vector<const Alert*> firing_now, resolved_now;
+    std::set<std::string> firing, known = g.sent_firing;
+    bool critical = false;
+    for (const auto& [id, a] : g.firing) {
+      if (quiet && a.severity != Severity::kCritical && g.sent_firing.count(id) == 0) continue;
+      firing_now.push_back(&a);
+      firing.insert(id);
+      critical |= a.severity == Severity::kCritical;
+    }
+    for (const auto& [id, a] : g.resolved) {
+      if (quiet && a.severity != Severity::kCritical) {
+        known.erase(id);  // its resolution waits; not a change yet
+        continue;
+      }
+      resolved_now.push_back(&a);
+      critical |= a.severity == Severity::kCritical;
+    }
+    bool changed = firing != known || !resolved_now.empty();
     bool due;
-    if (g.in_flight || now_ms < g.retry_at_ms) {
+    if (g.in_flight || now_ms < g.retry_at_ms || (quiet && !critical)) {
       due = false;
     } else if (g.last_sent_ms == 0) {
       due = now_ms - g.created_ms >= options_.group_wait_ms;
@@ -157,8 +192,8 @@ std::vector<Notification> Dispatcher::Due(int64_t now_ms) {
       n.group_key = it->first;
       n.group_labels = g.labels;
       n.external_url = options_.external_url;
-      for (const auto& [id, a] : g.firing) n.alerts.push_back(a);
-      for (const auto& [id, a] : g.resolved) n.alerts.push_back(a);
+      for (const Alert* a : firing_now) n.alerts.push_back(*a);
+      for (const Alert* a : resolved_now) n.alerts.push_back(*a);
       out.push_back(std::move(n));
       g.in_flight = true;
     }
@@ -204,6 +239,13 @@ int64_t Dispatcher::NextDueMs() const {
 std::vector<std::string> Dispatcher::TakeDroppedGroups() {
   std::vector<std::string> out;
   out.swap(dropped_);
+  return out;
+}
+
+std::vector<GroupRecord> Dispatcher::TakeChangedGroups() {
+  std::vector<GroupRecord> out;
+  for (auto& [key, r] : changed_) out.push_back(std::move(r));
+  changed_.clear();
   return out;
 }
 

@@ -6,6 +6,11 @@
 //   GPU's (the driver's: the node's GPUs') metric alerts; a crashed or
 //   finished job mutes its GPUs' under-use; a critical mutes the warning of
 //   the same rule on the same series. Muted alerts stay in the list, marked.
+// - Silences (silence.h): a person mutes the alerts a silence matches, the
+//   same way. What a muted alert had announced is forgotten at once, without
+//   a message (nor, later, its resolution: Alertmanager's behaviour), so
+//   when it is no longer muted and still fires, its group announces it as a
+//   new alert.
 // - Routing: each alert goes to the channels of every route whose `match`
 //   labels it has (no routes: to every channel).
 // - Grouping: per channel, alerts with the same values of `group_by`
@@ -13,6 +18,11 @@
 //   `group_wait` after the group appears, then when its firing set changes
 //   (an alert joins, or resolves: "resolved" notices) at most every
 //   `group_interval`, and again every `repeat_interval` while unchanged.
+//
+// - Quiet hours (quiet_hours.h), per channel: within them a group's
+//   warning and info news (a new alert, a resolution, a repeat) is held and
+//   goes when they end; critical news goes at once (with the group's other
+//   alerts the channel already knows of).
 //
 // Defaults differ from Alertmanager's (30 s, 5 m, 4 h) where its are too slow
 // for one node: group_wait 1 s and group_interval 30 s, so an alert reaches
@@ -29,6 +39,7 @@
 #include <vector>
 
 #include "alert/notification.h"
+#include "alert/quiet_hours.h"
 
 namespace vigil::alert {
 
@@ -46,6 +57,8 @@ struct DispatchOptions {
   std::vector<std::string> channels;  // every configured channel's name
   std::vector<Route> routes;
   std::string external_url;
+  // Per channel name: when its non-critical notifications wait.
+  std::map<std::string, QuietHours> quiet_hours;
 };
 
 // What a group last told its channel, kept across restarts so that what
@@ -67,9 +80,10 @@ class Dispatcher {
   void Restore(const std::vector<GroupRecord>& groups);
 
   // The alerts as they are after an evaluation at `now_ms`: every active
-  // one, and those that resolved at it.
+  // one, those that resolved at it, and the ids of the active ones a
+  // silence mutes now.
   void Update(const std::map<std::string, Alert>& active, const std::vector<Alert>& resolved,
-              int64_t now_ms);
+              int64_t now_ms, const std::set<std::string>& silenced = {});
 
   // The notifications due at `now_ms`. Report each one's outcome with Sent;
   // until then its group is not handed out again.
@@ -84,6 +98,8 @@ class Dispatcher {
 
   // Group keys that no longer exist (to delete from the saved records).
   std::vector<std::string> TakeDroppedGroups();
+  // Records changed without a notification (a muted alert forgotten), to save.
+  std::vector<GroupRecord> TakeChangedGroups();
 
   const DispatchOptions& options() const { return options_; }
 
@@ -107,6 +123,7 @@ class Dispatcher {
   std::map<std::string, Group> groups_;
   std::map<std::string, GroupRecord> restored_;
   std::vector<std::string> dropped_;
+  std::map<std::string, GroupRecord> changed_;
 };
 
 }  // namespace vigil::alert

@@ -63,6 +63,11 @@ Result<std::unique_ptr<AlertEngine>> AlertEngine::Create(AlertEngineSources sour
       }
     }
   }
+  for (const auto& [name, quiet] : options.dispatch.quiet_hours) {
+    if (options.channels.count(name) == 0) {
+      return InvalidArgument("notify: quiet hours for unknown channel \"" + name + "\"");
+    }
+  }
   auto store = AlertStore::Open(options.store);
   if (!store.ok()) return store.status();
   std::unique_ptr<AlertEngine> engine(new AlertEngine(
@@ -73,6 +78,14 @@ Result<std::unique_ptr<AlertEngine>> AlertEngine::Create(AlertEngineSources sour
   auto groups = engine->store_->Groups();
   if (!groups.ok()) return groups.status().WithContext("cannot read the saved alert groups");
   engine->dispatcher_.Restore(*groups);
+  auto silences = engine->store_->Silences();
+  if (!silences.ok()) return silences.status().WithContext("cannot read the saved silences");
+  for (Silence& s : *silences) {
+    std::string id = s.id;
+    Status st = engine->silences_.Put(std::move(s));
+    if (!st.ok())
+      Logf(LogLevel::kWarn, "saved silence %s skipped: %s", id.c_str(), st.ToString().c_str());
+  }
   return engine;
 }
 
@@ -128,8 +141,11 @@ void AlertEngine::EvaluationLoop() {
     std::unique_lock lock(queue_mu_);
     for (Notification& n : due) queue_.push_back(std::move(n));
     if (!due.empty()) queue_cv_.notify_one();
-    int64_t wake_at = std::min(next_eval, next_due);
-    int64_t wait_ms = std::clamp<int64_t>(wake_at - sources_.env->NowMillis(), 1, interval);
+    // A group due now that Due held back (quiet hours) waits for the next
+    // evaluation: no spinning on it.
+    const int64_t after = sources_.env->NowMillis();
+    int64_t wake_at = next_due > after ? std::min(next_eval, next_due) : next_eval;
+    int64_t wait_ms = std::clamp<int64_t>(wake_at - after, 1, interval);
     stop_cv_.wait_for(lock, std::chrono::milliseconds(wait_ms),
                       [this] { return stopping_ || woken_; });
     if (stopping_) return;
@@ -252,16 +268,33 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
   for (Alert& a : changed) {
     if (a.state == AlertState::kResolved) resolved.push_back(std::move(a));
   }
-  dispatcher_.Update(tracker_.active(), resolved, now_ms);
+  // Expired silences are kept a while for the list, then go.
+  if (now_ms - silences_pruned_ms_ >= 60'000) {
+    silences_pruned_ms_ = now_ms;
+    if (silences_.Prune(now_ms - options_.store.silence_retention_ms) > 0) {
+      Status pruned = store_->PruneSilences(now_ms);
+      if (!pruned.ok()) {
+        Logf(LogLevel::kWarn, "expired silences not pruned: %s", pruned.ToString().c_str());
+      }
+    }
+  }
+  dispatcher_.Update(tracker_.active(), resolved, now_ms,
+                     silences_.Silenced(tracker_.active(), now_ms));
   for (const std::string& key : dispatcher_.TakeDroppedGroups()) (void)store_->DeleteGroup(key);
+  for (const GroupRecord& g : dispatcher_.TakeChangedGroups()) {
+    Status saved = store_->SaveGroup(g);
+    if (!saved.ok()) Logf(LogLevel::kWarn, "alert group not saved: %s", saved.ToString().c_str());
+  }
   return dispatcher_.Due(now_ms);
 }
 
-std::vector<Alert> AlertEngine::Active(std::set<std::string>* inhibited) const {
+std::vector<Alert> AlertEngine::Active(std::set<std::string>* inhibited,
+                                       std::set<std::string>* silenced) const {
   std::lock_guard lock(mu_);
   std::vector<Alert> out;
   for (const auto& [id, a] : tracker_.active()) out.push_back(a);
   if (inhibited != nullptr) *inhibited = Inhibited(tracker_.active());
+  if (silenced != nullptr) *silenced = silences_.Silenced(tracker_.active(), NowMillis());
   std::sort(out.begin(), out.end(), [](const Alert& a, const Alert& b) {
     if (a.state != b.state) return a.state == AlertState::kFiring;
     if (a.severity != b.severity) return SeverityRank(a.severity) > SeverityRank(b.severity);
@@ -284,6 +317,46 @@ std::vector<RuleStatus> AlertEngine::Rules() const {
 AlertEngineStats AlertEngine::Stats() const {
   std::lock_guard lock(mu_);
   return stats_;
+}
+
+Result<std::string> AlertEngine::AddSilence(Silence silence) {
+  int64_t now = NowMillis();
+  silence.id = NewSilenceId();
+  silence.created_at_ms = silence.updated_at_ms = now;
+  silence.starts_at_ms = std::max(silence.starts_at_ms, now);
+  if (silence.ends_at_ms <= now) return InvalidArgument("endsAt must be in the future");
+  VIGIL_RETURN_IF_ERROR(ValidateSilence(silence));
+  std::lock_guard lock(mu_);
+  if (silences_.CountUnexpired(now) >= kMaxActiveSilences) {
+    return InvalidArgument("there are already " + std::to_string(kMaxActiveSilences) +
+                           " active or pending silences: expire some first");
+  }
+  while (silences_.Find(silence.id) != nullptr) silence.id = NewSilenceId();
+  VIGIL_RETURN_IF_ERROR(store_->SaveSilence(silence));
+  std::string id = silence.id;
+  VIGIL_RETURN_IF_ERROR(silences_.Put(std::move(silence)));
+  return id;
+}
+
+Result<Silence> AlertEngine::ExpireSilence(const std::string& id) {
+  int64_t now = NowMillis();
+  std::lock_guard lock(mu_);
+  const Silence* found = silences_.Find(id);
+  if (found == nullptr) return NotFound("no silence has the id \"" + id + "\"");
+  Silence s = *found;
+  if (StateAt(s, now) == SilenceState::kExpired) return s;
+  // As Alertmanager: a pending silence ends before it starts.
+  if (StateAt(s, now) == SilenceState::kPending) s.starts_at_ms = now;
+  s.ends_at_ms = now;
+  s.updated_at_ms = now;
+  VIGIL_RETURN_IF_ERROR(store_->SaveSilence(s));
+  VIGIL_RETURN_IF_ERROR(silences_.Put(s));
+  return s;
+}
+
+std::vector<Silence> AlertEngine::Silences() const {
+  std::lock_guard lock(mu_);
+  return silences_.All();
 }
 
 }  // namespace vigil::alert

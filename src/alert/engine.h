@@ -2,8 +2,8 @@
 // effect (rules.h) — PromQL over the embedded store, the job reports, the
 // nodes' last reports — moves each alert through its states (tracker.h),
 // saves what changed (alert_store.h) and hands the groups that are due to
-// their channels (dispatch.h, notification.h). docs/alerts.md describes it
-// for users.
+// their channels (dispatch.h, notification.h), less what silences mute
+// (silence.h). docs/alerts.md describes it for users.
 //
 // Threads: Start() runs an evaluation thread and a delivery thread, so a
 // channel that hangs delays no evaluation; a group being delivered is not
@@ -31,6 +31,7 @@
 #include "alert/evaluate.h"
 #include "alert/notification.h"
 #include "alert/rules.h"
+#include "alert/silence.h"
 #include "alert/tracker.h"
 #include "core/env.h"
 #include "diagnose/job_report.h"
@@ -100,12 +101,26 @@ class AlertEngine {
   // snapshot arrived: a crash is news at once).
   void Wake();
 
-  // Pending and firing alerts, most severe and newest first, and which of
-  // them others mute.
-  std::vector<Alert> Active(std::set<std::string>* inhibited = nullptr) const;
+  // Pending and firing alerts, most severe and newest first, which of them
+  // others mute, and which of them a silence mutes.
+  std::vector<Alert> Active(std::set<std::string>* inhibited = nullptr,
+                            std::set<std::string>* silenced = nullptr) const;
   Result<std::vector<Alert>> History(size_t limit) const;
   std::vector<RuleStatus> Rules() const;
   AlertEngineStats Stats() const;
+
+  // Silences (silence.h), saved in the store at once. AddSilence fills the
+  // id and the created and updated times, moves a start in the past to now,
+  // and returns the id; InvalidArgument for a bad silence (ValidateSilence,
+  // already ended) or when kMaxActiveSilences are active or pending.
+  // They take effect at the next evaluation.
+  Result<std::string> AddSilence(Silence silence);
+  // Ends a silence now (a pending one never starts). NotFound for an
+  // unknown id; an expired one stays as it is.
+  Result<Silence> ExpireSilence(const std::string& id);
+  // Every silence kept (expired ones for kSilenceRetentionMs), newest first.
+  std::vector<Silence> Silences() const;
+  int64_t NowMillis() const { return sources_.env->NowMillis(); }
   const AlertsConfig& config() const { return options_.config; }
 
  private:
@@ -126,6 +141,8 @@ class AlertEngine {
   AlertTracker tracker_;
   Dispatcher dispatcher_;
   std::unique_ptr<AlertStore> store_;
+  SilenceSet silences_;
+  int64_t silences_pruned_ms_ = 0;
   AlertEngineStats stats_;
 
   std::mutex queue_mu_;

@@ -170,5 +170,78 @@ TEST_F(AlertEngineTest, BadConfigurationIsRefusedByName) {
   EXPECT_NE(e.status().message().find("nope"), std::string::npos);
 }
 
+TEST_F(AlertEngineTest, ASilenceMutesUntilItIsExpiredAndSurvivesARestart) {
+  std::string id;
+  {
+    auto e = NewEngine();
+    Silence s;
+    s.matchers = {{"node", MatchOp::kEqual, "n1"},
+                  {"alertname", MatchOp::kEqual, "gpu_temperature_high"}};
+    s.ends_at_ms = env_.now + 3'600'000;
+    s.created_by = "test";
+    s.comment = "maintenance";
+    auto added = e->AddSilence(s);
+    ASSERT_TRUE(added.ok()) << added.status().ToString();
+    id = *added;
+    Play(e.get(), 95, 40);  // the critical fires after 30 s
+    EXPECT_EQ(Firing(e.get()), (std::vector<std::string>{"gpu_temperature_high/critical"}));
+    EXPECT_TRUE(hook_.sent.empty());
+    std::set<std::string> inhibited, silenced;
+    std::vector<Alert> active = e->Active(&inhibited, &silenced);
+    ASSERT_FALSE(active.empty());
+    for (const Alert& a : active) EXPECT_EQ(silenced.count(a.id), 1u) << a.rule;
+  }
+  auto e = NewEngine();  // restarted: the silence still holds
+  std::vector<Silence> kept = e->Silences();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].id, id);
+  EXPECT_EQ(kept[0].comment, "maintenance");
+  Play(e.get(), 95, 5);
+  EXPECT_TRUE(hook_.sent.empty());
+
+  auto expired = e->ExpireSilence(id);
+  ASSERT_TRUE(expired.ok()) << expired.status().ToString();
+  EXPECT_EQ(StateAt(*expired, env_.now), SilenceState::kExpired);
+  Play(e.get(), 95, 3);  // still firing: announced now, after group_wait
+  ASSERT_EQ(hook_.sent.size(), 1u);
+  EXPECT_EQ(hook_.sent[0].alerts.at(0).severity, Severity::kCritical);
+  std::set<std::string> inhibited, silenced;
+  e->Active(&inhibited, &silenced);
+  EXPECT_TRUE(silenced.empty());
+
+  EXPECT_EQ(e->ExpireSilence("0000000000000000").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(e->ExpireSilence(id).ok());  // again: it stays expired
+  EXPECT_EQ(e->Silences()[0].ends_at_ms, expired->ends_at_ms);
+  Silence past;
+  past.matchers = {{"node", MatchOp::kEqual, "n1"}};
+  past.ends_at_ms = env_.now - 1;
+  EXPECT_FALSE(e->AddSilence(past).ok());
+}
+
+TEST_F(AlertEngineTest, ExpiredSilencesAreKeptAWeek) {
+  auto e = NewEngine();
+  Silence s;
+  s.matchers = {{"node", MatchOp::kEqual, "n9"}};
+  s.ends_at_ms = env_.now + 1000;
+  ASSERT_TRUE(e->AddSilence(s).ok());
+  env_.now += 7 * 86'400'000LL;
+  e->EvaluateOnce();
+  EXPECT_EQ(e->Silences().size(), 1u);
+  env_.now += 2 * 60'000;
+  e->EvaluateOnce();
+  EXPECT_TRUE(e->Silences().empty());
+  EXPECT_TRUE(NewEngine()->Silences().empty());  // pruned from the store too
+}
+
+TEST_F(AlertEngineTest, QuietHoursForAnUnknownChannelAreRefused) {
+  AlertEngineOptions o;
+  o.dispatch.quiet_hours["nope"] = QuietHours{};
+  AlertEngineSources s;
+  s.query = query_.get();
+  auto e = AlertEngine::Create(s, o);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("nope"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace vigil::alert

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 #include "alert/alert_json.h"
 #include "api/params.h"
@@ -133,8 +134,8 @@ net::HttpResponse Records(const alert::AlertEngine* engine, const net::HttpReque
       return Error(400, "bad_data", "limit must be from 1 to 10000");
     limit = static_cast<size_t>(*n);
   }
-  std::set<std::string> inhibited;
-  std::vector<Alert> alerts = engine->Active(&inhibited);
+  std::set<std::string> inhibited, silenced;
+  std::vector<Alert> alerts = engine->Active(&inhibited, &silenced);
   if (all) {
     auto history = engine->History(limit);
     if (!history.ok()) return FromStatus(history.status());
@@ -142,20 +143,189 @@ net::HttpResponse Records(const alert::AlertEngine* engine, const net::HttpReque
   }
   JsonWriter w;
   w.BeginArray();
-  for (const Alert& a : alerts) alert::WriteAlert(&w, a, inhibited.count(a.id) != 0);
+  for (const Alert& a : alerts) {
+    // Resolved history rows share ids with active ones: only the active are muted.
+    bool active = a.state != AlertState::kResolved;
+    alert::WriteAlert(&w, a, active && inhibited.count(a.id) != 0,
+                      active && silenced.count(a.id) != 0);
+  }
   w.EndArray();
   return JsonOk(w.Release());
 }
 
+net::HttpResponse ListSilences(const alert::AlertEngine* engine) {
+  int64_t now = engine->NowMillis();
+  JsonWriter w;
+  w.BeginArray();
+  for (const alert::Silence& s : engine->Silences()) alert::WriteSilence(&w, s, now);
+  w.EndArray();
+  return JsonOk(w.Release());
+}
+
+net::HttpResponse PostSilence(alert::AlertEngine* engine, const net::HttpRequest& req) {
+  auto silence = ParsePostableSilence(req.body, engine->NowMillis());
+  if (!silence.ok()) return FromStatus(silence.status());
+  auto id = engine->AddSilence(std::move(silence).value());
+  if (!id.ok()) return FromStatus(id.status());
+  JsonWriter w;
+  w.BeginObject().Key("silenceID").String(*id).EndObject();
+  return JsonOk(w.Release());
+}
+
+// The id in /api/v1/silence/<id>, or "" when there is none.
+std::string SilenceIdOf(const net::HttpRequest& req) {
+  constexpr std::string_view kPrefix = "/api/v1/silence/";
+  std::string_view path = req.path;
+  if (!StartsWith(path, kPrefix)) return "";
+  std::string_view id = path.substr(kPrefix.size());
+  return id.find('/') == std::string_view::npos ? std::string(id) : "";
+}
+
+net::HttpResponse NoSuchSilence(const std::string& id) {
+  return Error(404, "not_found",
+               "no silence has the id \"" + std::string(CutUtf8(id, 64)) +
+                   "\" (GET /api/v1/silences lists them)");
+}
+
+net::HttpResponse OneSilence(alert::AlertEngine* engine, const net::HttpRequest& req) {
+  std::string id = SilenceIdOf(req);
+  int64_t now = engine->NowMillis();
+  if (req.method == "DELETE") {
+    auto s = engine->ExpireSilence(id);
+    if (s.status().code() == StatusCode::kNotFound) return NoSuchSilence(id);
+    if (!s.ok()) return FromStatus(s.status());
+    JsonWriter w;
+    alert::WriteSilence(&w, *s, now);
+    return JsonOk(w.Release());
+  }
+  for (const alert::Silence& s : engine->Silences()) {
+    if (s.id != id) continue;
+    JsonWriter w;
+    alert::WriteSilence(&w, s, now);
+    return JsonOk(w.Release());
+  }
+  return NoSuchSilence(id);
+}
+
 }  // namespace
 
-void AddAlertRoutes(net::Router* router, const alert::AlertEngine* engine) {
+Result<alert::Silence> ParsePostableSilence(std::string_view body, int64_t now_ms) {
+  using nlohmann::json;
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {
+    return InvalidArgument(
+        R"(the body must be a JSON object such as {"matchers": [{"name": "node", "value": "n1", )"
+        R"("isRegex": false, "isEqual": true}], "duration": "2h", "comment": "..."})");
+  }
+  alert::Silence s;
+  s.starts_at_ms = now_ms;
+  std::optional<int64_t> ends, duration;
+  auto text = [&](const std::string& key, const json& v) -> Result<std::string> {
+    if (!v.is_string()) return InvalidArgument(key + " must be a string");
+    return v.get<std::string>();
+  };
+  auto time = [&](const std::string& key, const json& v) -> Result<int64_t> {
+    VIGIL_ASSIGN_OR_RETURN(std::string t, text(key, v));
+    auto ms = ParseTime(t);
+    if (!ms.ok())
+      return InvalidArgument(key +
+                             " must be an RFC 3339 time such as "
+                             "\"2026-12-02T02:05:39Z\", not \"" +
+                             std::string(CutUtf8(t, 64)) + "\"");
+    return ms;
+  };
+  for (const auto& [key, v] : j.items()) {
+    if (key == "matchers") {
+      if (!v.is_array()) return InvalidArgument("matchers must be a list");
+      if (v.size() > alert::kMaxSilenceMatchers) {
+        return InvalidArgument("a silence has at most " +
+                               std::to_string(alert::kMaxSilenceMatchers) + " matchers, not " +
+                               std::to_string(v.size()));
+      }
+      for (size_t i = 0; i < v.size(); ++i) {
+        std::string at = "matchers[" + std::to_string(i) + "]";
+        const json& m = v[i];
+        if (!m.is_object()) return InvalidArgument(at + " must be an object");
+        alert::Matcher x;
+        bool regex = false, equal = true, named = false, valued = false;
+        for (const auto& [mk, mv] : m.items()) {
+          if (mk == "name") {
+            VIGIL_ASSIGN_OR_RETURN(x.name, text(at + ".name", mv));
+            named = true;
+          } else if (mk == "value") {
+            VIGIL_ASSIGN_OR_RETURN(x.value, text(at + ".value", mv));
+            valued = true;
+          } else if (mk == "isRegex" || mk == "isEqual") {
+            if (!mv.is_boolean()) return InvalidArgument(at + "." + mk + " must be true or false");
+            (mk == "isRegex" ? regex : equal) = mv.get<bool>();
+          } else {
+            return InvalidArgument("unknown key " + at + "." + mk);
+          }
+        }
+        if (!named || !valued) return InvalidArgument(at + " needs a name and a value");
+        x.op = regex ? (equal ? alert::MatchOp::kRegex : alert::MatchOp::kNotRegex)
+                     : (equal ? alert::MatchOp::kEqual : alert::MatchOp::kNotEqual);
+        Status st = alert::ValidateMatcher(x);
+        if (!st.ok()) return st.WithContext(at);
+        s.matchers.push_back(std::move(x));
+      }
+    } else if (key == "startsAt") {
+      VIGIL_ASSIGN_OR_RETURN(s.starts_at_ms, time("startsAt", v));
+    } else if (key == "endsAt") {
+      VIGIL_ASSIGN_OR_RETURN(ends, time("endsAt", v));
+    } else if (key == "duration") {
+      VIGIL_ASSIGN_OR_RETURN(std::string d, text("duration", v));
+      auto ms = alert::ParseSilenceDuration(d);
+      if (!ms.ok()) return ms.status().WithContext("duration");
+      duration = *ms;
+    } else if (key == "createdBy") {
+      VIGIL_ASSIGN_OR_RETURN(s.created_by, text("createdBy", v));
+    } else if (key == "comment") {
+      VIGIL_ASSIGN_OR_RETURN(s.comment, text("comment", v));
+    } else if (key == "id") {
+      // Alertmanager updates the silence an id names; Vigil adds only.
+      if (!v.is_null() && !(v.is_string() && v.get<std::string>().empty())) {
+        return InvalidArgument(
+            "changing a silence is not supported: expire it (DELETE /api/v1/silence/<id>) and "
+            "add a new one");
+      }
+    } else {
+      return InvalidArgument("unknown key \"" + std::string(CutUtf8(key, 64)) +
+                             "\" (a silence has matchers, startsAt, endsAt or duration, "
+                             "createdBy, comment)");
+    }
+  }
+  if (s.matchers.empty()) return InvalidArgument("a silence needs at least one matcher");
+  if (ends && duration) return InvalidArgument("give endsAt or duration, not both");
+  if (!ends && !duration) return InvalidArgument("a silence needs endsAt or duration");
+  // A start in the past is now (Alertmanager's rule too).
+  s.starts_at_ms = std::max(s.starts_at_ms, now_ms);
+  if (duration) {
+    s.ends_at_ms = s.starts_at_ms + *duration;
+  } else {
+    if (*ends <= now_ms) return InvalidArgument("endsAt must be in the future");
+    s.ends_at_ms = *ends;
+  }
+  s.created_at_ms = s.updated_at_ms = now_ms;
+  VIGIL_RETURN_IF_ERROR(alert::ValidateSilence(s));
+  return s;
+}
+
+void AddAlertRoutes(net::Router* router, alert::AlertEngine* engine) {
   router->Handle("GET", "/api/v1/alerts",
                  [engine](const net::HttpRequest&) { return PromAlerts(engine); });
   router->Handle("GET", "/api/v1/rules",
                  [engine](const net::HttpRequest&) { return PromRules(engine); });
   router->Handle("GET", "/api/v1/alerts/records",
                  [engine](const net::HttpRequest& req) { return Records(engine, req); });
+  router->Handle("GET", "/api/v1/silences",
+                 [engine](const net::HttpRequest&) { return ListSilences(engine); });
+  router->Handle("POST", "/api/v1/silences",
+                 [engine](const net::HttpRequest& req) { return PostSilence(engine, req); });
+  for (const char* method : {"GET", "DELETE"}) {
+    router->HandlePrefix(method, "/api/v1/silence/",
+                         [engine](const net::HttpRequest& req) { return OneSilence(engine, req); });
+  }
 }
 
 }  // namespace vigil::api

@@ -7,15 +7,31 @@
 //   GET /api/v1/alerts/records  Vigil's alert records (alert/alert_json.h):
 //                               `vigil alerts --json` and the UI; `all=1`
 //                               adds the resolved history (newest first,
-//                               `limit`, default 500)
-// The routes only render what alert::AlertEngine holds.
+//                               `limit`, default 500); "inhibited" and
+//                               "silenced" mark the muted ones
+//   GET    /api/v1/silences     every silence kept, newest first, in
+//                               Alertmanager's API v2 shape (alert/silence.h)
+//   POST   /api/v1/silences     adds one from Alertmanager's body
+//                               (PostableSilence) or with "duration" instead
+//                               of "endsAt": {"silenceID": "..."}
+//   GET    /api/v1/silence/<id> one silence
+//   DELETE /api/v1/silence/<id> expires it now; answers it, expired
+// Bad input gets 400 with Prometheus' error JSON saying what is wrong.
+// The routes only render and forward to what alert::AlertEngine holds.
 #pragma once
+
+#include <string_view>
 
 #include "alert/engine.h"
 #include "net/http_server.h"
 
 namespace vigil::api {
 
-void AddAlertRoutes(net::Router* router, const alert::AlertEngine* engine);
+void AddAlertRoutes(net::Router* router, alert::AlertEngine* engine);
+
+// The body of POST /api/v1/silences as a silence (id and created times not
+// yet set), with `now_ms` for a missing startsAt. InvalidArgument names the
+// bad field.
+Result<alert::Silence> ParsePostableSilence(std::string_view body, int64_t now_ms);
 
 }  // namespace vigil::api

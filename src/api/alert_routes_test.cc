@@ -49,10 +49,40 @@ class AlertRoutesTest : public ::testing::Test {
     EXPECT_NE(m.route, nullptr) << path;
     if (m.route == nullptr) return json();
     net::HttpRequest req;
+    req.method = "GET";
+    req.path = path;
     req.query = std::move(query);
     net::HttpResponse res = m.route->handler(req);
     EXPECT_EQ(res.status, status) << res.body;
     return json::parse(res.body, nullptr, false);
+  }
+
+  net::HttpResponse Send(const std::string& method, const std::string& path,
+                         const std::string& body = "") {
+    auto m = router_.Find(method, path);
+    EXPECT_NE(m.route, nullptr) << method << " " << path;
+    if (m.route == nullptr) return net::HttpResponse::Text(404, "");
+    net::HttpRequest req;
+    req.method = method;
+    req.path = path;
+    req.body = body;
+    return m.route->handler(req);
+  }
+
+  // POSTs a silence; returns its id ("" when refused).
+  std::string Silence(const json& body) {
+    net::HttpResponse res = Send("POST", "/api/v1/silences", body.dump());
+    EXPECT_EQ(res.status, 200) << res.body;
+    json j = json::parse(res.body, nullptr, false);
+    return j.is_object() && j.contains("silenceID") ? j["silenceID"].get<std::string>() : "";
+  }
+
+  // The error message of a refused POST (400).
+  std::string Refused(const std::string& body) {
+    net::HttpResponse res = Send("POST", "/api/v1/silences", body);
+    EXPECT_EQ(res.status, 400) << body << " -> " << res.body;
+    json j = json::parse(res.body, nullptr, false);
+    return j.is_object() ? j.value("error", "") : res.body;
   }
 
   TempDir tmp_;
@@ -121,6 +151,131 @@ TEST_F(AlertRoutesTest, PrometheusShapesAndVigilRecords) {
   EXPECT_EQ(all[0]["state"], "resolved");
   EXPECT_FALSE(all[0]["resolved_at"].is_null());
   Get("/api/v1/alerts/records", {{"limit", "0"}}, 400);
+}
+
+TEST_F(AlertRoutesTest, SilencesAddListMuteAndExpire) {
+  for (int i = 0; i < 40; ++i) {
+    env_.now += 1000;
+    Memory(98);
+    engine_->EvaluateOnce();
+  }
+  std::string id = Silence(json::parse(R"({
+      "matchers": [{"name": "node", "value": "n1", "isRegex": false, "isEqual": true},
+                   {"name": "alertname", "value": "gpu_memory.*", "isRegex": true}],
+      "duration": "2h", "createdBy": "ops", "comment": "maintenance"})"));
+  ASSERT_EQ(id.size(), 16u);
+  json list = Get("/api/v1/silences");
+  ASSERT_EQ(list.size(), 1u);
+  const json& s = list[0];
+  EXPECT_EQ(s["id"], id);
+  EXPECT_EQ(s["status"]["state"], "active");
+  EXPECT_EQ(s["startsAt"], "2025-12-02T02:06:19Z");
+  EXPECT_EQ(s["endsAt"], "2025-12-02T04:06:19Z");
+  EXPECT_EQ(s["createdAt"], s["startsAt"]);
+  EXPECT_EQ(s["createdBy"], "ops");
+  EXPECT_EQ(s["comment"], "maintenance");
+  EXPECT_EQ(s["matchers"][1], json::parse(R"({"name": "alertname", "value": "gpu_memory.*",
+                                               "isRegex": true, "isEqual": true})"));
+  EXPECT_EQ(Get("/api/v1/silence/" + id)["id"], id);
+
+  // Both alerts (firing critical, pending warning) are listed, silenced.
+  json records = Get("/api/v1/alerts/records");
+  ASSERT_EQ(records.size(), 2u);
+  for (const json& r : records) EXPECT_EQ(r.value("silenced", false), true) << r.dump();
+
+  // A pending silence (starting later), and an endsAt one: newest first.
+  env_.now += 1000;
+  std::string later = Silence({{"matchers", {{{"name", "node"}, {"value", "n2"}}}},
+                               {"startsAt", "2025-12-02T10:00:00Z"},
+                               {"endsAt", "2025-12-02T11:00:00Z"}});
+  list = Get("/api/v1/silences");
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0]["id"], later);
+  EXPECT_EQ(list[0]["status"]["state"], "pending");
+  EXPECT_EQ(list[0]["matchers"][0]["isEqual"], true);  // Alertmanager's defaults
+  EXPECT_EQ(list[0]["matchers"][0]["isRegex"], false);
+
+  net::HttpResponse res = Send("DELETE", "/api/v1/silence/" + id);
+  ASSERT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(json::parse(res.body)["status"]["state"], "expired");
+  EXPECT_EQ(Get("/api/v1/silence/" + id)["status"]["state"], "expired");
+  records = Get("/api/v1/alerts/records");
+  for (const json& r : records) EXPECT_FALSE(r.contains("silenced")) << r.dump();
+  res = Send("DELETE", "/api/v1/silence/" + later);  // a pending one never starts
+  ASSERT_EQ(res.status, 200);
+  EXPECT_EQ(json::parse(res.body)["status"]["state"], "expired");
+  EXPECT_EQ(Send("DELETE", "/api/v1/silence/" + id).status, 200);  // again: as it was
+
+  res = Send("DELETE", "/api/v1/silence/0123456789abcdef");
+  EXPECT_EQ(res.status, 404);
+  EXPECT_NE(res.body.find("no silence has the id"), std::string::npos) << res.body;
+  EXPECT_EQ(Send("GET", "/api/v1/silence/nope").status, 404);
+}
+
+TEST_F(AlertRoutesTest, BadSilencesAreRefusedWithAClearMessage) {
+  auto has = [](const std::string& msg, const char* want) {
+    return msg.find(want) != std::string::npos;
+  };
+  const std::string ok_matcher = R"({"name": "node", "value": "n1"})";
+  EXPECT_PRED2(has, Refused("not json"), "JSON object");
+  EXPECT_PRED2(has, Refused(R"({"duration": "2h"})"), "at least one matcher");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [], "duration": "2h"})"), "at least one matcher");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [)" + ok_matcher + "]}"), "endsAt or duration");
+  EXPECT_PRED2(has,
+               Refused(R"({"matchers": [)" + ok_matcher +
+                       R"(], "duration": "2h", "endsAt": "2030-01-01T00:00:00Z"})"),
+               "not both");
+  EXPECT_PRED2(
+      has, Refused(R"({"matchers": [)" + ok_matcher + R"(], "endsAt": "2020-01-01T00:00:00Z"})"),
+      "future");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [)" + ok_matcher + R"(], "endsAt": "tomorrow"})"),
+               "RFC 3339");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [)" + ok_matcher + R"(], "duration": "2 hours"})"),
+               "duration");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [)" + ok_matcher + R"(], "duration": "0s"})"),
+               "more than 0");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [)" + ok_matcher + R"(], "duration": "2h",
+                                "endAt": "x"})"),
+               "unknown key \"endAt\"");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [)" + ok_matcher + R"(], "duration": "2h",
+                                "id": "abc"})"),
+               "not supported");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [{"name": "node"}], "duration": "2h"})"),
+               "matchers[0] needs a name and a value");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [{"name": "node", "value": "x", "isRegex": "yes"}],
+                           "duration": "2h"})"),
+               "matchers[0].isRegex must be true or false");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [{"name": "node", "value": "(", "isRegex": true}],
+                           "duration": "2h"})"),
+               "does not compile");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [{"name": "no-de", "value": "x"}], "duration": "2h"})"),
+               "label name");
+  EXPECT_PRED2(has, Refused(R"({"matchers": [{"name": "node", "value": ".*", "isRegex": true}],
+                           "duration": "2h"})"),
+               "empty string");
+  json big = {{"matchers", {{{"name", "node"}, {"value", std::string(1025, 'x')}}}},
+              {"duration", "2h"}};
+  EXPECT_PRED2(has, Refused(big.dump()), "1024 bytes");
+  json many = {{"matchers", json::array()}, {"duration", "2h"}};
+  for (int i = 0; i < 33; ++i) many["matchers"].push_back({{"name", "node"}, {"value", "n1"}});
+  EXPECT_PRED2(has, Refused(many.dump()), "at most 32");
+  many["matchers"].erase(many["matchers"].begin());
+  EXPECT_EQ(Silence(many).size(), 16u);
+  EXPECT_EQ(Get("/api/v1/silences").size(), 1u);  // the refused ones left nothing
+}
+
+TEST_F(AlertRoutesTest, AtMostAThousandActiveSilences) {
+  json body = {{"matchers", {{{"name", "node"}, {"value", "n1"}}}}, {"duration", "1h"}};
+  std::string first;
+  for (size_t i = 0; i < alert::kMaxActiveSilences; ++i) {
+    std::string id = Silence(body);
+    ASSERT_FALSE(id.empty()) << i;
+    if (i == 0) first = id;
+  }
+  EXPECT_NE(Refused(body.dump()).find("1000 active or pending"), std::string::npos);
+  // An expired one makes room.
+  ASSERT_EQ(Send("DELETE", "/api/v1/silence/" + first).status, 200);
+  EXPECT_FALSE(Silence(body).empty());
 }
 
 }  // namespace

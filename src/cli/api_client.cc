@@ -8,18 +8,43 @@ namespace vigil::cli {
 
 using nlohmann::json;
 
-Result<json> GetJson(const std::string& url, std::chrono::milliseconds timeout) {
-  auto r = net::HttpGet(url, timeout);
+namespace {
+
+Result<json> Answer(const Result<net::HttpResponse>& r) {
   if (!r.ok()) return r.status();
   json j = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
   if (r->status != 200) {
     std::string msg = j.is_object() && j.contains("error") && j["error"].is_string()
                           ? j["error"].get<std::string>()
                           : r->body.substr(0, 500);
+    if (r->status == 404) return NotFound(msg);
     return r->status == 400 ? InvalidArgument(msg) : Unavailable(msg);
   }
   if (j.is_discarded()) return Internal("the server sent a response that is not JSON");
   return j;
+}
+
+}  // namespace
+
+Result<json> GetJson(const std::string& url, std::chrono::milliseconds timeout) {
+  return Answer(net::HttpGet(url, timeout));
+}
+
+Result<json> GetJsonList(const std::string& url, std::chrono::milliseconds timeout) {
+  auto r = GetJson(url, timeout);
+  if (r.ok() && !r->is_array()) return Internal("unexpected answer (not a list) from " + url);
+  return r;
+}
+
+Result<json> SendJson(const std::string& method, const std::string& url, const std::string& body,
+                      std::chrono::milliseconds timeout) {
+  net::HttpClientRequest req;
+  req.method = method;
+  req.url = url;
+  req.body = body;
+  if (!body.empty()) req.headers.Add("Content-Type", "application/json");
+  req.timeout = timeout;
+  return Answer(net::HttpFetch(req));
 }
 
 std::string JsonString(const json& obj, const char* key) {

@@ -16,6 +16,17 @@ namespace vigil::cli {
 Result<nlohmann::json> GetJson(const std::string& url,
                                std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+// GetJson for an API that answers a list: anything but a JSON array is an
+// error too.
+Result<nlohmann::json> GetJsonList(const std::string& url,
+                                   std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// Sends `body` (JSON; none when empty) with `method` ("POST", "DELETE") and
+// parses the JSON answer, with GetJson's errors (and NotFound for a 404).
+Result<nlohmann::json> SendJson(const std::string& method, const std::string& url,
+                                const std::string& body,
+                                std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
 // A member of a JSON object, or "" / 0 when absent or of another type
 // (never throws: the answer comes from another process).
 std::string JsonString(const nlohmann::json& obj, const char* key);

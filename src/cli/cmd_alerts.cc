@@ -59,10 +59,9 @@ int RunAlerts(const AlertsFlags& flags) {
     return 3;
   }
   std::string url = *base + "/api/v1/alerts/records" + (flags.all ? "?all=1" : "");
-  auto r = GetJson(url, std::chrono::seconds(10));
-  if (!r.ok() || !r->is_array()) {
-    std::fprintf(stderr, "vigil alerts: %s\n",
-                 r.ok() ? "unexpected answer" : r.status().message().c_str());
+  auto r = GetJsonList(url, std::chrono::seconds(10));
+  if (!r.ok()) {
+    std::fprintf(stderr, "vigil alerts: %s\n", r.status().message().c_str());
     return 1;
   }
   if (flags.json) {
@@ -80,6 +79,7 @@ int RunAlerts(const AlertsFlags& flags) {
   for (const json& a : *r) {
     std::string state = JsonString(a, "state"), sev = JsonString(a, "severity");
     if (a.contains("inhibited")) state += "*";
+    if (a.contains("silenced")) state += "~";
     int64_t since = static_cast<int64_t>(JsonNumber(a, "fired_at_ms"));
     if (since == 0) since = static_cast<int64_t>(JsonNumber(a, "active_at_ms"));
     std::string summary = JsonString(a, zh ? "summary_zh" : "summary");
@@ -89,7 +89,8 @@ int RunAlerts(const AlertsFlags& flags) {
                 Where(a.value("labels", json::object())).c_str(), LocalTime(since).c_str(),
                 Printable(summary, 200).c_str());
   }
-  std::printf("(* muted by another alert; docs/alerts.md \"Inhibition\")\n");
+  std::printf(
+      "(* muted by another alert; docs/alerts.md \"Inhibition\". ~ silenced: vigil silence ls)\n");
   return 0;
 }
 

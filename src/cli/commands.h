@@ -81,6 +81,23 @@ struct RulesFlags {
 };
 int RunRules(const RulesFlags& flags);
 
+// `vigil silence add|ls|rm` (alert/silence.h): mute matching alerts for a time.
+struct SilenceFlags {
+  std::string home;
+  std::string server;
+  std::string action;                 // add | ls | rm
+  std::vector<std::string> matchers;  // add: name=value, name!=value, name=~re, name!~re
+  std::string duration = "2h";        // add
+  std::string comment;                // add
+  std::string author;                 // add: createdBy; default $USER
+  std::string id;                     // rm
+  bool json = false;                  // ls
+};
+int RunSilence(const SilenceFlags& flags);
+// The POST /api/v1/silences body `vigil silence add` sends. InvalidArgument
+// for a bad matcher or duration, before anything is sent.
+Result<std::string> SilenceAddBody(const SilenceFlags& flags);
+
 struct RunFlags {
   std::string name;  // job name; default: from the command line ("python train.py" -> train)
   std::string home;

@@ -12,7 +12,9 @@
 //               "price_per_gpu_hour": 2.5, "currency": "USD",
 //               "rules": {"gpu_temperature_high": {"enabled": false, "for": "5m",
 //                                                  "warning": 85, "critical": 95}}},
-//    "notify": {"channels": [{"name": "hook", "type": "webhook", "url": "http://..."}],
+//    "notify": {"channels": [{"name": "hook", "type": "webhook", "url": "http://...",
+//                             "quiet_hours": {"start": "22:00", "end": "08:00",
+//                                             "timezone": "Asia/Shanghai"}}],
 //               "routes": [{"match": {"severity": "critical"}, "channels": ["hook"]}],
 //               "group_by": ["node", "job"], "group_wait": "1s",
 //               "group_interval": "30s", "repeat_interval": "4h"}}
@@ -23,10 +25,12 @@
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "alert/dispatch.h"
+#include "alert/quiet_hours.h"
 #include "alert/rules.h"
 #include "core/status.h"
 #include "wire/log_batch.h"
@@ -49,11 +53,14 @@ struct ChannelConfig {
   std::string type;
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
+  // Warning and info notifications wait through these (alert/quiet_hours.h).
+  std::optional<alert::QuietHours> quiet_hours;
 };
 
 struct NotifyConfig {
   std::vector<ChannelConfig> channels;
-  alert::DispatchOptions dispatch;  // routes, grouping; channels filled from `channels`
+  // Routes, grouping; channels and quiet_hours filled from `channels`.
+  alert::DispatchOptions dispatch;
 };
 
 struct Config {

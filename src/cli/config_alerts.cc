@@ -57,10 +57,37 @@ Result<std::vector<std::string>> StringList(const json& v, const std::string& ke
   return out;
 }
 
+// {"start": "22:00", "end": "08:00", "timezone": "Asia/Shanghai"}; the
+// timezone defaults to the server's local time.
+Result<alert::QuietHours> ParseQuietHours(const json& j, const std::string& at) {
+  if (!j.is_object()) {
+    return Bad(at + R"( must be an object such as {"start": "22:00", "end": "08:00", )"
+                    R"("timezone": "Asia/Shanghai"})");
+  }
+  std::string start, end, timezone = "local";
+  for (const auto& [key, v] : j.items()) {
+    std::string* into = key == "start"      ? &start
+                        : key == "end"      ? &end
+                        : key == "timezone" ? &timezone
+                                            : nullptr;
+    if (into == nullptr) return Bad("unknown key " + at + "." + key);
+    if (!v.is_string()) return Bad(at + "." + key + " must be a string");
+    *into = v.get<std::string>();
+  }
+  if (start.empty() || end.empty()) return Bad(at + " needs \"start\" and \"end\" (\"22:00\")");
+  auto q = alert::ParseQuietHours(start, end, timezone);
+  if (!q.ok()) return Bad(at + "." + q.status().message());
+  return q;
+}
+
 Status ParseChannel(const json& j, size_t i, ChannelConfig* c) {
   std::string at = "notify.channels[" + std::to_string(i) + "]";
   if (!j.is_object()) return Bad(at + " must be an object");
   for (const auto& [key, v] : j.items()) {
+    if (key == "quiet_hours") {
+      VIGIL_ASSIGN_OR_RETURN(c->quiet_hours, ParseQuietHours(v, at + ".quiet_hours"));
+      continue;
+    }
     if (key == "headers") {
       if (!v.is_object()) return Bad(at + ".headers must be an object of strings");
       for (const auto& [h, value] : v.items()) {
@@ -171,6 +198,7 @@ Status ParseNotifySection(const json& j, NotifyConfig* out) {
     if (!names.insert(c.name).second)
       return Bad("notify.channels: two channels named \"" + c.name + "\"");
     d.channels.push_back(c.name);
+    if (c.quiet_hours) d.quiet_hours[c.name] = *c.quiet_hours;
   }
   for (size_t i = 0; i < d.routes.size(); ++i) {
     for (const std::string& c : d.routes[i].channels) {

@@ -87,6 +87,49 @@ TEST(ConfigTest, AlertMistakesAreNamed) {
       std::string::npos);
 }
 
+TEST(ConfigTest, ReadsQuietHoursPerChannel) {
+  auto c = ParseConfig(R"({"notify": {"channels": [
+      {"name": "im", "type": "webhook", "url": "http://127.0.0.1:8080/",
+       "quiet_hours": {"start": "22:00", "end": "08:00", "timezone": "+08:00"}},
+      {"name": "pager", "type": "webhook", "url": "http://127.0.0.1:8081/"}]}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->notify.dispatch.quiet_hours.size(), 1u);
+  const alert::QuietHours& q = c->notify.dispatch.quiet_hours.at("im");
+  EXPECT_EQ(q.start_minute, 22 * 60);
+  EXPECT_EQ(q.end_minute, 8 * 60);
+  EXPECT_EQ(q.zone.name(), "+08:00");
+  // 2026-01-01T00:00Z is 08:00 at +08:00: the end.
+  EXPECT_TRUE(alert::InQuietHours(q, 1'767'225'600'000 - 1));
+  EXPECT_FALSE(alert::InQuietHours(q, 1'767'225'600'000));
+  // The timezone defaults to the server's local time.
+  c = ParseConfig(R"({"notify": {"channels": [{"name": "im", "type": "webhook",
+      "url": "http://127.0.0.1:8080/", "quiet_hours": {"start": "22:00", "end": "08:00"}}]}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->notify.dispatch.quiet_hours.at("im").zone.name(), "local");
+
+  auto bad = [](const std::string& quiet) {
+    auto r = ParseConfig(R"({"notify": {"channels": [{"name": "im", "type": "webhook",
+        "url": "http://127.0.0.1:8080/", "quiet_hours": )" +
+                         quiet + "}]}}");
+    return r.ok() ? std::string("accepted") : r.status().message();
+  };
+  EXPECT_NE(bad(R"({"start": "22:00", "end": "8am"})").find("notify.channels[0].quiet_hours.end"),
+            std::string::npos);
+  EXPECT_NE(
+      bad(R"({"start": "25:00", "end": "08:00"})").find("notify.channels[0].quiet_hours.start"),
+      std::string::npos);
+  EXPECT_NE(bad(R"({"start": "22:00", "end": "08:00", "timezone": "Mars/Olympus"})")
+                .find("notify.channels[0].quiet_hours.timezone"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"start": "22:00", "end": "08:00", "tz": "UTC"})")
+                .find("unknown key notify.channels[0].quiet_hours.tz"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"start": "22:00"})").find("needs"), std::string::npos);
+  EXPECT_NE(bad(R"("22:00-08:00")").find("must be an object"), std::string::npos);
+  EXPECT_NE(bad(R"({"start": 22, "end": "08:00"})").find("start must be a string"),
+            std::string::npos);
+}
+
 TEST(ConfigTest, MistakesAreNamed) {
   struct Case {
     const char* text;

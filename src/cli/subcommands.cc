@@ -140,6 +140,34 @@ Subcommand AddRules(CLI::App* app) {
   return {cmd, [rules] { return RunRules(*rules); }};
 }
 
+Subcommand AddSilence(CLI::App* app) {
+  auto silence = NewFlags<SilenceFlags>();
+  CLI::App* cmd = app->add_subcommand(
+      "silence", "Mute matching alerts for a while: add, ls or rm (Alertmanager's silences)");
+  cmd->require_subcommand(1);
+  CLI::App* add = cmd->add_subcommand(
+      "add", "Silence the alerts every matcher matches; prints the silence's id");
+  add->add_option("matchers", silence->matchers,
+                  "name=value, name!=value, name=~regex or name!~regex (regexes match the whole "
+                  "value), e.g. node=gpu-07 alertname=gpu_underutilized")
+      ->required();
+  add->add_option("-d,--duration", silence->duration, "How long, from now: 30m, 2h, 1h30m, 7d")
+      ->capture_default_str();
+  add->add_option("-c,--comment", silence->comment, "Why (shown by vigil silence ls)");
+  add->add_option("--author", silence->author, "Who (default: $USER)");
+  AddHomeAndServer(add, &silence->home, &silence->server);
+  CLI::App* ls = cmd->add_subcommand("ls", "List the silences: active, pending, expired (a week)");
+  ls->add_flag("--json", silence->json, "Print GET /api/v1/silences as it is");
+  AddHomeAndServer(ls, &silence->home, &silence->server);
+  CLI::App* rm = cmd->add_subcommand("rm", "Expire a silence now");
+  rm->add_option("id", silence->id, "The silence's id (vigil silence ls)")->required();
+  AddHomeAndServer(rm, &silence->home, &silence->server);
+  return {cmd, [silence, add, rm] {
+            silence->action = *add ? "add" : *rm ? "rm" : "ls";
+            return RunSilence(*silence);
+          }};
+}
+
 Subcommand AddInspectLog(CLI::App* app) {
   auto inspect = NewFlags<InspectLogFlags>();
   CLI::App* cmd = app->add_subcommand(
@@ -177,6 +205,7 @@ std::vector<Subcommand> AddSubcommands(CLI::App* app) {
   out.push_back(AddJobs(app));
   out.push_back(AddAlerts(app));
   out.push_back(AddRules(app));
+  out.push_back(AddSilence(app));
   out.push_back(AddInspectLog(app));
   // `run` takes the rest of the line as the command, verbatim: main() parses
   // it before CLI11; it is only described here, for --help.

@@ -3,7 +3,10 @@
 overheats and then cools, a job that crashes and one that finishes, and a
 webhook receiver on loopback. Each scenario must bring the right alert at the
 webhook once (Alertmanager's payload, version 4), list it in `vigil alerts`,
-and send its resolution; a restart while firing must not notify again.
+and send its resolution; a restart while firing must not notify again. A
+silence (`vigil silence add job=...`) keeps a crash from the webhook while
+`vigil alerts` lists it, silenced; `vigil silence rm` ends it, and the crash,
+still firing, is notified then.
 
 time_scale 0.05 in config.json plays the presets' durations 20x faster
 (`for: 30s` -> 1.5 s).
@@ -182,6 +185,73 @@ class AlertsE2E(unittest.TestCase):
         self.assertEqual(len(crashes), 1, "one notification per crash")
         # The finished run did not crash.
         self.assertFalse([x for x in received("job_crashed") if x[1]["labels"].get("job") == "tidy"])
+
+    def silence(self, *args):
+        return subprocess.run([VIGIL, "silence", *args], capture_output=True, text=True,
+                              env=self.env, timeout=30)
+
+    def silences(self):
+        p = self.silence("ls", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_3_a_silenced_crash(self):
+        add = self.silence("add", "job=hushed", "--duration", "1h", "--comment", "e2e maintenance")
+        self.assertEqual(add.returncode, 0, add.stderr)
+        sid = add.stdout.strip()
+        self.assertRegex(sid, r"^[0-9a-f]{16}$")
+        mine = [s for s in self.silences() if s["id"] == sid]
+        self.assertEqual(len(mine), 1)
+        self.assertEqual(mine[0]["status"]["state"], "active")
+        self.assertEqual(mine[0]["matchers"],
+                         [{"name": "job", "value": "hushed", "isRegex": False, "isEqual": True}])
+        self.assertEqual(mine[0]["comment"], "e2e maintenance")
+
+        crash = subprocess.run(
+            [VIGIL, "run", "--name", "hushed", "--", "/usr/bin/python3", "-c",
+             "import time; time.sleep(1.5); raise RuntimeError('CUDA error: an illegal memory access was encountered')"],
+            env=self.env, capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(crash.returncode, 0)
+
+        def hushed_alerts():
+            return [x for x in self.alerts() if x["rule"] == "job_crashed"
+                    and x["labels"].get("job") == "hushed" and x["state"] == "firing"]
+        listed = wait_for(hushed_alerts, 30, "the silenced crash in vigil alerts")
+        self.assertIs(listed[0].get("silenced"), True)
+        table = subprocess.run([VIGIL, "alerts"], capture_output=True, text=True, env=self.env,
+                               timeout=30)
+        self.assertIn("firing~", table.stdout)
+        time.sleep(4)  # many evaluations and group waits (time_scale 0.05)
+        self.assertEqual([x for x in received("job_crashed") if x[1]["labels"].get("job") == "hushed"],
+                         [], "a silenced crash must not reach the webhook")
+
+        rm = self.silence("rm", sid)
+        self.assertEqual(rm.returncode, 0, rm.stderr)
+        self.assertEqual([s["status"]["state"] for s in self.silences() if s["id"] == sid],
+                         ["expired"])
+        ls = self.silence("ls")
+        self.assertIn(sid, ls.stdout)
+        self.assertIn("expired", ls.stdout)
+        self.assertIn('job="hushed"', ls.stdout)
+        # Still firing once the silence ends: notified now, once.
+        wait_for(lambda: [x for x in received("job_crashed", "firing")
+                          if x[1]["labels"].get("job") == "hushed"], 30,
+                 "the crash at the webhook after vigil silence rm")
+        self.assertFalse([x for x in hushed_alerts() if x.get("silenced")])
+        time.sleep(3)
+        self.assertEqual(len([x for x in received("job_crashed", "firing")
+                              if x[1]["labels"].get("job") == "hushed"]), 1)
+
+        # Mistakes are refused with a reason, and an unknown id is not found.
+        bad = self.silence("add", "job")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("name=value", bad.stderr)
+        bad = self.silence("add", "job=~(")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("does not compile", bad.stderr)
+        gone = self.silence("rm", "0123456789abcdef")
+        self.assertEqual(gone.returncode, 1)
+        self.assertIn("no silence has the id", gone.stderr)
 
 
 QUIET_TRAIN = """import math, random, sys, time

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/civil_time.h"
 #include "core/coding.h"
 
 #if defined(__SSE2__)
@@ -133,30 +134,6 @@ void ForEachBit(uint64_t key, uint32_t m, Fn fn) {
   }
 }
 
-bool CivilFromDays(int64_t z, int* y, unsigned* m, unsigned* d) {
-  // Howard Hinnant's algorithm.
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t yy = static_cast<int64_t>(yoe) + era * 400;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = static_cast<int>(yy + (*m <= 2));
-  return true;
-}
-
-int64_t DaysFromCivil(int y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
 }  // namespace
 
 const char* LevelName(int level) {
@@ -168,11 +145,9 @@ const char* LevelName(int level) {
 int64_t DayOf(int64_t time_ns) { return time_ns <= 0 ? 0 : time_ns / kDayNs; }
 
 std::string PartitionFileName(int64_t day) {
-  int y;
-  unsigned m, d;
-  CivilFromDays(day, &y, &m, &d);
+  CivilDate c = CivilFromDays(day);
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%04d-%02u-%02u.db", y, m, d);
+  std::snprintf(buf, sizeof(buf), "%04d-%02u-%02u.db", static_cast<int>(c.year), c.month, c.day);
   return buf;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/civil_time.h"
 #include "core/strings.h"
 #include "store/tsdb/head.h"
 
@@ -23,28 +24,6 @@ constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "INSERT OR IGNORE INTO meta VALUES('format', 'vigil-tsdb-chunks-1');";
 
-// Howard Hinnant's civil-from-days and days-from-civil (public domain).
-void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
-}
-
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
 }  // namespace
 
 struct ChunkStore::Partition {
@@ -55,11 +34,10 @@ struct ChunkStore::Partition {
 };
 
 std::string DayName(int64_t day) {
-  int64_t y;
-  unsigned m, d;
-  CivilFromDays(day, &y, &m, &d);
+  CivilDate c = CivilFromDays(day);
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u", static_cast<long long>(y), m, d);
+  std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u", static_cast<long long>(c.year), c.month,
+                c.day);
   return buf;
 }
 
