@@ -11,7 +11,12 @@ Vigil runs on the fake NVML with 8 H100s (tests/fake_nvml/scenarios/h100x8.scena
 and stores everything it collects (collect + store + serve); node_exporter
 only collects and serves; Netdata collects, stores in its own database and serves.
 
-Usage: bench/footprint.py --vigil build/src/cli/vigil --fake-nvml PATH.so [--seconds 60]
+With --jobs N, N small training jobs run under `vigil run` (each prints a
+step, loss, lr and grad norm line a second), so Vigil follows N logs, N jobs
+and their training series, and evaluates its alert presets on them; the jobs
+themselves are not counted.
+
+Usage: bench/footprint.py --vigil build/src/cli/vigil --fake-nvml PATH.so [--seconds 60] [--jobs 20]
 Loopback only; every process it starts is stopped at the end.
 """
 import argparse
@@ -101,6 +106,30 @@ def start_vigil(args, tmp):
     return p, f"http://127.0.0.1:{port}/metrics"
 
 
+JOB = """import math, random, sys, time
+random.seed(int(sys.argv[1]))
+step = 0
+while True:
+    step += 1
+    loss = 2.5 * math.exp(-step / 300) + 0.5 + random.uniform(-0.03, 0.03)
+    print(f"step {step} | loss {loss:.4f} | lr 3.00e-04 | grad_norm {0.8 + random.uniform(-0.1, 0.1):.3f}",
+          flush=True)
+    time.sleep(1)
+"""
+
+
+def start_jobs(args, tmp):
+    script = f"{tmp}/train.py"
+    with open(script, "w") as f:
+        f.write(JOB)
+    env = dict(os.environ, VIGIL_HOME=f"{tmp}/vigil")
+    env.pop("VIGIL_URL", None)
+    return [subprocess.Popen([args.vigil, "run", "--name", f"train{i:02d}", "--", "/usr/bin/python3",
+                              script, str(i)], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+            for i in range(args.jobs)]
+
+
 def start_node_exporter(tmp):
     port = free_port()
     p = subprocess.Popen(["/usr/bin/prometheus-node-exporter",
@@ -151,6 +180,8 @@ def main():
     ap.add_argument("--seconds", type=int, default=60)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--json", help="write results here too")
+    ap.add_argument("--jobs", type=int, default=0,
+                    help="training jobs under `vigil run` beside Vigil (each prints a loss line a second)")
     args = ap.parse_args()
     args.vigil = os.path.abspath(args.vigil)
     args.fake_nvml = os.path.abspath(args.fake_nvml)
@@ -171,6 +202,7 @@ def main():
                 p.kill()
                 continue
             agents[name] = {"proc": p, "url": url, "rss": [], "scrape_bytes": 0}
+        jobs = start_jobs(args, tmp) if args.jobs else []
         time.sleep(args.warmup)
         start = {n: usage(a["proc"].pid)[1] for n, a in agents.items()}
         t0 = time.time()
@@ -189,7 +221,7 @@ def main():
                 "scrape_bytes": a["scrape_bytes"],
             }
         print(f"footprint over {args.seconds} s after {args.warmup} s warm-up "
-              f"(collect every 1 s, scraped every 1 s)")
+              f"(collect every 1 s, scraped every 1 s, {args.jobs} jobs beside Vigil)")
         print(f"{'agent':<14} {'median RSS MiB':>15} {'CPU % of a core':>16} {'scrape bytes':>13}")
         for n, r in results.items():
             print(f"{n:<14} {r['median_rss_mib']:>15} {r['cpu_percent_of_one_core']:>16} "
@@ -198,6 +230,11 @@ def main():
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=2)
     finally:
+        for j in locals().get("jobs", []):
+            try:
+                os.killpg(j.pid, signal.SIGKILL)
+            except OSError:
+                pass
         for a in agents.values():
             p = a["proc"]
             try:

@@ -102,35 +102,16 @@ std::string FormatCost(const Rule& rule, double gpus, int64_t for_ms) {
 std::string RenderSummary(const std::string& text, const wire::Labels& labels, double value,
                           double threshold, double reference, int64_t for_ms,
                           const std::map<std::string, std::string>& extra) {
-  std::string out;
-  out.reserve(text.size() + 32);
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t open = text.find('{', i);
-    size_t close = open == std::string::npos ? open : text.find('}', open);
-    if (close == std::string::npos) break;
-    out.append(text, i, open - i);
-    std::string name = text.substr(open + 1, close - open - 1);
-    if (name == "value") {
-      out += FormatAlertValue(value);
-    } else if (name == "threshold") {
-      out += FormatAlertValue(threshold);
-    } else if (name == "reference") {
-      out += FormatAlertValue(reference);
-    } else if (name == "for") {
-      out += FormatDuration(for_ms);
-    } else if (name == "value_duration") {
-      out += FormatApproxDuration(value);
-    } else if (auto e = extra.find(name); e != extra.end()) {
-      out += e->second;
-    } else {
-      std::string_view v = wire::LabelValue(labels, name);
-      out += v.empty() ? std::string_view("?") : v;
-    }
-    i = close + 1;
-  }
-  out.append(text, i, std::string::npos);
-  return out;
+  return ExpandPlaceholders(text, [&](const std::string& name) -> std::string {
+    if (name == "value") return FormatAlertValue(value);
+    if (name == "threshold") return FormatAlertValue(threshold);
+    if (name == "reference") return FormatAlertValue(reference);
+    if (name == "for") return FormatDuration(for_ms);
+    if (name == "value_duration") return FormatApproxDuration(value);
+    if (auto e = extra.find(name); e != extra.end()) return e->second;
+    std::string_view v = wire::LabelValue(labels, name);
+    return std::string(v.empty() ? std::string_view("?") : v);
+  });
 }
 
 Sample Judge(const Rule& rule, const Level& level, wire::Labels labels, double value,

@@ -83,40 +83,26 @@ std::string PrometheusExpr(const Rule& rule, const Level& level) {
 }
 
 std::string PrometheusSummary(const Rule& rule, const Level& level, const std::string& text) {
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t open = text.find('{', i);
-    size_t close = open == std::string::npos ? open : text.find('}', open);
-    if (close == std::string::npos) break;
-    out.append(text, i, open - i);
-    std::string name = text.substr(open + 1, close - open - 1);
-    if (name == "value") {
-      out += "{{ $value }}";
-    } else if (name == "threshold") {
-      out += rule.reference.empty() ? Num(level.fire)
+  return ExpandPlaceholders(text, [&](const std::string& name) -> std::string {
+    if (name == "value") return "{{ $value }}";
+    if (name == "threshold") {
+      return rule.reference.empty() ? Num(level.fire)
                                     : "slowdown " + std::string(level.fire < 0 ? "- " : "+ ") +
                                           Num(level.fire < 0 ? -level.fire : level.fire);
-    } else if (name == "reference") {
-      out += "its slowdown temperature";
-    } else if (name == "for") {
-      out += FormatDuration(level.for_ms);
-    } else if (name == "value_duration") {
-      out += "{{ $value | humanizeDuration }}";
-    } else if (name == "cost" && rule.priced) {
+    }
+    if (name == "reference") return "its slowdown temperature";
+    if (name == "for") return FormatDuration(level.for_ms);
+    if (name == "value_duration") return "{{ $value | humanizeDuration }}";
+    if (name == "cost" && rule.priced) {
       // Templates have no arithmetic; a query does it (value x price x the
       // `for` in hours), as Vigil's {cost} (FormatCost).
-      out += "{{ printf \"%v * " + Num(rule.price_per_gpu_hour) + " * " +
-             Num(static_cast<double>(level.for_ms) / 3'600'000.0) +
-             "\" $value | query | first | value | printf \"%.2f\" }}";
-      if (!rule.currency.empty()) out += " " + rule.currency;
-    } else {
-      out += "{{ $labels." + name + " }}";
+      std::string cost = "{{ printf \"%v * " + Num(rule.price_per_gpu_hour) + " * " +
+                         Num(static_cast<double>(level.for_ms) / 3'600'000.0) +
+                         "\" $value | query | first | value | printf \"%.2f\" }}";
+      return rule.currency.empty() ? cost : cost + " " + rule.currency;
     }
-    i = close + 1;
-  }
-  out.append(text, i, std::string::npos);
-  return out;
+    return "{{ $labels." + name + " }}";
+  });
 }
 
 std::string PrometheusRuleFile(const std::vector<Rule>& rules, int64_t eval_interval_ms) {

@@ -493,6 +493,23 @@ std::string LevelCondition(const Rule& rule, const Level& level) {
          (level.fire < 0 ? "- " + Number(-level.fire) : "+ " + Number(level.fire));
 }
 
+std::string ExpandPlaceholders(const std::string& text,
+                               const std::function<std::string(const std::string&)>& fill) {
+  std::string out;
+  out.reserve(text.size() + 32);
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t open = text.find('{', i);
+    size_t close = open == std::string::npos ? open : text.find('}', open);
+    if (close == std::string::npos) break;
+    out.append(text, i, open - i);
+    out += fill(text.substr(open + 1, close - open - 1));
+    i = close + 1;
+  }
+  out.append(text, i, std::string::npos);
+  return out;
+}
+
 std::optional<int64_t> ParseDuration(std::string_view text) {
   if (text.empty()) return std::nullopt;
   int64_t total = 0;

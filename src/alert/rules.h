@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -124,6 +125,13 @@ Result<std::string> ScaleDurations(const std::string& expr, double scale);
 // ("job report: crashed or killed"). For /api/v1/rules and `vigil rules ls`.
 std::string LevelCondition(const Rule& rule, const Level& level);
 const char* ComparisonText(Comparison comparison);  // ">", "<", ">="
+
+// `text` with each "{name}" replaced by fill(name): the one walker of
+// summary templates, which Vigil's rendering (evaluate.h) and the
+// Prometheus export (prometheus_rules.h) fill differently. A "{" without
+// its "}" ends the walk; the rest is copied as it is.
+std::string ExpandPlaceholders(const std::string& text,
+                               const std::function<std::string(const std::string&)>& fill);
 
 // "5m", "90s", "1h30m", "250ms" -> milliseconds; nullopt when malformed.
 std::optional<int64_t> ParseDuration(std::string_view text);
