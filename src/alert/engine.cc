@@ -154,7 +154,13 @@ void AlertEngine::EvaluationLoop() {
   }
 }
 
+int64_t AlertEngine::JobsEvalMs() const {
+  const int64_t scaled = static_cast<int64_t>(5000 * options_.config.time_scale);
+  return std::clamp<int64_t>(scaled, 0, 5000);
+}
+
 void AlertEngine::Wake() {
+  jobs_forced_ = true;
   {
     std::lock_guard lock(queue_mu_);
     woken_ = true;
@@ -204,10 +210,19 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
     any_job_rule |= rs.rule.enabled && rs.rule.source == RuleSource::kJob;
     any_node_rule |= rs.rule.enabled && rs.rule.source == RuleSource::kNode;
   }
-  if (any_job_rule && sources_.reporter != nullptr) reports = sources_.reporter->Reports();
+  // Job reports read each running job's newest log lines: the job rules
+  // run every few seconds (their `for`s are minutes), and at once when a
+  // job snapshot arrives (Wake: a crash or an end is news now).
+  const bool jobs_due =
+      any_job_rule && sources_.reporter != nullptr &&
+      (jobs_forced_.exchange(false) || now_ms - last_jobs_eval_ms_ >= JobsEvalMs());
+  if (jobs_due) {
+    reports = sources_.reporter->Reports();
+    last_jobs_eval_ms_ = now_ms;
+  }
   JobContext context;
   context.ended_after_ms = started_ms_ - options_.ended_grace_ms;
-  if (any_job_rule) {
+  if (jobs_due) {
     context.gpu_util = GpuUtilisation(*sources_.query, options_.config.time_scale, now_ms);
   }
   std::map<std::string, int64_t> last_report;
@@ -222,6 +237,11 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
   for (RuleStatus& rs : rules_) {
     const Rule& rule = rs.rule;
     if (!rule.enabled) continue;
+    // A slow rule not yet due keeps its alerts as they are.
+    if (rule.eval_every_ms > 0 && rs.last_eval_ms != 0 &&
+        now_ms - rs.last_eval_ms < rule.eval_every_ms) {
+      continue;
+    }
     auto t0 = std::chrono::steady_clock::now();
     rs.health = "ok";
     rs.last_error.clear();
@@ -244,7 +264,8 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
           break;
         }
         case RuleSource::kJob:
-          if (sources_.reporter == nullptr) continue;
+          // Not due: its alerts stay as they are (no samples would resolve them).
+          if (!jobs_due) continue;
           samples = JobSamples(rule, level, reports, context, now_ms);
           break;
         case RuleSource::kNode:

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -97,8 +98,8 @@ class AlertEngine {
   // One evaluation at the Env's time, then delivery of what is due, both on
   // the caller's thread.
   void EvaluateOnce();
-  // Has the evaluation thread run now instead of at its next tick (a job
-  // snapshot arrived: a crash is news at once).
+  // Has the evaluation thread run now instead of at its next tick, job
+  // rules included (a job snapshot arrived: a crash is news at once).
   void Wake();
 
   // Pending and firing alerts, most severe and newest first, which of them
@@ -135,6 +136,12 @@ class AlertEngine {
   AlertEngineSources sources_;
   AlertEngineOptions options_;
   const int64_t started_ms_;
+  // Job rules run at most every JobsEvalMs() (5 s, scaled by time_scale),
+  // and at the next evaluation after a Wake. Evaluation thread only, but
+  // jobs_forced_ is set from any thread.
+  int64_t JobsEvalMs() const;
+  int64_t last_jobs_eval_ms_ = INT64_MIN / 2;
+  std::atomic<bool> jobs_forced_{false};
 
   mutable std::mutex mu_;
   std::vector<RuleStatus> rules_;

@@ -120,6 +120,7 @@ struct Instance::Impl {
   // The shipper as the tracker's thread may reach it (JobTrackerOptions::
   // on_change), set once it exists; the tracker stops before it goes.
   std::atomic<collect::jobs::JobShipper*> shipper_for_tracker{nullptr};
+  std::atomic<bool> jobs_changed{false};  // since the last snapshot was sent
   std::unique_ptr<collect::CollectionLoop> loop;
   std::unique_ptr<collect::logs::LogAgent> log_agent;
   bool stopped = false;
@@ -370,9 +371,11 @@ void Instance::StartAgentSide(const InstanceOptions& options,
   // A snapshot that reaches this process's alert engine has it evaluate at
   // once: a crash is news now, not at the next tick.
   alert::AlertEngine* alerts = impl->server.alerts.get();
-  auto send_jobs = [send, alerts](std::string_view frame) {
+  auto send_jobs = [send, alerts, impl](std::string_view frame) {
     Status st = send(frame);
-    if (alerts != nullptr) alerts->Wake();
+    // Only a snapshot with news (a job started or ended): the periodic ones
+    // wait for the engine's own schedule.
+    if (alerts != nullptr && impl->jobs_changed.exchange(false)) alerts->Wake();
     return st;
   };
   impl->job_shipper =
@@ -434,6 +437,7 @@ Result<std::unique_ptr<Instance>> Instance::Start(
     jobs_options.watch_processes = true;
     // A job that started or ended is sent to the server at once.
     jobs_options.on_change = [impl = impl.get()] {
+      impl->jobs_changed = true;
       if (auto* shipper = impl->shipper_for_tracker.load()) shipper->Wake();
     };
     const char* events = std::getenv("VIGIL_PROC_EVENTS");
