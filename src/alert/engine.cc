@@ -237,11 +237,6 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
   for (RuleStatus& rs : rules_) {
     const Rule& rule = rs.rule;
     if (!rule.enabled) continue;
-    // A slow rule not yet due keeps its alerts as they are.
-    if (rule.eval_every_ms > 0 && rs.last_eval_ms != 0 &&
-        now_ms - rs.last_eval_ms < rule.eval_every_ms) {
-      continue;
-    }
     auto t0 = std::chrono::steady_clock::now();
     rs.health = "ok";
     rs.last_error.clear();
