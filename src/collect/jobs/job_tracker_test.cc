@@ -99,9 +99,8 @@ TEST(JobTrackerTest, AContainerLogBelongsToTheOneJobInItsContainer) {
   TempDir dir;
   ManualClockEnv env;
   const std::string c1(64, 'a'), c2 = std::string(12, 'b') + std::string(52, 'c');
-  std::vector<discover::DetectedJob> now_running = {Job("100-1", 100, env.now),
-                                                    Job("200-2", 200, env.now),
-                                                    Job("300-3", 300, env.now)};
+  std::vector<discover::DetectedJob> now_running = {
+      Job("100-1", 100, env.now), Job("200-2", 200, env.now), Job("300-3", 300, env.now)};
   now_running[0].container_id = c1;
   now_running[1].container_id = c2;
   now_running[2].container_id = c2;
