@@ -13,29 +13,50 @@ LevelKey KeyOf(const Rule& rule, const Level& level) {
 }
 
 // Utilisation of every GPU now, smoothed over a minute (scaled) so that a
-// dip between two batches does not count as under-use.
-std::map<std::string, double> GpuUtilisation(const query::Engine& engine, double time_scale,
-                                             int64_t now_ms) {
+// dip between two batches does not count as under-use; and each GPU's
+// model, for overrides by model.
+std::map<std::string, double> GpuUtilisation(QueryCache* queries, double time_scale, int64_t now_ms,
+                                             std::map<std::string, std::string>* models) {
   std::map<std::string, double> out;
   auto expr = ScaleDurations("avg_over_time(DCGM_FI_DEV_GPU_UTIL[${1m}])", time_scale);
   if (!expr.ok()) return out;
-  auto r = engine.Instant(*expr, now_ms);
+  auto r = queries->Run(*expr, now_ms);
   if (!r.ok()) return out;
-  for (const query::ResultSeries& s : r->series) {
+  models->clear();
+  for (const query::ResultSeries& s : (*r)->series) {
     if (s.points.empty()) continue;
-    out[std::string(wire::LabelValue(s.labels, "node")) + "/" +
-        std::string(wire::LabelValue(s.labels, "gpu"))] = s.points[0].v;
+    std::string key = std::string(wire::LabelValue(s.labels, "node")) + "/" +
+                      std::string(wire::LabelValue(s.labels, "gpu"));
+    out[key] = s.points[0].v;
+    std::string_view model = wire::LabelValue(s.labels, "modelName");
+    if (!model.empty()) (*models)[key] = std::string(model);
   }
   return out;
 }
 
-// The per-series thresholds of a reference rule, for `vigil rules ls`.
-void RecordThresholds(const Level& level, const std::vector<Sample>& samples, RuleStatus* rs) {
+// The job on each GPU, by "<node>/<gpu>", for overrides by job name.
+std::map<std::string, std::string> GpuJobs(const std::vector<diagnose::JobReport>& reports) {
+  std::map<std::string, std::string> out;
+  for (const diagnose::JobReport& r : reports) {
+    if (r.job.ended || r.job.name.empty()) continue;
+    for (const diagnose::JobGpu& g : r.gpus) out[r.node + "/" + g.gpu] = r.job.name;
+  }
+  return out;
+}
+
+// Each GPU's threshold of a level (overrides and the GPU's own reference
+// applied), for `vigil rules ls`.
+void RecordThresholds(const Level& level, const std::vector<Sample>& samples,
+                      const ScopeContext& scope, RuleStatus* rs) {
   constexpr size_t kMax = 64;
   for (const Sample& s : samples) {
     if (rs->thresholds.size() >= kMax) return;
-    std::string where = "node " + std::string(wire::LabelValue(s.labels, "node")) + " gpu " +
-                        std::string(wire::LabelValue(s.labels, "gpu"));
+    std::string_view gpu = wire::LabelValue(s.labels, "gpu");
+    if (gpu.empty()) continue;
+    std::string where =
+        "node " + std::string(wire::LabelValue(s.labels, "node")) + " gpu " + std::string(gpu);
+    std::string_view model = ScopeOf(s.labels, scope).gpu_model;
+    if (!model.empty()) where += " (" + std::string(model) + ")";
     rs->thresholds.push_back({level.severity, std::move(where), s.threshold});
   }
 }
@@ -94,6 +115,7 @@ AlertEngine::AlertEngine(AlertEngineSources sources, AlertEngineOptions options,
     : sources_(sources),
       options_(std::move(options)),
       started_ms_(sources.env->NowMillis()),
+      queries_(sources.query),
       dispatcher_(options_.dispatch),
       store_(std::move(store)) {
   for (Rule& r : rules) rules_.push_back({std::move(r)});
@@ -223,20 +245,22 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
   JobContext context;
   context.ended_after_ms = started_ms_ - options_.ended_grace_ms;
   if (jobs_due) {
-    context.gpu_util = GpuUtilisation(*sources_.query, options_.config.time_scale, now_ms);
+    context.gpu_util =
+        GpuUtilisation(&queries_, options_.config.time_scale, now_ms, &scope_.gpu_model);
+    scope_.gpu_job = GpuJobs(reports);
+    context.scope = scope_;
   }
   std::map<std::string, int64_t> last_report;
-  if (any_node_rule && sources_.jobs != nullptr) {
-    for (const ingest::NodeJobs& n : sources_.jobs->Nodes()) {
-      last_report[n.snapshot.node] = n.received_ms;
-    }
-  }
+  if (any_node_rule && sources_.jobs != nullptr) last_report = sources_.jobs->LastReports();
 
   std::lock_guard lock(mu_);
   std::vector<Alert> changed;
   for (RuleStatus& rs : rules_) {
     const Rule& rule = rs.rule;
     if (!rule.enabled) continue;
+    // A job rule not due keeps its alerts as they are (no samples would
+    // resolve them) and its status as last evaluated.
+    if (rule.source == RuleSource::kJob && !jobs_due) continue;
     auto t0 = std::chrono::steady_clock::now();
     rs.health = "ok";
     rs.last_error.clear();
@@ -245,7 +269,7 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
       std::vector<Sample> samples;
       switch (rule.source) {
         case RuleSource::kQuery: {
-          auto r = QuerySamples(*sources_.query, rule, level, now_ms);
+          auto r = QuerySamples(&queries_, rule, level, now_ms, scope_);
           if (!r.ok()) {
             // A rule that cannot be evaluated keeps its alerts as they are
             // (Prometheus does the same): no resolution on an error.
@@ -255,19 +279,17 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
             continue;
           }
           samples = std::move(r).value();
-          if (!rule.reference.empty()) RecordThresholds(level, samples, &rs);
           break;
         }
         case RuleSource::kJob:
-          // Not due: its alerts stay as they are (no samples would resolve them).
-          if (!jobs_due) continue;
           samples = JobSamples(rule, level, reports, context, now_ms);
           break;
         case RuleSource::kNode:
           if (sources_.jobs == nullptr) continue;
-          samples = NodeSamples(rule, level, last_report, now_ms);
+          samples = NodeSamples(rule, level, last_report, now_ms, scope_);
           break;
       }
+      RecordThresholds(level, samples, scope_, &rs);
       for (Alert& a : tracker_.Apply(KeyOf(rule, level), samples, now_ms)) {
         changed.push_back(std::move(a));
       }

@@ -59,11 +59,12 @@ struct AlertEngineOptions {
   int64_t ended_grace_ms = 10 * 60'000;
 };
 
-// A level's threshold on one series, for rules whose thresholds differ
-// per series (relative to a GPU's own slowdown temperature).
+// A level's threshold on one GPU: the preset's, or relative to the GPU's
+// own slowdown temperature, or what an override for its node, job or model
+// sets.
 struct SeriesThreshold {
   Severity severity = Severity::kWarning;
-  std::string where;  // "node n1 gpu 3"
+  std::string where;  // "node n1 gpu 3 (NVIDIA H100 80GB HBM3)"
   double threshold = 0;
 };
 
@@ -74,7 +75,7 @@ struct RuleStatus {
   std::string last_error;
   int64_t last_eval_ms = 0;
   double eval_seconds = 0;
-  std::vector<SeriesThreshold> thresholds;  // reference rules only, at most 64
+  std::vector<SeriesThreshold> thresholds;  // of each GPU the rule saw, at most 64
 };
 
 struct AlertEngineStats {
@@ -142,6 +143,10 @@ class AlertEngine {
   int64_t JobsEvalMs() const;
   int64_t last_jobs_eval_ms_ = INT64_MIN / 2;
   std::atomic<bool> jobs_forced_{false};
+  QueryCache queries_;  // evaluation thread only
+  // Each GPU's job and model, refreshed with the job rules (evaluation
+  // thread only).
+  ScopeContext scope_;
 
   mutable std::mutex mu_;
   std::vector<RuleStatus> rules_;

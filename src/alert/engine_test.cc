@@ -48,8 +48,9 @@ class AlertEngineTest : public ::testing::Test {
     ASSERT_TRUE(db_->Append(b).ok());
   }
 
-  std::unique_ptr<AlertEngine> NewEngine() {
+  std::unique_ptr<AlertEngine> NewEngine(AlertsConfig config = {}) {
     AlertEngineOptions o;
+    o.config = std::move(config);
     o.store.path = tmp_.path() + "/alerts.db";
     o.dispatch.channels = {"hook"};
     o.dispatch.group_interval_ms = 5000;
@@ -85,6 +86,37 @@ class AlertEngineTest : public ::testing::Test {
   std::unique_ptr<query::Engine> query_;
   Recorder hook_;
 };
+
+// config.json's override for a GPU model: its own absolute threshold and
+// `for`, shown as the GPU's effective threshold in the rule list.
+TEST_F(AlertEngineTest, AnOverrideByGpuModelSetsThatGpusThreshold) {
+  AlertsConfig c;
+  c.rules["gpu_temperature_high"].overrides.push_back(
+      {{"", "", "*H100*"}, {std::nullopt, 10'000, 80.0, std::nullopt}});
+  auto e = NewEngine(c);
+  Play(e.get(), 82, 5);  // under the default 85, past the H100's 80: pending
+  ASSERT_EQ(e->Active().size(), 1u);
+  EXPECT_EQ(e->Active()[0].state, AlertState::kPending);
+  EXPECT_EQ(e->Active()[0].threshold, 80);
+  Play(e.get(), 82, 6);  // its own `for`, 10 s, not the preset's minute
+  EXPECT_EQ(Firing(e.get()), (std::vector<std::string>{"gpu_temperature_high/warning"}));
+  bool shown = false;
+  for (const RuleStatus& rs : e->Rules()) {
+    if (rs.rule.id != "gpu_temperature_high") continue;
+    for (const SeriesThreshold& t : rs.thresholds) {
+      if (t.severity == Severity::kWarning) {
+        EXPECT_EQ(t.threshold, 80);
+        EXPECT_EQ(t.where, "node n1 gpu 0 (NVIDIA H100)");
+        shown = true;
+      }
+    }
+  }
+  EXPECT_TRUE(shown);
+  Play(e.get(), 78, 3);  // 77 is its clear threshold: holds
+  EXPECT_EQ(Firing(e.get()).size(), 1u);
+  Play(e.get(), 76, 2);
+  EXPECT_TRUE(e->Active().empty());
+}
 
 TEST_F(AlertEngineTest, OverheatingGpuWarnsThenGoesCriticalThenResolves) {
   auto e = NewEngine();

@@ -125,6 +125,7 @@ Sample Judge(const Rule& rule, const Level& level, wire::Labels labels, double v
   // clear: the firing threshold then clears too.
   double clear = level.clear + reference;
   s.hold = s.fire || Past(rule.comparison, value, clear);
+  s.for_ms = level.for_ms;
   std::map<std::string, std::string> fill = extra;
   if (rule.priced) fill.emplace("cost", FormatCost(rule, value, level.for_ms));
   s.summary_en =
@@ -135,21 +136,79 @@ Sample Judge(const Rule& rule, const Level& level, wire::Labels labels, double v
   return s;
 }
 
-Result<std::vector<Sample>> QuerySamples(const query::Engine& engine, const Rule& rule,
-                                         const Level& level, int64_t now_ms) {
+SeriesScope ScopeOf(const wire::Labels& labels, const ScopeContext& context) {
+  SeriesScope out;
+  out.node = wire::LabelValue(labels, "node");
+  out.job = wire::LabelValue(labels, "job");
+  out.gpu_model = wire::LabelValue(labels, "modelName");
+  std::string_view gpu = wire::LabelValue(labels, "gpu");
+  if (!gpu.empty() && (out.job.empty() || out.gpu_model.empty())) {
+    std::string key = std::string(out.node) + "/" + std::string(gpu);
+    if (auto j = context.gpu_job.find(key); out.job.empty() && j != context.gpu_job.end()) {
+      out.job = j->second;
+    }
+    if (auto m = context.gpu_model.find(key);
+        out.gpu_model.empty() && m != context.gpu_model.end()) {
+      out.gpu_model = m->second;
+    }
+  }
+  return out;
+}
+
+std::optional<Sample> JudgeInScope(const Rule& rule, const Level& level, wire::Labels labels,
+                                   double value, double reference, int64_t now_ms,
+                                   const ScopeContext& scope,
+                                   const std::map<std::string, std::string>& extra) {
+  Level scratch;
+  const Level* in_scope = rule.overrides.empty()
+                              ? &level
+                              : LevelFor(rule, level, ScopeOf(labels, scope), &reference, &scratch);
+  if (in_scope == nullptr) return std::nullopt;
+  return Judge(rule, *in_scope, std::move(labels), value, reference, now_ms, extra);
+}
+
+Result<const query::QueryResult*> QueryCache::Run(const std::string& expr, int64_t now_ms) {
+  if (now_ms != results_ms_) {
+    results_.clear();
+    results_ms_ = now_ms;
+  }
+  auto done = results_.find(expr);
+  if (done == results_.end()) {
+    auto p = parsed_.find(expr);
+    if (p == parsed_.end()) {
+      Parsed parsed;
+      auto root = query::ParseExpr(expr);
+      if (root.ok()) {
+        parsed.root = std::move(root).value();
+      } else {
+        parsed.status = root.status();
+      }
+      p = parsed_.emplace(expr, std::move(parsed)).first;
+    }
+    done = results_
+               .emplace(expr, p->second.root ? engine_->Instant(*p->second.root, now_ms)
+                                             : Result<query::QueryResult>(p->second.status))
+               .first;
+  }
+  if (!done->second.ok()) return done->second.status();
+  return &*done->second;
+}
+
+Result<std::vector<Sample>> QuerySamples(QueryCache* queries, const Rule& rule, const Level& level,
+                                         int64_t now_ms, const ScopeContext& scope) {
   const std::string& expr = level.expr.empty() ? rule.expr : level.expr;
-  auto result = engine.Instant(expr, now_ms);
+  auto result = queries->Run(expr, now_ms);
   if (!result.ok()) return result.status().WithContext("rule " + rule.id);
   std::map<std::string, double> references;
   if (!rule.reference.empty()) {
-    auto ref = engine.Instant(rule.reference, now_ms);
+    auto ref = queries->Run(rule.reference, now_ms);
     if (!ref.ok()) return ref.status().WithContext("rule " + rule.id + " reference");
-    for (const query::ResultSeries& s : ref->series) {
+    for (const query::ResultSeries& s : (*ref)->series) {
       if (!s.points.empty()) references[MatchKey(s.labels, rule.reference_on)] = s.points[0].v;
     }
   }
   std::vector<Sample> samples;
-  for (query::ResultSeries& s : result->series) {
+  for (const query::ResultSeries& s : (*result)->series) {
     if (s.points.empty()) continue;
     double reference = 0;
     if (!rule.reference.empty()) {
@@ -162,8 +221,10 @@ Result<std::vector<Sample>> QuerySamples(const query::Engine& engine, const Rule
         reference = fb != rule.reference_fallback.end() ? fb->second : rule.reference_default;
       }
     }
-    samples.push_back(
-        Judge(rule, level, WithoutName(std::move(s.labels)), s.points[0].v, reference, now_ms));
+    if (auto sample = JudgeInScope(rule, level, WithoutName(s.labels), s.points[0].v, reference,
+                                   now_ms, scope)) {
+      samples.push_back(std::move(*sample));
+    }
   }
   return samples;
 }
@@ -172,15 +233,32 @@ std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
                                const std::vector<diagnose::JobReport>& reports,
                                const JobContext& context, int64_t now_ms) {
   std::vector<Sample> out;
+  // A job's state, not a value against a threshold: its scope can still
+  // disable the rule or change its `for`.
   auto add = [&](wire::Labels labels, double value, bool on,
                  const std::map<std::string, std::string>& extra) {
+    Level scratch;
+    double no_reference = 0;
+    const Level* in_scope =
+        rule.overrides.empty()
+            ? &level
+            : LevelFor(rule, level, ScopeOf(labels, context.scope), &no_reference, &scratch);
+    if (in_scope == nullptr) return;
     Sample s;
     s.value = value;
     s.fire = s.hold = on;
-    s.summary_en = RenderSummary(rule.summary_en, labels, value, 0, 0, level.for_ms, extra);
-    s.summary_zh = RenderSummary(rule.summary_zh, labels, value, 0, 0, level.for_ms, extra);
+    s.for_ms = in_scope->for_ms;
+    s.summary_en = RenderSummary(rule.summary_en, labels, value, 0, 0, in_scope->for_ms, extra);
+    s.summary_zh = RenderSummary(rule.summary_zh, labels, value, 0, 0, in_scope->for_ms, extra);
     s.labels = std::move(labels);
     out.push_back(std::move(s));
+  };
+  auto judge = [&](wire::Labels labels, double value,
+                   const std::map<std::string, std::string>& extra) {
+    if (auto s =
+            JudgeInScope(rule, level, std::move(labels), value, 0, now_ms, context.scope, extra)) {
+      out.push_back(std::move(*s));
+    }
   };
   for (const diagnose::JobReport& r : reports) {
     switch (rule.job_check) {
@@ -208,8 +286,7 @@ std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
           wire::Labels labels = JobLabels(r);
           SetLabel(&labels, "gpu", g.gpu);
           SetLabel(&labels, "UUID", g.uuid);
-          Sample s = Judge(rule, level, std::move(labels), u->second, 0, now_ms);
-          out.push_back(std::move(s));
+          judge(std::move(labels), u->second, {});
         }
         break;
       case JobCheck::kStraggler: {
@@ -232,8 +309,7 @@ std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
           wire::Labels labels = JobLabels(r);
           SetLabel(&labels, "gpu", g->gpu);
           SetLabel(&labels, "UUID", g->uuid);
-          out.push_back(Judge(rule, level, std::move(labels), 100 * u / median, 0, now_ms,
-                              {{"median", FormatAlertValue(median)}}));
+          judge(std::move(labels), 100 * u / median, {{"median", FormatAlertValue(median)}});
         }
         break;
       }
@@ -244,11 +320,13 @@ std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
 
 std::vector<Sample> NodeSamples(const Rule& rule, const Level& level,
                                 const std::map<std::string, int64_t>& last_report_ms,
-                                int64_t now_ms) {
+                                int64_t now_ms, const ScopeContext& scope) {
   std::vector<Sample> out;
   for (const auto& [node, ms] : last_report_ms) {
     double silent_s = static_cast<double>(now_ms - ms) / 1000.0;
-    out.push_back(Judge(rule, level, {{"node", node}}, silent_s, 0, now_ms));
+    if (auto s = JudgeInScope(rule, level, {{"node", node}}, silent_s, 0, now_ms, scope)) {
+      out.push_back(std::move(*s));
+    }
   }
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "core/status.h"
 #include "diagnose/job_report.h"
 #include "query/engine.h"
+#include "query/parser.h"
 
 namespace vigil::alert {
 
@@ -30,10 +32,51 @@ Sample Judge(const Rule& rule, const Level& level, wire::Labels labels, double v
              double reference, int64_t now_ms,
              const std::map<std::string, std::string>& extra = {});
 
+// The instant queries of the rules: each expression is parsed once, for the
+// cache's life, and run at most once per evaluation time (the levels of a
+// rule mostly share their expression, and a reference query its rule's).
+// Thread safety: none; the engine's evaluation thread owns it.
+class QueryCache {
+ public:
+  explicit QueryCache(const query::Engine* engine) : engine_(engine) {}
+  // The result of `expr` at `now_ms`; a call for a new time drops the
+  // results kept for the one before. The pointer holds until then.
+  Result<const query::QueryResult*> Run(const std::string& expr, int64_t now_ms);
+
+ private:
+  struct Parsed {
+    Status status;
+    query::NodePtr root;
+  };
+  const query::Engine* engine_;
+  std::map<std::string, Parsed> parsed_;
+  int64_t results_ms_ = 0;
+  std::map<std::string, Result<query::QueryResult>> results_;
+};
+
+// What a series' scope (rules.h: overrides by node, job and GPU model) is
+// read from where its labels do not say it, by "<node>/<gpu>": the job on
+// each GPU (from the job reports) and each GPU's model (its modelName).
+struct ScopeContext {
+  std::map<std::string, std::string> gpu_job;
+  std::map<std::string, std::string> gpu_model;
+};
+
+// The scope of a series with `labels`: its node and job labels, its
+// modelName, else what `context` knows of its GPU.
+SeriesScope ScopeOf(const wire::Labels& labels, const ScopeContext& context);
+
+// Judge with the level the series' scope gets (LevelFor): nothing where an
+// override disables the rule for it.
+std::optional<Sample> JudgeInScope(const Rule& rule, const Level& level, wire::Labels labels,
+                                   double value, double reference, int64_t now_ms,
+                                   const ScopeContext& scope,
+                                   const std::map<std::string, std::string>& extra = {});
+
 // The level's samples from an instant query at `now_ms`. Errors of the
 // query (a missing function, a bad override) come back as they are.
-Result<std::vector<Sample>> QuerySamples(const query::Engine& engine, const Rule& rule,
-                                         const Level& level, int64_t now_ms);
+Result<std::vector<Sample>> QuerySamples(QueryCache* queries, const Rule& rule, const Level& level,
+                                         int64_t now_ms, const ScopeContext& scope = {});
 
 // What job rules need besides the reports: the GPUs' utilisation now, by
 // "<node>/<gpu>", and the time before which a job's end is old news (the
@@ -41,6 +84,7 @@ Result<std::vector<Sample>> QuerySamples(const query::Engine& engine, const Rule
 struct JobContext {
   std::map<std::string, double> gpu_util;
   int64_t ended_after_ms = 0;
+  ScopeContext scope;
 };
 
 std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
@@ -50,7 +94,7 @@ std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
 // Seconds since each node last reported, by node name.
 std::vector<Sample> NodeSamples(const Rule& rule, const Level& level,
                                 const std::map<std::string, int64_t>& last_report_ms,
-                                int64_t now_ms);
+                                int64_t now_ms, const ScopeContext& scope = {});
 
 // Fills a summary template: {value}, {threshold}, {reference}, {for},
 // {value_duration}, what `extra` names ({cost}) and any label name.

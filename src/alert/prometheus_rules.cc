@@ -122,6 +122,12 @@ std::string PrometheusRuleFile(const std::vector<Rule>& rules, int64_t eval_inte
       out += "      # " + r.id + ": disabled in config.json\n";
       continue;
     }
+    if (!r.overrides.empty()) {
+      // Scopes by job need Vigil's job reports; by node or model they would
+      // each need a rule of their own: the export keeps the rule's defaults.
+      out += "      # " + r.id + ": " + std::to_string(r.overrides.size()) +
+             " override(s) by node, job or GPU model in config.json are not exported\n";
+    }
     for (const Level& level : r.levels) {
       out += "      - alert: " + r.id + "\n";
       out += "        expr: " + Quoted(PrometheusExpr(r, level)) + "\n";

@@ -573,6 +573,75 @@ Result<std::string> ScaleDurations(const std::string& expr, double scale) {
   return out;
 }
 
+bool ScopeMatches(std::string_view pattern, std::string_view text) {
+  if (pattern.empty()) return true;
+  // Greedy glob with backtracking to the last '*': linear in practice.
+  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (p < pattern.size() && pattern[p] == text[t]) {
+      ++p;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+namespace {
+
+bool InScope(const Scope& scope, const SeriesScope& series) {
+  auto one = [](const std::string& pattern, std::string_view value) {
+    return pattern.empty() || (!value.empty() && ScopeMatches(pattern, value));
+  };
+  return one(scope.node, series.node) && one(scope.job, series.job) &&
+         one(scope.gpu_model, series.gpu_model);
+}
+
+// The level's firing threshold set to `fire`, the clear one at its distance.
+void SetThreshold(Level* level, double fire) {
+  double gap = level->clear - level->fire;
+  level->fire = fire;
+  level->clear = fire + gap;
+}
+
+}  // namespace
+
+const Level* LevelFor(const Rule& rule, const Level& level, const SeriesScope& scope,
+                      double* reference, Level* scratch) {
+  const Level* out = &level;
+  for (const ScopedOverride& o : rule.overrides) {
+    if (!InScope(o.scope, scope)) continue;
+    if (o.set.enabled) {
+      if (!*o.set.enabled) return nullptr;
+    }
+    if (out != scratch) {
+      *scratch = level;
+      out = scratch;
+    }
+    if (o.set.for_ms) scratch->for_ms = *o.set.for_ms;
+    std::optional<double> fire =
+        level.severity == Severity::kCritical ? o.set.critical : o.set.warning;
+    if (fire) {
+      if (*reference != 0) {
+        // From an offset to an absolute value: the offset's distances stay.
+        scratch->fire += *reference;
+        scratch->clear += *reference;
+        *reference = 0;
+      }
+      SetThreshold(scratch, *fire);
+    }
+  }
+  return out;
+}
+
 Result<std::vector<Rule>> EffectiveRules(const AlertsConfig& config) {
   std::vector<Rule> rules = Presets();
   std::set<std::string> known;
@@ -604,12 +673,7 @@ Result<std::vector<Rule>> EffectiveRules(const AlertsConfig& config) {
         if (ov.for_ms) level.for_ms = *ov.for_ms;
         std::optional<double> fire =
             level.severity == Severity::kCritical ? ov.critical : ov.warning;
-        if (fire) {
-          // The clear threshold keeps its distance from the firing one.
-          double gap = level.clear - level.fire;
-          level.fire = *fire;
-          level.clear = *fire + gap;
-        }
+        if (fire) SetThreshold(&level, *fire);  // the clear one keeps its distance
       }
       level.for_ms = scaled(level.for_ms);
       if (!level.expr.empty()) {
@@ -618,7 +682,13 @@ Result<std::vector<Rule>> EffectiveRules(const AlertsConfig& config) {
         level.expr = *e;
       }
     }
-    if (o != config.rules.end() && o->second.enabled) r.enabled = *o->second.enabled;
+    if (o != config.rules.end()) {
+      if (o->second.enabled) r.enabled = *o->second.enabled;
+      r.overrides = o->second.overrides;
+      for (ScopedOverride& so : r.overrides) {
+        if (so.set.for_ms) so.set.for_ms = scaled(*so.set.for_ms);
+      }
+    }
     if (r.priced) {
       r.price_per_gpu_hour = config.price_per_gpu_hour;
       r.currency = config.currency;

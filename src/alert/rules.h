@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "alert/alert.h"
@@ -58,6 +59,38 @@ struct Level {
   std::string expr;
 };
 
+// What config.json may change of a rule, for all its series or (in a
+// ScopedOverride) for some of them.
+struct LevelOverride {
+  std::optional<bool> enabled;
+  std::optional<int64_t> for_ms;  // every level's
+  std::optional<double> warning;  // the firing threshold, absolute
+  std::optional<double> critical;
+};
+
+// The series a scoped override applies to: each pattern given must match
+// ('*' matches any run of characters, so "llama-*" or "*A100*"); one left
+// empty matches every series. A series' node and job are its labels'; a
+// GPU's job is the job holding it (from the job reports) and its model is
+// the GPU's `modelName` (NVML's name, "NVIDIA H100 80GB HBM3"). A series
+// without a GPU has no model: an override naming one does not apply to it.
+struct Scope {
+  std::string node;
+  std::string job;
+  std::string gpu_model;
+};
+
+struct ScopedOverride {
+  Scope scope;
+  LevelOverride set;
+};
+
+struct RuleOverride : LevelOverride {
+  // Applied in order over the rule's own values: where several match a
+  // series, a later one wins for what it sets.
+  std::vector<ScopedOverride> overrides;
+};
+
 struct Rule {
   std::string id;  // stable: tests, config.json and users refer to it
   RuleSource source = RuleSource::kQuery;
@@ -90,13 +123,9 @@ struct Rule {
   bool priced = false;
   double price_per_gpu_hour = 0;
   std::string currency;
-};
-
-struct RuleOverride {
-  std::optional<bool> enabled;
-  std::optional<int64_t> for_ms;  // every level's
-  std::optional<double> warning;  // the firing threshold, absolute
-  std::optional<double> critical;
+  // config.json's overrides for some nodes, jobs or GPU models, durations
+  // scaled (see LevelFor).
+  std::vector<ScopedOverride> overrides;
 };
 
 struct AlertsConfig {
@@ -113,6 +142,23 @@ std::vector<Rule> Presets();
 // The rules in effect: presets with `config`'s overrides, every duration
 // scaled by time_scale. InvalidArgument names an unknown rule id.
 Result<std::vector<Rule>> EffectiveRules(const AlertsConfig& config);
+
+// What a series is, for matching scopes.
+struct SeriesScope {
+  std::string_view node, job, gpu_model;
+};
+
+// Whether `pattern` ('*' for any run of characters) matches all of `text`;
+// the empty pattern matches anything.
+bool ScopeMatches(std::string_view pattern, std::string_view text);
+
+// The level as it applies to the series `scope` describes: `level` itself
+// when no override matches, `scratch` filled with the overridden values when
+// some do, nullptr when one disables the rule there. A threshold set by an
+// override is absolute: *reference becomes 0 for a reference-relative rule.
+// The clear threshold keeps its distance from the firing one.
+const Level* LevelFor(const Rule& rule, const Level& level, const SeriesScope& scope,
+                      double* reference, Level* scratch);
 
 // `expr` with each `${<duration>}` replaced by the duration times `scale`,
 // in milliseconds ("${5m}" at 0.01 -> "3000ms"). InvalidArgument for a bad

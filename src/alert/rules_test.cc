@@ -203,5 +203,76 @@ TEST(RulesTest, StragglerConditionIsAJobReport) {
             std::string::npos);
 }
 
+TEST(RulesTest, ScopePatternsAreGlobs) {
+  EXPECT_TRUE(ScopeMatches("", "anything"));
+  EXPECT_TRUE(ScopeMatches("gpu-07", "gpu-07"));
+  EXPECT_FALSE(ScopeMatches("gpu-07", "gpu-070"));
+  EXPECT_TRUE(ScopeMatches("llama-*", "llama-ft-3"));
+  EXPECT_FALSE(ScopeMatches("llama-*", "my-llama-ft"));
+  EXPECT_TRUE(ScopeMatches("*A100*", "NVIDIA A100-SXM4-80GB"));
+  EXPECT_TRUE(ScopeMatches("*a*b*c", "xxaybbzc"));
+  EXPECT_FALSE(ScopeMatches("*a*b*c", "xxaybbzcd"));
+  EXPECT_TRUE(ScopeMatches("**", ""));
+}
+
+// Overrides by GPU model, node and job: applied in order, a later one
+// winning; a threshold set there is absolute even for a rule relative to
+// the GPU's own slowdown temperature; one can disable the rule or change
+// its `for` for some series only.
+TEST(RulesTest, ScopedOverridesChangeTheLevelOfSomeSeries) {
+  AlertsConfig c;
+  c.time_scale = 0.5;
+  RuleOverride& o = c.rules["gpu_temperature_high"];
+  o.overrides.push_back({{"", "", "*A100*"}, {std::nullopt, std::nullopt, 70.0, 80.0}});
+  o.overrides.push_back({{"gpu-07", "", ""}, {std::nullopt, 4 * 60'000, std::nullopt, 85.0}});
+  o.overrides.push_back({{"", "sweep-*", ""}, {false, std::nullopt, std::nullopt, std::nullopt}});
+  auto rules = EffectiveRules(c);
+  ASSERT_TRUE(rules.ok());
+  const Rule& r = Find(*rules, "gpu_temperature_high");
+  const Level& warn = r.levels[0];
+  const Level& crit = r.levels[1];
+  ASSERT_EQ(r.overrides.size(), 3u);
+  EXPECT_EQ(*r.overrides[1].set.for_ms, 2 * 60'000);  // scaled as every duration
+
+  Level scratch;
+  double ref = 87;  // an H100's slowdown: warning at ref - 5, clear at ref - 8
+  EXPECT_EQ(LevelFor(r, warn, {"n1", "", "NVIDIA H100 80GB HBM3"}, &ref, &scratch), &warn);
+  EXPECT_EQ(ref, 87);
+
+  ref = 87;
+  const Level* a100 = LevelFor(r, warn, {"n1", "", "NVIDIA A100-SXM4-80GB"}, &ref, &scratch);
+  ASSERT_EQ(a100, &scratch);
+  EXPECT_EQ(ref, 0);
+  EXPECT_EQ(a100->fire, 70);
+  EXPECT_EQ(a100->clear, 67);  // the 3-degree hysteresis stays
+  EXPECT_EQ(a100->for_ms, warn.for_ms);
+
+  // gpu-07's A100s: the model's warning, the node's critical and `for`.
+  ref = 87;
+  const Level* n7 = LevelFor(r, crit, {"gpu-07", "", "NVIDIA A100-SXM4-80GB"}, &ref, &scratch);
+  ASSERT_NE(n7, nullptr);
+  EXPECT_EQ(n7->fire, 85);
+  EXPECT_EQ(n7->for_ms, 2 * 60'000);
+  ref = 87;
+  Sample s = *JudgeInScope(
+      r, warn, {{"gpu", "1"}, {"modelName", "NVIDIA A100-SXM4-80GB"}, {"node", "gpu-07"}}, 72, ref,
+      0, {});
+  EXPECT_TRUE(s.fire);
+  EXPECT_EQ(s.threshold, 70);
+  EXPECT_EQ(s.for_ms, 2 * 60'000);
+
+  // A job's GPU: the job comes from the context; a sweep never alerts.
+  ScopeContext ctx;
+  ctx.gpu_job["n1/2"] = "sweep-lr3";
+  ref = 87;
+  EXPECT_EQ(LevelFor(r, warn, ScopeOf({{"gpu", "2"}, {"node", "n1"}}, ctx), &ref, &scratch),
+            nullptr);
+  EXPECT_FALSE(JudgeInScope(r, warn, {{"gpu", "2"}, {"node", "n1"}}, 99, 87, 0, ctx).has_value());
+  EXPECT_TRUE(JudgeInScope(r, warn, {{"gpu", "3"}, {"node", "n1"}}, 99, 87, 0, ctx).has_value());
+  // A model pattern never matches a series without a GPU model.
+  ref = 0;
+  EXPECT_EQ(LevelFor(r, warn, {"n1", "", ""}, &ref, &scratch), &warn);
+}
+
 }  // namespace
 }  // namespace vigil::alert

@@ -103,7 +103,8 @@ std::vector<Alert> AlertTracker::Apply(const LevelKey& level, const std::vector<
     a.summary_en = s.summary_en;
     a.summary_zh = s.summary_zh;
     bool was_new = a.active_at_ms == now_ms && a.state == AlertState::kPending;
-    if (a.state == AlertState::kPending && now_ms - a.active_at_ms >= level.for_ms) {
+    const int64_t for_ms = s.for_ms >= 0 ? s.for_ms : level.for_ms;
+    if (a.state == AlertState::kPending && now_ms - a.active_at_ms >= for_ms) {
       a.state = AlertState::kFiring;
       a.fired_at_ms = now_ms;
       changed.push_back(a);

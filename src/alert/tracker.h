@@ -40,6 +40,9 @@ struct Sample {
   double threshold = 0;
   bool fire = false;  // past the firing threshold
   bool hold = false;  // past the clear threshold (true whenever `fire` is)
+  // The series' own `for` where an override gives it one (rules.h
+  // LevelFor); -1: the level's.
+  int64_t for_ms = -1;
   std::string summary_en;
   std::string summary_zh;
 };

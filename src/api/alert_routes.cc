@@ -100,6 +100,22 @@ void WritePromRule(JsonWriter* w, const alert::RuleStatus& rs, const alert::Leve
     w->BeginObject().Key("where").String(t.where).Key("threshold").Double(t.threshold).EndObject();
   }
   w->EndArray();
+  // config.json's overrides of this level for some nodes, jobs or models.
+  w->Key("overrides").BeginArray();
+  for (const alert::ScopedOverride& o : r.overrides) {
+    std::optional<double> fire =
+        level.severity == alert::Severity::kCritical ? o.set.critical : o.set.warning;
+    if (!o.set.enabled && !o.set.for_ms && !fire) continue;
+    w->BeginObject();
+    if (!o.scope.node.empty()) w->Key("node").String(o.scope.node);
+    if (!o.scope.job.empty()) w->Key("job").String(o.scope.job);
+    if (!o.scope.gpu_model.empty()) w->Key("gpu_model").String(o.scope.gpu_model);
+    if (o.set.enabled) w->Key("enabled").Bool(*o.set.enabled);
+    if (o.set.for_ms) w->Key("for").String(alert::FormatDuration(*o.set.for_ms));
+    if (fire) w->Key("threshold").Double(*fire);
+    w->EndObject();
+  }
+  w->EndArray();
   w->EndObject();
   w->EndObject();
 }

@@ -3,10 +3,13 @@
 // docs/alerts.md. Tables for a person, --json for scripts.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
+#include "alert/evaluate.h"
 #include "alert/prometheus_rules.h"
 #include "alert/rules.h"
 #include "cli/api_client.h"
@@ -94,6 +97,31 @@ int RunAlerts(const AlertsFlags& flags) {
   return 0;
 }
 
+namespace {
+
+// Each GPU's effective threshold of a level, one line per GPU where they
+// differ (a GPU's own slowdown temperature, an override), else one line.
+void PrintPerGpuThresholds(const json& per_series) {
+  if (per_series.empty()) return;
+  std::vector<std::pair<std::string, double>> rows;
+  for (const json& t : per_series)
+    rows.push_back({JsonString(t, "where"), JsonNumber(t, "threshold")});
+  std::sort(rows.begin(), rows.end());
+  bool same = std::all_of(rows.begin(), rows.end(),
+                          [&](const auto& r) { return r.second == rows[0].second; });
+  if (same && rows.size() > 1) {
+    std::printf("%-24s   each of %zu GPUs: %s\n", "", rows.size(),
+                alert::FormatAlertValue(rows[0].second).c_str());
+    return;
+  }
+  for (const auto& [where, threshold] : rows) {
+    std::printf("%-24s   %s: %s\n", "", Printable(where, 60).c_str(),
+                alert::FormatAlertValue(threshold).c_str());
+  }
+}
+
+}  // namespace
+
 int RunRules(const RulesFlags& flags) {
   if (flags.action == "export") {
     // From this home's config.json, without asking a server: a rule file is
@@ -142,10 +170,20 @@ int RunRules(const RulesFlags& flags) {
           alert::FormatDuration(static_cast<int64_t>(JsonNumber(rule, "duration") * 1000)).c_str(),
           JsonString(rule, "health").c_str(), Printable(JsonString(rule, "query"), 160).c_str(),
           thresholds);
-      for (const json& t : v.value("per_series", json::array())) {
-        std::printf("%-24s   %s: %g\n", "", Printable(JsonString(t, "where"), 60).c_str(),
-                    JsonNumber(t, "threshold"));
+      for (const json& o : v.value("overrides", json::array())) {
+        std::string where;
+        for (const char* k : {"node", "job", "gpu_model"}) {
+          if (!JsonString(o, k).empty())
+            where += std::string(where.empty() ? "" : ", ") + k + " " + JsonString(o, k);
+        }
+        std::string what;
+        if (o.contains("enabled")) what += o.value("enabled", true) ? " on" : " off";
+        if (o.contains("threshold"))
+          what += " " + alert::FormatAlertValue(JsonNumber(o, "threshold"));
+        if (o.contains("for")) what += " for " + JsonString(o, "for");
+        std::printf("%-24s   override (%s):%s\n", "", Printable(where, 80).c_str(), what.c_str());
       }
+      PrintPerGpuThresholds(v.value("per_series", json::array()));
     }
   }
   return 0;

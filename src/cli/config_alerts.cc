@@ -27,22 +27,74 @@ Result<double> Number(const json& v, const std::string& key, double min, double 
   return v.get<double>();
 }
 
+// One of a rule's settings (enabled, for, warning, critical) into `o`;
+// false when `key` is none of them.
+Result<bool> ParseLevelSetting(const std::string& at, const std::string& key, const json& v,
+                               alert::LevelOverride* o) {
+  if (key == "enabled") {
+    if (!v.is_boolean()) return Bad(at + ".enabled must be true or false");
+    o->enabled = v.get<bool>();
+  } else if (key == "for") {
+    VIGIL_ASSIGN_OR_RETURN(o->for_ms, Duration(v, at + ".for"));
+  } else if (key == "warning") {
+    VIGIL_ASSIGN_OR_RETURN(o->warning, Number(v, at + ".warning", -1e12, 1e12));
+  } else if (key == "critical") {
+    VIGIL_ASSIGN_OR_RETURN(o->critical, Number(v, at + ".critical", -1e12, 1e12));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// {"node": "gpu-07", "job": "llama-*", "gpu_model": "*A100*", "warning": 80, ...}
+Result<alert::ScopedOverride> ParseScopedOverride(const json& j, const std::string& at) {
+  if (!j.is_object()) return Bad(at + " must be an object");
+  alert::ScopedOverride o;
+  bool any_setting = false;
+  for (const auto& [key, v] : j.items()) {
+    std::string* pattern = key == "node"        ? &o.scope.node
+                           : key == "job"       ? &o.scope.job
+                           : key == "gpu_model" ? &o.scope.gpu_model
+                                                : nullptr;
+    if (pattern != nullptr) {
+      if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 256) {
+        return Bad(at + "." + key + " must be a non-empty string ('*' matches anything)");
+      }
+      *pattern = v.get<std::string>();
+      continue;
+    }
+    VIGIL_ASSIGN_OR_RETURN(bool known, ParseLevelSetting(at, key, v, &o.set));
+    if (!known) return Bad("unknown key " + at + "." + key);
+    any_setting = true;
+  }
+  if (o.scope.node.empty() && o.scope.job.empty() && o.scope.gpu_model.empty()) {
+    return Bad(at + " needs \"node\", \"job\" or \"gpu_model\" to say where it applies");
+  }
+  if (!any_setting) {
+    return Bad(at + " changes nothing: give \"enabled\", \"for\", \"warning\" or \"critical\"");
+  }
+  return o;
+}
+
 Status ParseRuleOverride(const std::string& id, const json& j, alert::RuleOverride* o) {
   std::string at = "alerts.rules." + id;
   if (!j.is_object()) return Bad(at + " must be an object");
   for (const auto& [key, v] : j.items()) {
-    if (key == "enabled") {
-      if (!v.is_boolean()) return Bad(at + ".enabled must be true or false");
-      o->enabled = v.get<bool>();
-    } else if (key == "for") {
-      VIGIL_ASSIGN_OR_RETURN(o->for_ms, Duration(v, at + ".for"));
-    } else if (key == "warning") {
-      VIGIL_ASSIGN_OR_RETURN(o->warning, Number(v, at + ".warning", -1e12, 1e12));
-    } else if (key == "critical") {
-      VIGIL_ASSIGN_OR_RETURN(o->critical, Number(v, at + ".critical", -1e12, 1e12));
-    } else {
-      return Bad("unknown key " + at + "." + key);
+    if (key == "overrides") {
+      constexpr size_t kMaxOverrides = 256;
+      if (!v.is_array() || v.size() > kMaxOverrides) {
+        return Bad(at + ".overrides must be a list of at most 256 objects");
+      }
+      for (size_t i = 0; i < v.size(); ++i) {
+        VIGIL_ASSIGN_OR_RETURN(
+            alert::ScopedOverride so,
+            ParseScopedOverride(v[i], at + ".overrides[" + std::to_string(i) + "]"));
+        o->overrides.push_back(std::move(so));
+      }
+      continue;
     }
+    VIGIL_ASSIGN_OR_RETURN(bool known, ParseLevelSetting(at, key, v, o));
+    if (!known) return Bad("unknown key " + at + "." + key);
   }
   return Status::Ok();
 }

@@ -64,6 +64,43 @@ TEST(ConfigTest, ReadsAlertsAndNotify) {
   EXPECT_EQ(c->notify.dispatch.repeat_interval_ms, 7'200'000);
 }
 
+// Thresholds per node, job and GPU model: alerts.rules.<id>.overrides.
+TEST(ConfigTest, ReadsScopedOverrides) {
+  auto c = ParseConfig(R"({"alerts": {"rules": {"gpu_temperature_high": {"warning": 85,
+      "overrides": [{"gpu_model": "*A100*", "warning": 80, "critical": 88},
+                    {"node": "gpu-07", "job": "llama-*", "enabled": false, "for": "10m"}]}}}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const alert::RuleOverride& o = c->alerts.rules.at("gpu_temperature_high");
+  EXPECT_EQ(o.warning, 85);
+  ASSERT_EQ(o.overrides.size(), 2u);
+  EXPECT_EQ(o.overrides[0].scope.gpu_model, "*A100*");
+  EXPECT_EQ(o.overrides[0].set.warning, 80);
+  EXPECT_EQ(o.overrides[0].set.critical, 88);
+  EXPECT_FALSE(o.overrides[0].set.enabled.has_value());
+  EXPECT_EQ(o.overrides[1].scope.node, "gpu-07");
+  EXPECT_EQ(o.overrides[1].scope.job, "llama-*");
+  EXPECT_EQ(o.overrides[1].set.enabled, false);
+  EXPECT_EQ(o.overrides[1].set.for_ms, 600'000);
+
+  auto bad = [](const char* text) {
+    auto r = ParseConfig(text);
+    return r.ok() ? std::string("accepted") : r.status().message();
+  };
+  EXPECT_NE(bad(R"({"alerts": {"rules": {"gpu_xid": {"overrides": [{"warning": 1}]}}}})")
+                .find("needs \"node\", \"job\" or \"gpu_model\""),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"alerts": {"rules": {"gpu_xid": {"overrides": [{"node": "n1"}]}}}})")
+                .find("changes nothing"),
+            std::string::npos);
+  EXPECT_NE(
+      bad(R"({"alerts": {"rules": {"gpu_xid": {"overrides": [{"gpu": "3", "warning": 1}]}}}})")
+          .find("alerts.rules.gpu_xid.overrides[0].gpu"),
+      std::string::npos);
+  EXPECT_NE(bad(R"({"alerts": {"rules": {"gpu_xid": {"overrides": {"node": "n1"}}}}})")
+                .find("must be a list"),
+            std::string::npos);
+}
+
 TEST(ConfigTest, AlertMistakesAreNamed) {
   auto bad = [](const char* text) {
     auto c = ParseConfig(text);

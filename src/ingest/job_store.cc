@@ -110,4 +110,11 @@ std::vector<NodeJobs> JobStore::Nodes() const {
   return out;
 }
 
+std::map<std::string, int64_t> JobStore::LastReports() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, int64_t> out;
+  for (const auto& [node, e] : nodes_) out.emplace(node, e.jobs.received_ms);
+  return out;
+}
+
 }  // namespace vigil::ingest

@@ -12,7 +12,7 @@
 // Bounded: snapshots above wire::kMaxJobsSnapshotBytes are refused, at most
 // max_nodes nodes are kept (the one heard from least recently goes).
 //
-// Thread safety: Receive() and Nodes() may be called concurrently.
+// Thread safety: every method may be called concurrently.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +54,9 @@ class JobStore {
 
   // Every node's newest snapshot, by node name.
   std::vector<NodeJobs> Nodes() const;
+  // When each node last reported (received_ms), by node name: what the
+  // node_down rule reads every evaluation, without copying the snapshots.
+  std::map<std::string, int64_t> LastReports() const;
 
  private:
   struct Entry {

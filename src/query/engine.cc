@@ -101,11 +101,13 @@ struct EachState {
 }  // namespace
 
 Result<std::vector<StepSeries>> EvalEachSeries(const Node& sel, int64_t extra_ms, EvalContext* ctx,
-                                               StaleMarkers markers, const SeriesEvalFn& fn) {
+                                               StaleMarkers markers, const SeriesEvalFn& fn,
+                                               bool newest_only) {
   int64_t mint = ctx->steps.front() - sel.offset_ms - extra_ms;
   int64_t maxt = ctx->steps.back() - sel.offset_ms;
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<tsdb::SeriesSelection> selection,
-                         ctx->db->SelectSeries(sel.matchers, mint, maxt));
+                         newest_only ? ctx->db->SelectLast(sel.matchers, mint, maxt)
+                                     : ctx->db->SelectSeries(sel.matchers, mint, maxt));
   EachState st;
   st.sel = selection.get();
   st.ctx = ctx;
@@ -152,8 +154,9 @@ Result<Value> EvalVectorSelector(const Node& n, EvalContext* ctx, bool sample_ti
   };
   Value out;
   out.type = ValueType::kVector;
-  VIGIL_ASSIGN_OR_RETURN(out.vec,
-                         EvalEachSeries(n, ctx->opts.lookback_ms, ctx, StaleMarkers::kKeep, eval));
+  // One step (an instant query, an alert rule) reads only the newest sample.
+  VIGIL_ASSIGN_OR_RETURN(out.vec, EvalEachSeries(n, ctx->opts.lookback_ms, ctx, StaleMarkers::kKeep,
+                                                 eval, /*newest_only=*/c.n() == 1));
   return out;
 }
 
@@ -301,13 +304,17 @@ Engine::Engine(const tsdb::Db* db, EngineOptions options) : db_(db), options_(op
 
 Result<QueryResult> Engine::Instant(std::string_view query, int64_t t_ms) const {
   VIGIL_ASSIGN_OR_RETURN(NodePtr root, ParseExpr(query));
+  return Instant(*root, t_ms);
+}
+
+Result<QueryResult> Engine::Instant(const Node& root, int64_t t_ms) const {
   EvalContext ctx;
   ctx.db = db_;
   ctx.opts = options_;
   ctx.steps = {t_ms};
   ctx.deadline_ms = options_.env->MonotonicMillis() + options_.timeout_ms;
-  if (root->kind == NodeKind::kMatrixSelector) return InstantMatrix(*root, &ctx);
-  VIGIL_ASSIGN_OR_RETURN(Value v, internal::Eval(*root, &ctx));
+  if (root.kind == NodeKind::kMatrixSelector) return InstantMatrix(root, &ctx);
+  VIGIL_ASSIGN_OR_RETURN(Value v, internal::Eval(root, &ctx));
   return ToResult(std::move(v), ctx, /*range=*/false);
 }
 

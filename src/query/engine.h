@@ -77,6 +77,9 @@ class Engine {
   explicit Engine(const tsdb::Db* db, EngineOptions options = {});
 
   Result<QueryResult> Instant(std::string_view query, int64_t t_ms) const;
+  // The same for an expression parsed once (ParseExpr, query/parser.h) and
+  // evaluated many times, as alert rules are.
+  Result<QueryResult> Instant(const Node& root, int64_t t_ms) const;
   // Steps at start, start+step, ... up to end (inclusive). Result: kMatrix.
   Result<QueryResult> Range(std::string_view query, int64_t start_ms, int64_t end_ms,
                             int64_t step_ms) const;

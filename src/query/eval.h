@@ -65,9 +65,12 @@ enum class StaleMarkers { kKeep, kDrop };
 // (never every sample in memory at once), spread over
 // EngineOptions::select_threads threads for long ranges. Returns the series
 // for which fn returned true, sorted by labels. Enforces max_series,
-// max_samples and the deadline like SelectForSteps.
+// max_samples and the deadline like SelectForSteps. With newest_only, fn
+// may be handed only each series' newest sample in range (Db::SelectLast):
+// for readers of that sample alone.
 Result<std::vector<StepSeries>> EvalEachSeries(const Node& sel, int64_t extra_ms, EvalContext* ctx,
-                                               StaleMarkers markers, const SeriesEvalFn& fn);
+                                               StaleMarkers markers, const SeriesEvalFn& fn,
+                                               bool newest_only = false);
 
 // A vector selector's value at each step: the latest sample within the
 // lookback delta unless that sample is a staleness marker, or with

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 #include <unordered_map>
 
 #include "core/log.h"
@@ -325,21 +326,51 @@ class SelectionImpl final : public SeriesSelection {
 Result<std::unique_ptr<SeriesSelection>> DbImpl::SelectSeries(const std::vector<Matcher>& matchers,
                                                               int64_t mint_ms,
                                                               int64_t maxt_ms) const {
+  return SelectImpl(matchers, mint_ms, maxt_ms, /*last_only=*/false);
+}
+
+Result<std::unique_ptr<SeriesSelection>> DbImpl::SelectLast(const std::vector<Matcher>& matchers,
+                                                            int64_t mint_ms,
+                                                            int64_t maxt_ms) const {
+  return SelectImpl(matchers, mint_ms, maxt_ms, /*last_only=*/true);
+}
+
+bool DbImpl::NewestKept(const HeadSeries& hs) const {
+  if (hs.persisted_max_t == kNoTime || hs.last.t_ms > hs.persisted_max_t)
+    return true;  // in the head
+  return store_min_time_ != kNoTime && hs.last.t_ms >= store_min_time_;
+}
+
+Result<std::unique_ptr<SeriesSelection>> DbImpl::SelectImpl(const std::vector<Matcher>& matchers,
+                                                            int64_t mint_ms, int64_t maxt_ms,
+                                                            bool last_only) const {
   std::vector<SelectedSeries> series;
   std::vector<uint64_t> ids;
+  std::vector<uint64_t> read_ids;  // the series whose chunks are read
   {
     std::lock_guard lock(mu_);
     if (closed_) return FailedPrecondition("the metric store is closed");
     VIGIL_ASSIGN_OR_RETURN(ids, index_.Match(matchers));
     series.resize(ids.size());
+    read_ids.reserve(ids.size());
     for (size_t i = 0; i < ids.size(); ++i) {
       series[i].id = ids[i];
       series[i].labels = *index_.LabelsOf(ids[i]);
+      const HeadSeries* hs = last_only ? head_.Find(ids[i]) : nullptr;
+      // hs->last is the newest sample accepted or persisted: in range (and
+      // not since dropped by retention), it is the answer; before the range,
+      // the series has nothing in it.
+      if (hs != nullptr && hs->has_last && hs->last.t_ms <= maxt_ms && NewestKept(*hs)) {
+        if (hs->last.t_ms >= mint_ms) series[i].head.push_back(hs->last);
+        series[i].head_from = std::numeric_limits<int64_t>::min();
+        continue;
+      }
       series[i].head_from = head_.CopyRange(ids[i], mint_ms, maxt_ms, &series[i].head);
+      read_ids.push_back(ids[i]);
     }
   }
   std::vector<StoredChunk> chunks;
-  VIGIL_RETURN_IF_ERROR(store_->Read(ids, mint_ms, maxt_ms, &chunks));
+  if (!read_ids.empty()) VIGIL_RETURN_IF_ERROR(store_->Read(read_ids, mint_ms, maxt_ms, &chunks));
   // Chunks come ordered by day, then series, then time: per series, by time.
   // ids are sorted, so a binary search finds each chunk's series.
   for (auto& c : chunks) {

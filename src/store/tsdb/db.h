@@ -106,6 +106,16 @@ class Db {
   virtual Result<std::unique_ptr<SeriesSelection>> SelectSeries(
       const std::vector<Matcher>& matchers, int64_t mint_ms, int64_t maxt_ms) const = 0;
 
+  // The same selection for readers of the newest sample in [mint_ms,
+  // maxt_ms] alone (an instant vector selector): a series whose newest sample
+  // (a staleness marker included) is at or before maxt_ms gets that sample
+  // only, from the head, nothing copied or decoded; a series with samples
+  // after maxt_ms (a range in the past) gets its samples in range, as
+  // SelectSeries gives them.
+  virtual Result<std::unique_ptr<SeriesSelection>> SelectLast(const std::vector<Matcher>& matchers,
+                                                              int64_t mint_ms,
+                                                              int64_t maxt_ms) const = 0;
+
   // Labels of the series matching all matchers that have data in
   // [mint_ms, maxt_ms], sorted, without reading samples: a persisted chunk
   // counts when its time bounds overlap the range (as Prometheus' series

@@ -48,6 +48,9 @@ class DbImpl final : public Db {
   Result<std::unique_ptr<SeriesSelection>> SelectSeries(const std::vector<Matcher>& matchers,
                                                         int64_t mint_ms,
                                                         int64_t maxt_ms) const override;
+  Result<std::unique_ptr<SeriesSelection>> SelectLast(const std::vector<Matcher>& matchers,
+                                                      int64_t mint_ms,
+                                                      int64_t maxt_ms) const override;
   Result<std::vector<wire::Labels>> SeriesLabels(const std::vector<Matcher>& matchers,
                                                  int64_t mint_ms, int64_t maxt_ms) const override;
   std::vector<LatestPoint> Latest(int64_t since_ms) const override;
@@ -58,6 +61,14 @@ class DbImpl final : public Db {
   Status Close() override;
 
  private:
+  // SelectSeries and SelectLast: with last_only, a series whose newest sample
+  // is in range gets that sample alone, from the head.
+  Result<std::unique_ptr<SeriesSelection>> SelectImpl(const std::vector<Matcher>& matchers,
+                                                      int64_t mint_ms, int64_t maxt_ms,
+                                                      bool last_only) const;
+  // Whether hs.last, the series' newest sample, is still kept (retention
+  // drops whole days of persisted chunks). Under mu_.
+  bool NewestKept(const HeadSeries& hs) const;
   struct NewSeries {
     uint64_t id;
     wire::Labels labels;

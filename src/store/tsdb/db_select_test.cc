@@ -5,6 +5,7 @@
 
 #include "store/tsdb/db.h"
 #include "store/tsdb/head.h"
+#include "store/tsdb/stale.h"
 #include "store/tsdb/test_env.h"
 
 namespace vigil::tsdb {
@@ -115,6 +116,60 @@ TEST_F(DbSelectTest, SelectSeriesDecodesOnDemandLikeSelect) {
   ASSERT_TRUE((*sel)->Samples(0, &buf).ok());
   ASSERT_EQ(buf.size(), 50u);
   for (size_t i = 0; i < buf.size(); ++i) EXPECT_EQ(buf[i].t_ms, kT0 + int64_t(i) * 30'000);
+}
+
+// SelectLast gives what an instant selector reads of SelectSeries: the
+// newest sample in range (staleness markers included), for ranges that end
+// now, inside the persisted windows, before everything, and after retention.
+TEST_F(DbSelectTest, SelectLastIsTheNewestSampleOfSelectSeries) {
+  for (int64_t t = 0; t < 25 * kMin; t += 30'000) Add("util", "1", kT0 + t, t / 1000.0);
+  Add("util", "0", kT0 + 3 * kMin, 5);
+  Add("util", "0", kT0 + 24 * kMin, 7);
+  Add("util", "3", kT0 + 20 * kMin, 1);
+  Add("util", "3", kT0 + 21 * kMin, StaleNaN());  // ended
+  env_.SetNow(kT0 + 25 * kMin);
+  ASSERT_TRUE(db_->Maintain().ok());
+  ASSERT_GT(db_->Stats().persisted_chunks, 0u);
+
+  auto newest = [&](bool last_only, int64_t mint, int64_t maxt) {
+    auto sel =
+        last_only ? db_->SelectLast({kUtil}, mint, maxt) : db_->SelectSeries({kUtil}, mint, maxt);
+    EXPECT_TRUE(sel.ok());
+    std::vector<std::pair<wire::Labels, wire::Sample>> out;
+    std::vector<wire::Sample> buf;
+    for (size_t i = 0; sel.ok() && i < (*sel)->size(); ++i) {
+      EXPECT_TRUE((*sel)->Samples(i, &buf).ok());
+      if (!buf.empty()) out.push_back({(*sel)->labels(i), buf.back()});
+    }
+    return out;
+  };
+  auto same = [](const auto& a, const auto& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      bool both_stale = IsStaleNaN(a[i].second.value) && IsStaleNaN(b[i].second.value);
+      if (a[i].first != b[i].first || a[i].second.t_ms != b[i].second.t_ms ||
+          (!both_stale && a[i].second.value != b[i].second.value)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (auto [mint, maxt] : {std::pair<int64_t, int64_t>{kT0 + 20 * kMin, kT0 + 25 * kMin},
+                            {kT0 + 2 * kMin, kT0 + 7 * kMin},  // a persisted window, past
+                            {kT0 + 9 * kMin, kT0 + 11 * kMin},
+                            {kT0 + 21 * kMin, kT0 + 21 * kMin},
+                            {0, kT0 - 1}}) {
+    auto fast = newest(true, mint, maxt);
+    EXPECT_TRUE(same(fast, newest(false, mint, maxt))) << (mint - kT0) / kMin;
+  }
+  EXPECT_EQ(newest(true, kT0 + 20 * kMin, kT0 + 25 * kMin).size(), 3u);  // 0, 1 and 3's marker
+  EXPECT_TRUE(newest(true, kT0 + 25 * kMin + 1, kT0 + 30 * kMin).empty());
+
+  // Retention drops day 0: nothing of it is read, newest or not.
+  env_.SetNow(kT0 + 3 * kDayMs);
+  ASSERT_TRUE(db_->Maintain().ok());
+  EXPECT_TRUE(newest(true, kT0 + 20 * kMin, kT0 + 25 * kMin).empty());
+  EXPECT_TRUE(newest(false, kT0 + 20 * kMin, kT0 + 25 * kMin).empty());
 }
 
 TEST_F(DbSelectTest, SeriesLabelsAgreeWithSelectWithoutSamples) {

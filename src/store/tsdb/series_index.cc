@@ -5,16 +5,11 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <memory>
 #include <string_view>
 
 namespace vigil::tsdb {
 namespace {
-
-std::vector<uint64_t> Intersect(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
-  std::vector<uint64_t> out;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
 
 std::vector<uint64_t> Unite(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
   std::vector<uint64_t> out;
@@ -26,6 +21,33 @@ std::vector<uint64_t> Subtract(const std::vector<uint64_t>& a, const std::vector
   std::vector<uint64_t> out;
   std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
   return out;
+}
+
+Result<std::unique_ptr<RE2>> CompileMatcher(const Matcher& m) {
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  auto re = std::make_unique<RE2>("^(?:" + m.value + ")$", opts);
+  if (!re->ok()) {
+    return InvalidArgument("invalid regex in matcher " + m.name + "=~\"" + m.value +
+                           "\": " + re->error());
+  }
+  return re;
+}
+
+// Whether a series whose label `m.name` has `value` ("" when absent) passes
+// `m`; `re` is m's compiled regex for the regex kinds.
+bool ValueMatches(const Matcher& m, const RE2* re, std::string_view value) {
+  switch (m.type) {
+    case MatchType::kEqual:
+      return value == m.value;
+    case MatchType::kNotEqual:
+      return value != m.value;
+    case MatchType::kRegex:
+      return RE2::FullMatch(value, *re);
+    case MatchType::kNotRegex:
+      return !RE2::FullMatch(value, *re);
+  }
+  return false;
 }
 
 }  // namespace
@@ -164,16 +186,10 @@ Result<SeriesIndex::Postings> SeriesIndex::MatchOne(const Matcher& m) const {
     }
     case MatchType::kRegex:
     case MatchType::kNotRegex: {
-      RE2::Options opts;
-      opts.set_log_errors(false);
-      RE2 re("^(?:" + m.value + ")$", opts);
-      if (!re.ok()) {
-        return InvalidArgument("invalid regex in matcher " + m.name + "=~\"" + m.value +
-                               "\": " + re.error());
-      }
-      bool empty = RE2::FullMatch("", re);
+      VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<RE2> re, CompileMatcher(m));
+      bool empty = RE2::FullMatch("", *re);
       Postings rx =
-          Select(m.name, empty, [&re](const std::string& v) { return RE2::FullMatch(v, re); });
+          Select(m.name, empty, [&re](const std::string& v) { return RE2::FullMatch(v, *re); });
       if (m.type == MatchType::kRegex) return rx;
       return Subtract(AllIds(), rx);
     }
@@ -192,13 +208,20 @@ Result<std::vector<uint64_t>> SeriesIndex::Match(const std::vector<Matcher>& mat
     };
     return rank(a) < rank(b);
   });
-  Postings result;
-  bool first = true;
-  for (const Matcher* m : order) {
-    VIGIL_ASSIGN_OR_RETURN(Postings ids, MatchOne(*m));
-    result = first ? std::move(ids) : Intersect(result, ids);
-    first = false;
-    if (result.empty()) break;
+  VIGIL_ASSIGN_OR_RETURN(Postings result, MatchOne(*order[0]));
+  // The other matchers check the candidates' own labels: a `fstype!~"..."`
+  // after `__name__="node_filesystem_avail_bytes"` then costs the few
+  // candidates, not a pass over every series of the index.
+  for (size_t i = 1; i < order.size() && !result.empty(); ++i) {
+    const Matcher& m = *order[i];
+    std::unique_ptr<RE2> re;
+    if (m.type == MatchType::kRegex || m.type == MatchType::kNotRegex) {
+      VIGIL_ASSIGN_OR_RETURN(re, CompileMatcher(m));
+    }
+    std::erase_if(result, [&](uint64_t id) {
+      const wire::Labels* labels = LabelsOf(id);
+      return labels == nullptr || !ValueMatches(m, re.get(), wire::LabelValue(*labels, m.name));
+    });
   }
   return result;
 }

@@ -98,6 +98,21 @@ TEST_F(SeriesIndexTest, RegexIsAnchored) {
   EXPECT_EQ(Match({{MatchType::kNotRegex, "job", ".*"}}), V{});
 }
 
+// After the first (selective) matcher, the others are checked on the
+// candidates' labels: every kind, a label the candidate lacks reading "".
+TEST_F(SeriesIndexTest, LaterMatchersFilterTheCandidates) {
+  const Matcher temp{MatchType::kRegex, "__name__", "gpu_.*"};
+  EXPECT_EQ(
+      Match({{MatchType::kEqual, "__name__", "gpu_util"}, {MatchType::kNotEqual, "job", "a"}}),
+      (V{2}));
+  EXPECT_EQ(Match({temp, {MatchType::kNotRegex, "job", "a|b"}}), (V{3}));
+  EXPECT_EQ(Match({temp, {MatchType::kRegex, "job", ""}}), (V{3}));
+  EXPECT_EQ(Match({temp, {MatchType::kEqual, "job", ""}, {MatchType::kEqual, "gpu", "0"}}), (V{3}));
+  EXPECT_EQ(Match({{MatchType::kEqual, "gpu", "0"}, {MatchType::kRegex, "job", ".+"}}), (V{1}));
+  auto bad = index_.Match({{MatchType::kEqual, "gpu", "0"}, {MatchType::kRegex, "job", "(x"}});
+  EXPECT_FALSE(bad.ok());
+}
+
 TEST_F(SeriesIndexTest, BadRegexIsAnError) {
   auto r = index_.Match({{MatchType::kRegex, "job", "(unclosed"}});
   ASSERT_FALSE(r.ok());
