@@ -26,6 +26,9 @@ class AlertEngineTest : public ::testing::Test {
   void SetUp() override {
     tsdb::Options o;
     o.dir = tmp_.path() + "/tsdb";
+    // The store's clock is the test's: its background maintenance (cutting
+    // chunks, retention) must not see today's date and drop the test's data.
+    o.env = &env_;
     auto db = tsdb::Db::Open(o);
     ASSERT_TRUE(db.ok());
     db_ = std::move(db).value();

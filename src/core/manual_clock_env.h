@@ -4,9 +4,11 @@
 // `now` too (from the real one at construction), so a time derived from
 // both (the boot time: wall minus monotonic) stays put as the test moves on.
 //
-// Thread safety: `now` is a plain field; set it while nothing reads it.
+// Thread safety: `now` is atomic, so a test may move it while background
+// threads of the code under test (a store's maintenance) read it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "core/env_wrapper.h"
@@ -24,12 +26,13 @@ class ManualClockEnv final : public EnvWrapper {
         mono_start_ms_(Env::Default()->MonotonicMillis()),
         follow_monotonic_(follow_monotonic) {}
 
-  int64_t NowMillis() override { return now; }
+  int64_t NowMillis() override { return now.load(); }
   int64_t MonotonicMillis() override {
-    return follow_monotonic_ ? mono_start_ms_ + (now - start_ms_) : EnvWrapper::MonotonicMillis();
+    return follow_monotonic_ ? mono_start_ms_ + (now.load() - start_ms_)
+                             : EnvWrapper::MonotonicMillis();
   }
 
-  int64_t now;
+  std::atomic<int64_t> now;
 
  private:
   const int64_t start_ms_;
