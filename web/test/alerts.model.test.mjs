@@ -13,7 +13,7 @@ import { setLang } from '../src/i18n.js';
 import {
   ACTIVE_COLUMNS, HISTORY_COLUMNS, RULE_COLUMNS, RULE_IDS, SEVERITIES, alertLinks, alertNumber, alertResolvedMs,
   alertSections, alertStartMs, badgeTone, comparisonSymbol, conditionText, firingCount, healthBadge, labelsText,
-  parseTime, reachingRange, referenceName, ruleLevelFor, ruleStateBadge, ruleTitle, ruleTitleKey, rulesFrom,
+  parseTime, reachingRange, referenceName, ruleLevelFor, ruleStateBadge, ruleTitle, ruleTitleKey, rulesFrom, perGpuLines, overrideLines,
   severityBadge, summaryText, thresholdText, valueKind, valueText, whereParts, withUnit,
 } from '../src/pages/alerts.model.js';
 import { jobIdFromHash } from '../src/pages/jobs.model.js';
@@ -131,7 +131,9 @@ const RULES_BODY = {
     { name: 'gpu_temperature_high', query: 'DCGM_FI_DEV_GPU_TEMP >= on(node, gpu) (vigil_gpu_temp_slowdown_celsius > 0) - 5',
       duration: 60, keepFiringFor: 0, labels: { severity: 'warning' }, annotations: {}, alerts: [], state: 'firing',
       health: 'ok', evaluationTime: 0.0003, lastEvaluation: '2026-12-02T02:05:39Z', type: 'alerting',
-      vigil: { enabled: true, comparison: '>=', threshold: -5, clear: -8, relative_to: 'vigil_gpu_temp_slowdown_celsius > 0', unit: '°C' } },
+      vigil: { enabled: true, comparison: '>=', threshold: -5, clear: -8, relative_to: 'vigil_gpu_temp_slowdown_celsius > 0', unit: '°C',
+        per_series: [{ where: 'node n1 gpu 10 (A100)', threshold: 80 }, { where: 'node n1 gpu 2 (H100)', threshold: 85 }, { where: 'x', threshold: 'no' }],
+        overrides: [{ gpu_model: '*A100*', threshold: 80 }, { node: 'n7', job: 'sweep-*', enabled: false, for: '2m' }, null] } },
     { name: 'gpu_temperature_high', query: '... + 0', duration: 30, keepFiringFor: 0, labels: { severity: 'critical' },
       state: 'inactive', health: 'ok',
       vigil: { enabled: true, comparison: '>=', threshold: 0, clear: -3, relative_to: 'vigil_gpu_temp_slowdown_celsius > 0', unit: '°C' } },
@@ -158,7 +160,16 @@ test('alerts: rules flattened from /api/v1/rules, one row per level', () => {
     query: 'DCGM_FI_DEV_GPU_TEMP >= on(node, gpu) (vigil_gpu_temp_slowdown_celsius > 0) - 5', duration: 60, keepFiringFor: 0,
     state: 'firing', health: 'ok', lastError: '', enabled: true, comparison: '>=', threshold: -5, clear: -8,
     relativeTo: 'vigil_gpu_temp_slowdown_celsius > 0', unit: '°C',
+    perGpu: [{ where: 'node n1 gpu 2 (H100)', threshold: 85 }, { where: 'node n1 gpu 10 (A100)', threshold: 80 }],
+    overrides: [{ node: '', job: '', gpuModel: '*A100*', enabled: null, for: '', threshold: 80 },
+      { node: 'n7', job: 'sweep-*', gpuModel: '', enabled: false, for: '2m', threshold: NaN }],
   });
+  // Each GPU's threshold, one line per GPU where they differ, else one line.
+  assert.deepEqual(perGpuLines(rules[0]), ['node n1 gpu 2 (H100): 85 °C', 'node n1 gpu 10 (A100): 80 °C']);
+  assert.deepEqual(perGpuLines({ unit: '%', perGpu: [{ where: 'a', threshold: 90 }, { where: 'b', threshold: 90 }] }),
+    ['each of 2 GPUs: 90%']);
+  assert.deepEqual(perGpuLines(rules[1]), []);
+  assert.deepEqual(overrideLines(rules[0]), ['override (gpu_model *A100*): 80 °C', 'override (node n7, job sweep-*): off, for 2m']);
   assert.equal(rules[2].enabled, false);
   assert.equal(rules[2].lastError, 'rule gpu_underutilized: boom');
   assert.equal(rules[5].enabled, true, 'enabled unless it says otherwise');

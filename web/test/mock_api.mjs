@@ -189,7 +189,7 @@ export function rulesAt(t0) {
     state: o.state ?? 'inactive', health: o.health ?? 'ok', ...(o.lastError ? { lastError: o.lastError } : {}),
     evaluationTime: 0.0003, lastEvaluation: new Date(t0 * 1000).toISOString(), type: 'alerting',
     vigil: { enabled: o.enabled ?? true, comparison: o.cmp ?? '>', threshold: o.thr ?? 0, clear: o.clear ?? 0,
-      relative_to: o.rel ?? '', unit: o.unit ?? '' },
+      relative_to: o.rel ?? '', unit: o.unit ?? '', per_series: o.perSeries ?? [], overrides: o.overrides ?? [] },
   });
   const slowdown = 'vigil_gpu_temp_slowdown_celsius > 0';
   return { status: 'success', data: { groups: [{ name: 'vigil-presets', file: 'presets', interval: 1, limit: 0, rules: [
@@ -197,7 +197,10 @@ export function rulesAt(t0) {
     rule('gpu_temperature_high', 'warning', { query: `DCGM_FI_DEV_GPU_TEMP >= on(node, gpu) (${slowdown}) - 5`, duration: 60,
       cmp: '>=', thr: -5, clear: -8, rel: slowdown, unit: '°C', state: 'firing' }),
     rule('gpu_temperature_high', 'critical', { query: `DCGM_FI_DEV_GPU_TEMP >= on(node, gpu) (${slowdown}) + 0`, duration: 30,
-      cmp: '>=', thr: 0, clear: -3, rel: slowdown, unit: '°C' }),
+      cmp: '>=', thr: 0, clear: -3, rel: slowdown, unit: '°C',
+      overrides: [{ gpu_model: '*A100*', threshold: 85 }],
+      perSeries: [{ where: 'node gpu-01 gpu 1 (NVIDIA A100-SXM4-80GB)', threshold: 85 },
+        { where: 'node gpu-01 gpu 0 (<img src=x onerror="window.__xss=11">)', threshold: 92 }] }),
     rule('gpu_xid', 'critical', { query: 'increase(vigil_gpu_xid_errors_total{xid=~"48|79"}[5m]) > 0', keepFiringFor: 900 }),
     rule('disk_near_full', 'warning', { query: '100 * (1 - node_filesystem_avail_bytes / node_filesystem_size_bytes) > 90',
       duration: 300, thr: 90, clear: 88, unit: '%', state: 'firing', health: 'err',

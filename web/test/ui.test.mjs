@@ -772,6 +772,12 @@ test('alerts: sections, muted, links, rules, header badge, hostile text, empty s
       ['GPU Xid errorgpu_xid', 'critical', 'yes'],
       ['Disk nearly fulldisk_near_full', 'warning', 'yes'],
       ['Job crashedjob_crashed', 'critical', 'yes']]);
+    // Each GPU's effective threshold and the overrides, under the condition.
+    assert.deepEqual(await page.$$eval('[data-rule=gpu_temperature_high][data-severity=critical] .rule-sub', (e) => e.map((x) => x.textContent)), [
+      'override (gpu_model *A100*): 85 °C',
+      'node gpu-01 gpu 0 (<img src=x onerror="window.__xss=11">): 92 °C',
+      'node gpu-01 gpu 1 (NVIDIA A100-SXM4-80GB): 85 °C']);
+    rules[2][5] = rules[2][5].slice(0, '≥ slowdown'.length);
     assert.deepEqual(rules.map((r) => r.slice(4, 9)), [
       ['15m', '< 80%', '85%', 'inactive', 'ok'],
       ['1m', '≥ slowdown − 5 °C', 'slowdown − 8 °C', 'firing', 'ok'],

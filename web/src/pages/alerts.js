@@ -21,7 +21,7 @@ import { DataTable, columns } from '../table.js';
 import {
   ACTIVE_COLUMNS, HISTORY_COLUMNS, RULE_COLUMNS, alertLinks, alertResolvedMs, alertSections, alertStartMs, badgeTone,
   conditionText, firingCount, healthBadge, labelsText, ruleLevelFor, ruleStateBadge, ruleTitle, ruleTitleKey,
-  rulesFrom, severityBadge, summaryText, thresholdText, valueText, whereParts,
+  overrideLines, perGpuLines, rulesFrom, severityBadge, summaryText, thresholdText, valueText, whereParts,
 } from './alerts.model.js';
 import strings from './alerts.i18n.js';
 
@@ -325,13 +325,21 @@ class AlertsPage {
         h('td', { class: 'rule-query' }, h('code', null, r.query)),
         h('td', { class: 'nowrap rule-for' }, Number.isFinite(r.duration) ? duration(r.duration) : '–',
           r.keepFiringFor > 0 ? h('div', { class: 'job-sub' }, t('alerts.keepFiring', { d: duration(r.keepFiringFor) })) : null),
-        h('td', { class: 'nowrap rule-threshold' }, thr || '–'),
+        h('td', { class: 'nowrap rule-threshold' }, thr || '–', ...subLines([...overrideLines(r), ...perGpuLines(r)])),
         h('td', { class: 'nowrap rule-clear' }, clr || '–'),
         h('td', { class: 'nowrap' }, badge(state, { 'data-state': r.state })),
         h('td', { class: 'rule-health' }, badge(health, { 'data-health': r.health }),
           r.lastError ? h('div', { class: 'rule-error' }, r.lastError) : null));
     }));
   }
+}
+
+// Lines under a cell's value, at most 9 (the rest counted).
+function subLines(lines, max = 9) {
+  const shown = lines.length > max ? lines.slice(0, max - 1) : lines;
+  const out = shown.map((l) => h('div', { class: 'job-sub rule-sub' }, l));
+  if (shown.length < lines.length) out.push(h('div', { class: 'job-sub rule-sub' }, t('alerts.more', { n: lines.length - shown.length })));
+  return out;
 }
 
 registerPage({

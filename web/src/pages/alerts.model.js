@@ -165,10 +165,60 @@ export function rulesFrom(body) {
         state: String(r.state ?? ''), health: String(r.health ?? ''), lastError: String(r.lastError ?? ''),
         enabled: v.enabled !== false, comparison: String(v.comparison ?? ''), threshold: num(v.threshold),
         clear: num(v.clear), relativeTo: String(v.relative_to ?? ''), unit: String(v.unit ?? ''),
+        perGpu: perGpuFrom(v.per_series), overrides: overridesFrom(v.overrides),
       });
     }
   }
   return out;
+}
+
+// Each GPU's effective threshold of a level (vigil.per_series), sorted.
+function perGpuFrom(list) {
+  const out = [];
+  for (const p of Array.isArray(list) ? list : []) {
+    if (!p || typeof p !== 'object' || !Number.isFinite(num(p.threshold))) continue;
+    out.push({ where: String(p.where ?? ''), threshold: num(p.threshold) });
+  }
+  return out.sort((a, b) => a.where.localeCompare(b.where, 'en', { numeric: true }));
+}
+
+// config.json's overrides of a level (vigil.overrides).
+function overridesFrom(list) {
+  const out = [];
+  for (const o of Array.isArray(list) ? list : []) {
+    if (!o || typeof o !== 'object') continue;
+    out.push({
+      node: String(o.node ?? ''), job: String(o.job ?? ''), gpuModel: String(o.gpu_model ?? ''),
+      enabled: typeof o.enabled === 'boolean' ? o.enabled : null,
+      for: String(o.for ?? ''), threshold: num(o.threshold),
+    });
+  }
+  return out;
+}
+
+// What a rule level's threshold is on each GPU, as lines for its cell: one
+// line when every GPU has the same ("each of 8 GPUs: 80%"), else one per
+// GPU ("node n1 gpu 3 (NVIDIA H100 80GB HBM3): 87 °C").
+export function perGpuLines(level) {
+  const rows = level?.perGpu ?? [];
+  if (!rows.length) return [];
+  if (rows.length > 1 && rows.every((r) => r.threshold === rows[0].threshold)) {
+    return [t('alerts.eachGpu', { n: rows.length, v: withUnit(rows[0].threshold, level.unit) })];
+  }
+  return rows.map((r) => `${r.where}: ${withUnit(r.threshold, level.unit)}`);
+}
+
+// A level's overrides as lines: "gpu_model *A100*: 80 °C", "job sweep-*: off".
+export function overrideLines(level) {
+  return (level?.overrides ?? []).map((o) => {
+    const where = [['node', o.node], ['job', o.job], ['gpu_model', o.gpuModel]]
+      .filter(([, v]) => v).map(([k, v]) => `${k} ${v}`).join(', ');
+    const what = [];
+    if (o.enabled !== null) what.push(t(o.enabled ? 'alerts.overrideOn' : 'alerts.overrideOff'));
+    if (Number.isFinite(o.threshold)) what.push(withUnit(o.threshold, level.unit));
+    if (o.for) what.push(t('alerts.overrideFor', { d: o.for }));
+    return t('alerts.override', { where, what: what.join(', ') });
+  });
 }
 
 // The level of a rule a record belongs to: same rule and severity (else
