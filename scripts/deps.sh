@@ -6,7 +6,8 @@ set -euo pipefail
 level=${1:-build}
 
 build_pkgs=(build-essential cmake ninja-build ccache pkg-config
-  libboost-dev libzstd-dev zlib1g-dev libsqlite3-dev libre2-dev libuchardet-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev)
+  libboost-dev libzstd-dev zlib1g-dev libsqlite3-dev libre2-dev libuchardet-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+  libcurl4-openssl-dev libssl-dev)
 # The web UI is bundled with node/npm (scripts/web.sh); Debian's nodejs and npm
 # are installed only when no npm is present (another node install would conflict).
 command -v npm >/dev/null 2>&1 || build_pkgs+=(nodejs npm)
