@@ -81,6 +81,13 @@ struct RulesFlags {
 };
 int RunRules(const RulesFlags& flags);
 
+struct NotifyFlags {
+  std::string home;
+  std::string action = "test";  // test
+  std::string channel;
+};
+int RunNotify(const NotifyFlags& flags);
+
 // `vigil silence add|ls|rm` (alert/silence.h): mute matching alerts for a time.
 struct SilenceFlags {
   std::string home;

@@ -50,8 +50,15 @@ struct LogsConfig {
 // email and SMS come with the notify issue.
 struct ChannelConfig {
   std::string name;
-  std::string type;
+  std::string type;  // webhook, slack, feishu, dingtalk, wecom
   std::string url;
+  // IM bots (notify/im_bots.h): the signing secret (Feishu, DingTalk), the
+  // language ("en" or "zh"; default zh for Feishu, DingTalk and WeCom, en for
+  // Slack), DingTalk's mobiles to @ on critical, a CA bundle to trust.
+  std::string secret;
+  std::string language;
+  std::vector<std::string> at_mobiles;
+  std::string ca_file;
   std::vector<std::pair<std::string, std::string>> headers;
   // Warning and info notifications wait through these (alert/quiet_hours.h).
   std::optional<alert::QuietHours> quiet_hours;

@@ -4,6 +4,7 @@
 
 #include "cli/config.h"
 #include "net/http_client.h"
+#include "notify/im_bots.h"
 
 namespace vigil::cli {
 namespace {
@@ -148,21 +149,50 @@ Status ParseChannel(const json& j, size_t i, ChannelConfig* c) {
       }
       continue;
     }
+    if (key == "at_mobiles") {
+      VIGIL_ASSIGN_OR_RETURN(c->at_mobiles, StringList(v, at + ".at_mobiles"));
+      continue;
+    }
     if (!v.is_string()) return Bad(at + "." + key + " must be a string");
-    if (key == "name")
-      c->name = v.get<std::string>();
-    else if (key == "type")
-      c->type = v.get<std::string>();
-    else if (key == "url")
-      c->url = v.get<std::string>();
-    else
-      return Bad("unknown key " + at + "." + key);
+    std::string* into = key == "name"       ? &c->name
+                        : key == "type"     ? &c->type
+                        : key == "url"      ? &c->url
+                        : key == "secret"   ? &c->secret
+                        : key == "language" ? &c->language
+                        : key == "ca_file"  ? &c->ca_file
+                                            : nullptr;
+    if (into == nullptr) return Bad("unknown key " + at + "." + key);
+    *into = v.get<std::string>();
   }
   if (c->name.empty()) return Bad(at + " needs a \"name\"");
-  if (c->type != "webhook") {
-    return Bad(at + ".type \"" + c->type + "\" is not supported (this version has: webhook)");
+  if (c->type == "webhook") {
+    if (!net::ParseHttpUrl(c->url).ok()) return Bad(at + ".url must be an http:// URL");
+    if (!c->secret.empty() || !c->language.empty() || !c->at_mobiles.empty() ||
+        !c->ca_file.empty()) {
+      return Bad(at + ": a webhook takes url, headers and quiet_hours only");
+    }
+    return Status::Ok();
   }
-  if (!net::ParseHttpUrl(c->url).ok()) return Bad(at + ".url must be an http:// URL");
+  auto kind = notify::ParseImKind(c->type);
+  if (!kind) {
+    return Bad(at + ".type \"" + c->type +
+               "\" is not supported (this version has: webhook, slack, feishu, dingtalk, wecom)");
+  }
+  if (!c->url.starts_with("https://") && !c->url.starts_with("http://")) {
+    return Bad(at + ".url must be the bot's https:// webhook URL");
+  }
+  if (!c->headers.empty()) return Bad(at + ".headers is for webhooks only");
+  if (!c->language.empty() && c->language != "en" && c->language != "zh") {
+    return Bad(at + ".language must be \"en\" or \"zh\"");
+  }
+  if (!c->at_mobiles.empty() && *kind != notify::ImKind::kDingTalk) {
+    return Bad(at + ".at_mobiles is for DingTalk robots only");
+  }
+  if (!c->secret.empty() && *kind != notify::ImKind::kFeishu &&
+      *kind != notify::ImKind::kDingTalk) {
+    return Bad(at +
+               ".secret is for Feishu and DingTalk bots (Slack and WeCom keep theirs in the URL)");
+  }
   return Status::Ok();
 }
 

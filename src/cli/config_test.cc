@@ -101,6 +101,45 @@ TEST(ConfigTest, ReadsScopedOverrides) {
             std::string::npos);
 }
 
+TEST(ConfigTest, ReadsImBotChannels) {
+  auto c = ParseConfig(R"({"notify": {"channels": [
+      {"name": "lark", "type": "feishu", "url": "https://open.feishu.cn/open-apis/bot/v2/hook/x",
+       "secret": "s", "language": "en"},
+      {"name": "ding", "type": "dingtalk", "url": "https://oapi.dingtalk.com/robot/send?access_token=t",
+       "secret": "SEC1", "at_mobiles": ["13800000000"], "ca_file": "/etc/ssl/certs/ca-certificates.crt"},
+      {"name": "wx", "type": "wecom", "url": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"},
+      {"name": "sl", "type": "slack", "url": "https://hooks.slack.com/services/T/B/X"}]}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->notify.channels.size(), 4u);
+  EXPECT_EQ(c->notify.channels[0].secret, "s");
+  EXPECT_EQ(c->notify.channels[0].language, "en");
+  EXPECT_EQ(c->notify.channels[1].at_mobiles, std::vector<std::string>{"13800000000"});
+  EXPECT_EQ(c->notify.channels[1].ca_file, "/etc/ssl/certs/ca-certificates.crt");
+  auto bad = [](const char* text) {
+    auto r = ParseConfig(text);
+    return r.ok() ? std::string("accepted") : r.status().message();
+  };
+  EXPECT_NE(
+      bad(R"({"notify": {"channels": [{"name": "a", "type": "wecom", "url": "https://x/", "secret": "s"}]}})")
+          .find("secret is for Feishu and DingTalk"),
+      std::string::npos);
+  EXPECT_NE(
+      bad(R"({"notify": {"channels": [{"name": "a", "type": "slack", "url": "https://x/", "at_mobiles": ["1"]}]}})")
+          .find("DingTalk robots only"),
+      std::string::npos);
+  EXPECT_NE(
+      bad(R"({"notify": {"channels": [{"name": "a", "type": "feishu", "url": "https://x/", "language": "fr"}]}})")
+          .find("\"en\" or \"zh\""),
+      std::string::npos);
+  EXPECT_NE(bad(R"({"notify": {"channels": [{"name": "a", "type": "feishu", "url": "ftp://x/"}]}})")
+                .find("https:// webhook URL"),
+            std::string::npos);
+  EXPECT_NE(
+      bad(R"({"notify": {"channels": [{"name": "a", "type": "webhook", "url": "http://x/", "secret": "s"}]}})")
+          .find("url, headers and quiet_hours only"),
+      std::string::npos);
+}
+
 TEST(ConfigTest, AlertMistakesAreNamed) {
   auto bad = [](const char* text) {
     auto c = ParseConfig(text);

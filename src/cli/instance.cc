@@ -15,6 +15,7 @@
 #include "api/query_routes.h"
 #include "api/routes.h"
 #include "api/web_routes.h"
+#include "cli/channels.h"
 #include "collect/jobs/job_shipper.h"
 #include "collect/jobs/job_tracker.h"
 #include "collect/jobs/mlruns_collector.h"
@@ -30,7 +31,6 @@
 #include "ingest/ingester.h"
 #include "net/exposition.h"
 #include "net/http_server.h"
-#include "notify/webhook.h"
 #include "ship/http_transport.h"
 #include "ship/outbox.h"
 #include "ship/outbox_metrics.h"
@@ -164,10 +164,7 @@ Status OpenAlerts(const InstanceOptions& options, ServerSide* impl) {
   o.dispatch.external_url = LocalUrl(options.listen, listen.ok() ? listen->port : 9300);
   o.store.path = options.paths.data_dir() + "/alerts.db";
   for (const ChannelConfig& c : options.notify.channels) {
-    notify::WebhookOptions w;
-    w.url = c.url;
-    for (const auto& [name, value] : c.headers) w.headers.Add(name, value);
-    impl->channels.push_back(std::make_unique<notify::WebhookChannel>(std::move(w)));
+    impl->channels.push_back(MakeChannel(c));
     o.channels[c.name] = impl->channels.back().get();
   }
   alert::AlertEngineSources sources;

@@ -140,6 +140,16 @@ Subcommand AddRules(CLI::App* app) {
   return {cmd, [rules] { return RunRules(*rules); }};
 }
 
+Subcommand AddNotify(CLI::App* app) {
+  auto notify = NewFlags<NotifyFlags>();
+  CLI::App* cmd = app->add_subcommand(
+      "notify", "Notification channels: test CHANNEL sends a test message through one");
+  cmd->add_option("action", notify->action, "test")->check(CLI::IsMember({"test"}))->required();
+  cmd->add_option("channel", notify->channel, "a channel's name in notify.channels")->required();
+  cmd->add_option("--home", notify->home, "Vigil's home (default: $VIGIL_HOME or ~/.vigil)");
+  return {cmd, [notify] { return RunNotify(*notify); }};
+}
+
 Subcommand AddSilence(CLI::App* app) {
   auto silence = NewFlags<SilenceFlags>();
   CLI::App* cmd = app->add_subcommand(
@@ -206,6 +216,7 @@ std::vector<Subcommand> AddSubcommands(CLI::App* app) {
   out.push_back(AddAlerts(app));
   out.push_back(AddRules(app));
   out.push_back(AddSilence(app));
+  out.push_back(AddNotify(app));
   out.push_back(AddInspectLog(app));
   // `run` takes the rest of the line as the command, verbatim: main() parses
   // it before CLI11; it is only described here, for --help.

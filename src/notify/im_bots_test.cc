@@ -1,0 +1,177 @@
+// The IM bot channels: each vendor's body shape, signature (the expected
+// values computed with Python's hmac/base64, an implementation independent
+// of Vigil's), size limits with a storm of alerts, the vendors' answers, and
+// one delivery to a loopback receiver.
+#include "notify/im_bots.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "net/http_server.h"
+
+namespace vigil::notify {
+namespace {
+
+using alert::Alert;
+using alert::AlertState;
+using alert::Severity;
+using nlohmann::json;
+
+Alert Firing(const std::string& gpu, Severity s = Severity::kCritical) {
+  Alert a;
+  a.id = "a1b2c3d4e5f60718";
+  a.rule = "gpu_temperature_high";
+  a.severity = s;
+  a.state = AlertState::kFiring;
+  a.labels = {{"UUID", "GPU-1"},  {"alertname", "gpu_temperature_high"},
+              {"gpu", gpu},       {"modelName", "NVIDIA H100 80GB HBM3"},
+              {"node", "gpu-07"}, {"severity", "critical"}};
+  a.value = 95;
+  a.threshold = 90;
+  a.fired_at_ms = 1'764'641'139'000;
+  a.summary_en = "GPU " + gpu + " on gpu-07 at 95 °C (alert at 90 °C)";
+  a.summary_zh = "gpu-07 上的 GPU " + gpu + " 温度 95 °C（告警阈值 90 °C）";
+  return a;
+}
+
+alert::Notification Group(int alerts) {
+  alert::Notification n;
+  n.receiver = "im";
+  n.group_labels = {{"node", "gpu-07"}};
+  n.external_url = "http://vigil.example:9300";
+  for (int i = 0; i < alerts; ++i) n.alerts.push_back(Firing(std::to_string(i)));
+  return n;
+}
+
+constexpr int64_t kNow = 1'764'641'139'000;
+
+TEST(ImBotsTest, FeishuCardIsSignedTheVendorsWay) {
+  ImOptions o;
+  o.kind = ImKind::kFeishu;
+  o.url = "https://open.feishu.cn/open-apis/bot/v2/hook/xyz";
+  o.secret = "SEC-feishu";
+  o.language = Language::kChinese;
+  net::HttpClientRequest req = ImRequest(o, Group(2), kNow);
+  EXPECT_EQ(req.url, o.url);
+  json body = json::parse(req.body);
+  EXPECT_EQ(body["msg_type"], "interactive");
+  EXPECT_EQ(body["timestamp"], "1764641139");
+  EXPECT_EQ(body["sign"], "TsDrYz+g0W+9cQCP8LP+hyyZmt2e5xFhYZ1mpXZuPQI=");
+  EXPECT_EQ(body["card"]["header"]["template"], "red");
+  EXPECT_EQ(body["card"]["header"]["title"]["content"], "【告警 critical】gpu-07 上 2 条告警");
+  std::string first = body["card"]["elements"][0]["text"]["content"];
+  EXPECT_NE(first.find("gpu-07 上的 GPU 0 温度 95 °C"), std::string::npos) << first;
+  EXPECT_NE(first.find("GPU 0 (NVIDIA H100 80GB HBM3) GPU-1"), std::string::npos) << first;
+  EXPECT_EQ(body["card"]["elements"].back()["actions"][0]["url"],
+            "http://vigil.example:9300/#alerts");
+  // No secret, no signature fields.
+  o.secret.clear();
+  EXPECT_FALSE(json::parse(ImRequest(o, Group(1), kNow).body).contains("sign"));
+}
+
+TEST(ImBotsTest, DingTalkSignsInTheQueryAndMentionsOnCritical) {
+  ImOptions o;
+  o.kind = ImKind::kDingTalk;
+  o.url = "https://oapi.dingtalk.com/robot/send?access_token=abc";
+  o.secret = "SECdingtalk123";
+  o.at_mobiles = {"13800000000"};
+  net::HttpClientRequest req = ImRequest(o, Group(1), kNow);
+  EXPECT_EQ(req.url,
+            "https://oapi.dingtalk.com/robot/send?access_token=abc&timestamp=1764641139000"
+            "&sign=YN%2BCcenO1FnMu0DzZ4FxRC37Vggs2%2FdvQZ9M6OE2n8I%3D");
+  json body = json::parse(req.body);
+  EXPECT_EQ(body["msgtype"], "markdown");
+  EXPECT_EQ(body["markdown"]["title"], "[FIRING critical] 1 alert on gpu-07");
+  EXPECT_EQ(body["at"]["atMobiles"], json::array({"13800000000"}));
+  EXPECT_NE(std::string(body["markdown"]["text"]).find("@13800000000"), std::string::npos);
+  // A warning mentions nobody.
+  alert::Notification w = Group(0);
+  w.alerts.push_back(Firing("3", Severity::kWarning));
+  EXPECT_TRUE(json::parse(ImRequest(o, w, kNow).body)["at"]["atMobiles"].empty());
+}
+
+TEST(ImBotsTest, AStormStaysWithinEachVendorsLimits) {
+  alert::Notification storm = Group(200);
+  for (Language lang : {Language::kEnglish, Language::kChinese}) {
+    ImOptions o;
+    o.language = lang;
+    o.url = "https://x/y";
+    o.kind = ImKind::kWeCom;
+    std::string content = json::parse(ImRequest(o, storm, kNow).body)["markdown"]["content"];
+    EXPECT_LE(content.size(), kWeComMaxContent);
+    EXPECT_NE(content.find("(http://vigil.example:9300/#alerts)"), std::string::npos);
+    EXPECT_NO_THROW((void)json(content).dump());  // still valid UTF-8 after the cut
+    o.kind = ImKind::kFeishu;
+    o.secret = "s";
+    net::HttpClientRequest f = ImRequest(o, storm, kNow);
+    EXPECT_LE(f.body.size(), kFeishuMaxBody);
+    EXPECT_NE(f.body.find(lang == Language::kChinese ? "未列出" : "not listed"), std::string::npos);
+    o.kind = ImKind::kDingTalk;
+    EXPECT_LE(ImRequest(o, storm, kNow).body.size(), kDingTalkMaxBody);
+    o.kind = ImKind::kSlack;
+    json slack = json::parse(ImRequest(o, storm, kNow).body);
+    EXPECT_LE(slack["blocks"].size(), 50u);
+    EXPECT_LE(std::string(slack["text"]).size(), 3000u);
+  }
+}
+
+TEST(ImBotsTest, CutAtLineKeepsWholeLinesAndCharacters) {
+  EXPECT_EQ(CutAtLine("short", 100, "…"), "short");
+  EXPECT_EQ(CutAtLine("line one\nline two\nline three", 20, "…"), "line one\n…");
+  std::string zh = "温度温度温度温度";  // one line of 3-byte characters
+  std::string cut = CutAtLine(zh, 10, "…");
+  EXPECT_EQ(cut, "温度\n…");
+}
+
+TEST(ImBotsTest, VendorAnswers) {
+  auto answer = [](ImKind k, int status, const std::string& body) {
+    net::HttpResponse r;
+    r.status = status;
+    r.body = body;
+    return CheckImAnswer(k, r).code();
+  };
+  EXPECT_EQ(answer(ImKind::kSlack, 200, "ok"), StatusCode::kOk);
+  EXPECT_EQ(answer(ImKind::kSlack, 404, "no_service"), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(answer(ImKind::kSlack, 429, ""), StatusCode::kUnavailable);
+  EXPECT_EQ(answer(ImKind::kFeishu, 200, R"({"code":0,"msg":"success"})"), StatusCode::kOk);
+  EXPECT_EQ(answer(ImKind::kFeishu, 200, R"({"StatusCode":0})"), StatusCode::kOk);
+  EXPECT_EQ(answer(ImKind::kFeishu, 200, R"({"code":19021,"msg":"sign match fail"})"),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(answer(ImKind::kDingTalk, 200, R"({"errcode":0,"errmsg":"ok"})"), StatusCode::kOk);
+  EXPECT_EQ(answer(ImKind::kDingTalk, 200, R"({"errcode":660026,"errmsg":"send too fast"})"),
+            StatusCode::kUnavailable);
+  EXPECT_EQ(answer(ImKind::kWeCom, 200, R"({"errcode":45009,"errmsg":"api freq out of limit"})"),
+            StatusCode::kUnavailable);
+  EXPECT_EQ(answer(ImKind::kWeCom, 200, "<html>"), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(answer(ImKind::kWeCom, 502, ""), StatusCode::kUnavailable);
+}
+
+TEST(ImBotsTest, DeliversToAReceiverAndKeepsTheSecretOutOfErrors) {
+  std::string got;
+  net::Router router;
+  router.Handle("POST", "/robot/send", [&](const net::HttpRequest& r) {
+    got = r.target;
+    return net::HttpResponse::Json(200, R"({"errcode":0,"errmsg":"ok"})");
+  });
+  net::HttpServer::Options so;
+  so.listen = "127.0.0.1:0";
+  net::HttpServer server(so, std::move(router));
+  ASSERT_TRUE(server.Start().ok());
+  ImOptions o;
+  o.kind = ImKind::kDingTalk;
+  o.url = "http://127.0.0.1:" + std::to_string(server.bound_port()) +
+          "/robot/send?access_token=TOPSECRET";
+  o.secret = "SECx";
+  ImChannel channel(o);
+  Status st = channel.Send(Group(1));
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_NE(got.find("access_token=TOPSECRET&timestamp="), std::string::npos) << got;
+  server.Stop();
+  st = channel.Send(Group(1));
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(st.ToString().find("TOPSECRET"), std::string::npos) << st.ToString();
+}
+
+}  // namespace
+}  // namespace vigil::notify
