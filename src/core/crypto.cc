@@ -33,7 +33,8 @@ void Compress(std::array<uint32_t, 8>* h, const uint8_t* block) {
   uint32_t a = (*h)[0], b = (*h)[1], c = (*h)[2], d = (*h)[3];
   uint32_t e = (*h)[4], f = (*h)[5], g = (*h)[6], k = (*h)[7];
   for (int i = 0; i < 64; ++i) {
-    uint32_t t1 = k + (Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25)) + ((e & f) ^ (~e & g)) + kK[i] + w[i];
+    uint32_t t1 =
+        k + (Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25)) + ((e & f) ^ (~e & g)) + kK[i] + w[i];
     uint32_t t2 = (Rotr(a, 2) ^ Rotr(a, 13) ^ Rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
     k = g;
     g = f;

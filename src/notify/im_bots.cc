@@ -214,8 +214,43 @@ Status CheckImAnswer(ImKind kind, const net::HttpResponse& r) {
   return FailedPrecondition("the bot refused the message: " + answer);
 }
 
+RateLimit VendorRateLimit(ImKind kind) {
+  switch (kind) {
+    case ImKind::kDingTalk:
+    case ImKind::kWeCom:
+      return {20, 0};
+    case ImKind::kFeishu:
+      return {100, 5};
+    case ImKind::kSlack:
+      return {0, 1};
+  }
+  return {};
+}
+
+bool ImChannel::Admit(int64_t now_ms) {
+  while (!sent_ms_.empty() && now_ms - sent_ms_.front() >= 60'000) sent_ms_.pop_front();
+  if (limit_.per_minute > 0 && static_cast<int>(sent_ms_.size()) >= limit_.per_minute) {
+    return false;
+  }
+  if (limit_.per_second > 0) {
+    int last_second = 0;
+    for (auto it = sent_ms_.rbegin(); it != sent_ms_.rend() && now_ms - *it < 1000; ++it) {
+      ++last_second;
+    }
+    if (last_second >= limit_.per_second) return false;
+  }
+  sent_ms_.push_back(now_ms);
+  return true;
+}
+
 Status ImChannel::Send(const alert::Notification& n) {
-  net::HttpClientRequest req = ImRequest(options_, n, options_.env->NowMillis());
+  int64_t now_ms = options_.env->NowMillis();
+  if (!Admit(now_ms)) {
+    return Unavailable("held back by the vendor's rate limit (" +
+                       std::to_string(limit_.per_minute) + " a minute, " +
+                       std::to_string(limit_.per_second) + " a second); sent again later");
+  }
+  net::HttpClientRequest req = ImRequest(options_, n, now_ms);
   auto r = net::HttpsFetch(req, options_.tls);
   if (!r.ok()) return r.status();
   return CheckImAnswer(options_.kind, *r);

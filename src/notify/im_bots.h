@@ -15,6 +15,12 @@
 //             configured mobiles. Body at most 20 KB.
 //   wecom     markdown, content at most 4,096 bytes: longer content is cut
 //             at a line boundary and ends with a link to the full page.
+// Each channel keeps within its vendor's rate limit (DingTalk and WeCom 20
+// messages a minute per bot, Feishu 100 a minute and 5 a second, Slack about
+// 1 a second): a message past it is not sent but refused as Unavailable, so
+// the engine sends its group again at a later dispatch, and the bot is never
+// pushed into the vendor's throttle (DingTalk's lasts 10 minutes).
+//
 // Each vendor answers HTTP 200 with its own error field (Feishu `code`,
 // DingTalk and WeCom `errcode`, Slack a body other than "ok"): a non-zero
 // one is a failed delivery with the vendor's message.
@@ -24,6 +30,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -49,8 +56,16 @@ struct ImOptions {
   std::vector<std::string> at_mobiles;  // DingTalk: @ these on critical alerts
   std::chrono::milliseconds timeout{10'000};
   net::TlsOptions tls;
-  Env* env = Env::Default();  // the signature's timestamp
+  Env* env = Env::Default();  // the signature's timestamp, the rate limit's clock
 };
+
+// A vendor's rate limit: at most `per_minute` messages in any 60 s and
+// `per_second` in any 1 s (0: no such limit).
+struct RateLimit {
+  int per_minute = 0;
+  int per_second = 0;
+};
+RateLimit VendorRateLimit(ImKind kind);
 
 // The vendors' body limits, in bytes.
 inline constexpr size_t kFeishuMaxBody = 20 * 1024;
@@ -71,13 +86,20 @@ Status CheckImAnswer(ImKind kind, const net::HttpResponse& response);
 
 class ImChannel final : public alert::Notifier {
  public:
-  explicit ImChannel(ImOptions options) : options_(std::move(options)) {}
-  // Unavailable when no answer came or the vendor answered 5xx / 429 (worth
-  // retrying), FailedPrecondition for a refusal.
+  explicit ImChannel(ImOptions options)
+      : options_(std::move(options)), limit_(VendorRateLimit(options_.kind)) {}
+  // Unavailable when no answer came, the vendor answered 5xx / 429 or a
+  // rate-limit code, or the vendor's rate limit holds the message back (all
+  // worth retrying); FailedPrecondition for a refusal.
   Status Send(const alert::Notification& n) override;
 
  private:
+  // Whether a message may go now (and counts it when it may).
+  bool Admit(int64_t now_ms);
+
   ImOptions options_;
+  RateLimit limit_;
+  std::deque<int64_t> sent_ms_;  // send times within the last minute
 };
 
 }  // namespace vigil::notify

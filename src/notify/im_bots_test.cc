@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/manual_clock_env.h"
 #include "net/http_server.h"
 
 namespace vigil::notify {
@@ -145,6 +146,47 @@ TEST(ImBotsTest, VendorAnswers) {
             StatusCode::kUnavailable);
   EXPECT_EQ(answer(ImKind::kWeCom, 200, "<html>"), StatusCode::kFailedPrecondition);
   EXPECT_EQ(answer(ImKind::kWeCom, 502, ""), StatusCode::kUnavailable);
+}
+
+// DingTalk's 20 a minute: the 21st message within a minute never reaches
+// the bot; a minute later they go again. Slack: one a second.
+TEST(ImBotsTest, NeverPushesABotIntoItsVendorsThrottle) {
+  int received = 0;
+  net::Router router;
+  router.Handle("POST", "/b", [&](const net::HttpRequest&) {
+    ++received;
+    return net::HttpResponse::Json(200, R"({"errcode":0,"errmsg":"ok"})");
+  });
+  net::HttpServer::Options so;
+  so.listen = "127.0.0.1:0";
+  net::HttpServer server(so, std::move(router));
+  ASSERT_TRUE(server.Start().ok());
+  ManualClockEnv env(kNow);
+  ImOptions o;
+  o.kind = ImKind::kDingTalk;
+  o.url = "http://127.0.0.1:" + std::to_string(server.bound_port()) + "/b";
+  o.env = &env;
+  ImChannel ding(o);
+  for (int i = 0; i < 20; ++i) {
+    env.now += 1000;
+    ASSERT_TRUE(ding.Send(Group(1)).ok()) << i;
+  }
+  env.now += 1000;
+  Status held = ding.Send(Group(1));
+  EXPECT_EQ(held.code(), StatusCode::kUnavailable);
+  EXPECT_NE(held.message().find("rate limit"), std::string::npos);
+  EXPECT_EQ(received, 20);
+  env.now += 40'000;  // the first message is a minute old now
+  EXPECT_TRUE(ding.Send(Group(1)).ok());
+  EXPECT_EQ(received, 21);
+
+  o.kind = ImKind::kSlack;
+  o.url = "http://127.0.0.1:" + std::to_string(server.bound_port()) + "/slack-not-there";
+  ImChannel slack(o);
+  EXPECT_EQ(slack.Send(Group(1)).code(), StatusCode::kFailedPrecondition);  // 404, but sent
+  EXPECT_EQ(slack.Send(Group(1)).code(), StatusCode::kUnavailable);         // same second
+  env.now += 1000;
+  EXPECT_EQ(slack.Send(Group(1)).code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(ImBotsTest, DeliversToAReceiverAndKeepsTheSecretOutOfErrors) {
