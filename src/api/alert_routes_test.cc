@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
@@ -58,8 +59,13 @@ class AlertRoutesTest : public ::testing::Test {
     return json::parse(res.body, nullptr, false);
   }
 
+  using Fields = std::vector<std::pair<std::string, std::string>>;
+
+  // A request with `fields` as its header; by default what `vigil silence`
+  // sends (a Host, and Content-Type: application/json with a POST's body).
   net::HttpResponse Send(const std::string& method, const std::string& path,
-                         const std::string& body = "") {
+                         const std::string& body = "",
+                         std::optional<Fields> fields = std::nullopt) {
     auto m = router_.Find(method, path);
     EXPECT_NE(m.route, nullptr) << method << " " << path;
     if (m.route == nullptr) return net::HttpResponse::Text(404, "");
@@ -67,6 +73,11 @@ class AlertRoutesTest : public ::testing::Test {
     req.method = method;
     req.path = path;
     req.body = body;
+    if (!fields) {
+      fields = Fields{{"Host", "127.0.0.1:9300"}};
+      if (method == "POST") fields->push_back({"Content-Type", "application/json"});
+    }
+    for (const auto& [name, value] : *fields) req.headers.Add(name, value);
     return m.route->handler(req);
   }
 
@@ -279,6 +290,80 @@ TEST_F(AlertRoutesTest, AtMostAThousandActiveSilences) {
   // An expired one makes room.
   ASSERT_EQ(Send("DELETE", "/api/v1/silence/" + first).status, 200);
   EXPECT_FALSE(Silence(body).empty());
+}
+
+// CSRF: a page on another origin can make a browser POST a text/plain or
+// form body (or none) without asking first; only JSON makes the browser ask
+// (a CORS preflight, never granted). Browsers name the page in Origin.
+TEST_F(AlertRoutesTest, SilencesChangeOnlyAsJsonAndNotFromAnotherOrigin) {
+  const std::string body =
+      R"({"matchers": [{"name": "node", "value": "n1"}], "duration": "1h", "comment": "csrf"})";
+  auto post = [&](Fields fields) { return Send("POST", "/api/v1/silences", body, fields); };
+  auto error = [](const net::HttpResponse& res) {
+    json j = json::parse(res.body, nullptr, false);
+    return j.is_object() ? j.value("error", "") : res.body;
+  };
+  const std::pair<std::string, std::string> host = {"Host", "127.0.0.1:9300"};
+  const std::pair<std::string, std::string> json_type = {"Content-Type", "application/json"};
+
+  // Not JSON: 415, whatever the origin.
+  for (const char* type :
+       {"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x", "application/jsonx", ""}) {
+    net::HttpResponse res = post({host, {"Content-Type", type}});
+    EXPECT_EQ(res.status, 415) << type << " -> " << res.body;
+    EXPECT_NE(error(res).find("Content-Type: application/json"), std::string::npos) << res.body;
+  }
+  net::HttpResponse res = post({host});
+  EXPECT_EQ(res.status, 415) << res.body;
+  EXPECT_NE(error(res).find("has no Content-Type"), std::string::npos) << res.body;
+  EXPECT_EQ(post({host, {"Content-Type", "text/plain"}, {"Origin", "http://evil.example"}}).status,
+            403);
+
+  // Another origin: 403, JSON or not.
+  for (const char* origin :
+       {"http://evil.example", "null", "http://127.0.0.1:9301", "http://127.0.0.1",
+        "http://127.0.0.1:9300.evil.example", "http://evil.example/127.0.0.1:9300",
+        "http://127.0.0.1:9300/", "ftp://127.0.0.1:9300", ""}) {
+    res = post({host, json_type, {"Origin", origin}});
+    EXPECT_EQ(res.status, 403) << origin << " -> " << res.body;
+    EXPECT_NE(error(res).find("another origin"), std::string::npos) << res.body;
+  }
+  EXPECT_EQ(post({json_type, {"Origin", "http://127.0.0.1:9300"}}).status, 403);  // no Host
+  EXPECT_EQ(Get("/api/v1/silences").size(), 0u) << "nothing refused was added";
+
+  // This server's own pages, and the CLI (no Origin): accepted.
+  EXPECT_EQ(post({host, json_type}).status, 200);
+  EXPECT_EQ(post({host, {"Content-Type", "Application/JSON; charset=utf-8"}}).status, 200);
+  EXPECT_EQ(post({host, json_type, {"Origin", "http://127.0.0.1:9300"}}).status, 200);
+  EXPECT_EQ(
+      post({{"Host", "Vigil.Example:80"}, json_type, {"Origin", "http://vigil.example"}}).status,
+      200);
+  EXPECT_EQ(post({{"Host", "[::1]:9300"}, json_type, {"Origin", "http://[::1]:9300"}}).status, 200);
+  // Behind a proxy that sets X-Forwarded-Host (a header no foreign page
+  // can send without a preflight).
+  EXPECT_EQ(post({host,
+                  json_type,
+                  {"X-Forwarded-Host", "vigil.example.com, proxy"},
+                  {"Origin", "https://vigil.example.com"}})
+                .status,
+            200);
+  json list = Get("/api/v1/silences");
+  ASSERT_EQ(list.size(), 6u);
+  std::string id = list[0]["id"];
+
+  // DELETE: no Origin but our own; no body, or JSON.
+  const std::string path = "/api/v1/silence/" + id;
+  res = Send("DELETE", path, "", Fields{host, {"Origin", "http://evil.example"}});
+  EXPECT_EQ(res.status, 403) << res.body;
+  res = Send("DELETE", path, "", Fields{host, {"Content-Type", "text/plain"}});
+  EXPECT_EQ(res.status, 415) << res.body;
+  EXPECT_EQ(Get(path)["status"]["state"], "active");
+  res = Send("DELETE", path, "", Fields{host, json_type, {"Origin", "http://127.0.0.1:9300"}});
+  EXPECT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(Send("DELETE", "/api/v1/silence/" + list[1]["id"].get<std::string>()).status, 200);
+  // Reading is not a change: a foreign page's browser keeps the answer from it (no CORS).
+  EXPECT_EQ(Send("GET", path, "", Fields{host, {"Origin", "http://evil.example"}}).status, 200);
 }
 
 }  // namespace

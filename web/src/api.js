@@ -1,5 +1,6 @@
 // Client for Vigil's HTTP API: /api/v1/status and the Prometheus-compatible
-// /api/v1/query and /api/v1/query_range (same JSON shapes as Prometheus).
+// /api/v1/query and /api/v1/query_range (same JSON shapes as Prometheus),
+// and the requests that change something (sendJson: silences).
 
 export class ApiError extends Error {
   constructor(message, status) {
@@ -23,6 +24,30 @@ export async function getJson(path, params, signal) {
     throw new ApiError((body && body.error) || `HTTP ${res.status}`, res.status);
   }
   return body;
+}
+
+// A request that changes something (POST, DELETE): the body as JSON, with
+// Content-Type: application/json (the server takes nothing else there, so
+// that a page on another origin cannot make a browser send it: see
+// src/api/alert_routes.cc). Answers the JSON body; an ApiError with the
+// server's own message (`error`) when it refuses.
+export async function sendJson(method, path, body) {
+  let res;
+  try {
+    res = await fetch(path, {
+      method, cache: 'no-store', credentials: 'same-origin',
+      headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (e) {
+    throw new ApiError(e.message || 'network error', 0);
+  }
+  let answer = null;
+  try { answer = await res.json(); } catch { /* a non-JSON error page */ }
+  if (!res.ok || (answer && answer.status === 'error')) {
+    throw new ApiError((answer && typeof answer.error === 'string' && answer.error) || `HTTP ${res.status}`, res.status);
+  }
+  return answer;
 }
 
 // Steps that give a readable chart (~150-240 points) at every range, so a

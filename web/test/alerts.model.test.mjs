@@ -4,17 +4,22 @@
 // from /api/v1/rules, thresholds relative to a per-GPU value, values against
 // thresholds, where, the summary in the page's language, the links to the
 // GPU's charts, the job and its logs (and that the other pages read them
-// back), and that every string the tab uses exists, translated, in both
-// languages. Run from unit.test.mjs.
+// back), silences (their matchers as text and back, the parser of typed
+// matchers: every operator, quoting, bad input; the list, the body of a new
+// one, an alert's matchers, durations), and that every string the tab uses
+// exists, translated, in both languages. Run from unit.test.mjs.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { setLang } from '../src/i18n.js';
+import { setLang, t } from '../src/i18n.js';
 import {
-  ACTIVE_COLUMNS, HISTORY_COLUMNS, RULE_COLUMNS, RULE_IDS, SEVERITIES, alertLinks, alertNumber, alertResolvedMs,
-  alertSections, alertStartMs, badgeTone, comparisonSymbol, conditionText, firingCount, healthBadge, labelsText,
-  parseTime, reachingRange, referenceName, ruleLevelFor, ruleStateBadge, ruleTitle, ruleTitleKey, rulesFrom, perGpuLines, overrideLines,
-  severityBadge, summaryText, thresholdText, valueKind, valueText, whereParts, withUnit,
+  ACTIVE_COLUMNS, HISTORY_COLUMNS, MAX_MATCHERS, RULE_COLUMNS, RULE_IDS, SEVERITIES, SILENCE_COLUMNS, SILENCE_DURATIONS,
+  SILENCE_STATES, alertLinks, alertMatchers, alertMuted, alertNumber, alertResolvedMs, alertSections, alertStartMs,
+  badgeTone, comparisonSymbol, conditionText, firingCount, healthBadge, labelsText, matcherOp, matcherText,
+  matchersText, parseMatchers, parseTime, quoteValue, reachingRange, referenceName, relativeTime, ruleLevelFor,
+  ruleStateBadge, ruleTitle, ruleTitleKey, rulesFrom, perGpuLines, overrideLines, severityBadge, silenceBody,
+  silenceDurationMs, silenceExpirable, silenceStateBadge, silencesFrom, summaryText, thresholdText, valueKind,
+  valueText, whereParts, withUnit,
 } from '../src/pages/alerts.model.js';
 import { jobIdFromHash } from '../src/pages/jobs.model.js';
 import { parseLogsHash } from '../src/pages/logs.model.js';
@@ -287,6 +292,180 @@ test('alerts: links to the GPU\'s charts, the job and its logs at the alert\'s t
   assert.equal(gpuFromHash('#range=1h'), '');
 });
 
+// ---------------------------------------------------------------------------
+// Silences
+
+const eq = (name, value) => ({ name, value, isRegex: false, isEqual: true });
+const ne = (name, value) => ({ name, value, isRegex: false, isEqual: false });
+const re = (name, value) => ({ name, value, isRegex: true, isEqual: true });
+const nre = (name, value) => ({ name, value, isRegex: true, isEqual: false });
+const parsed = (text) => {
+  const r = parseMatchers(text);
+  assert.equal(r.error, null, `${text}: ${JSON.stringify(r.error)}`);
+  return r.matchers;
+};
+const refused = (text) => {
+  const r = parseMatchers(text);
+  assert.equal(r.matchers, null, `${text} was accepted: ${JSON.stringify(r.matchers)}`);
+  return r.error;
+};
+
+test('silences: matchers as text, in Alertmanager\'s fields, quoted as the CLI prints them', () => {
+  assert.deepEqual([eq('a', ''), ne('a', ''), re('a', ''), nre('a', '')].map(matcherOp), ['=', '!=', '=~', '!~']);
+  // Alertmanager's defaults: isRegex false, isEqual true.
+  assert.equal(matcherOp({ name: 'node', value: 'x' }), '=');
+  assert.equal(matcherOp({ name: 'node', value: 'x', isEqual: false }), '!=');
+  assert.equal(quoteValue('a"b\\c'), '"a\\"b\\\\c"');
+  assert.equal(matcherText(eq('node', 'gpu-07')), 'node="gpu-07"');
+  assert.equal(matchersText([eq('node', 'gpu-07'), re('alertname', 'gpu_.*')]), 'node="gpu-07", alertname=~"gpu_.*"');
+  assert.equal(matchersText([ne('gpu', '3'), nre('job', 'test-.*')]), 'gpu!="3", job!~"test-.*"');
+  assert.equal(matchersText(null), '');
+  // Markup is a value like any other (the page shows it as text).
+  assert.equal(matcherText(eq('job', '<img src=x onerror=alert(1)>')), 'job="<img src=x onerror=alert(1)>"');
+  // Text and back: the same matchers, whatever the value holds.
+  const hard = [eq('a', 'x y, z'), ne('b', 'say "hi"'), re('c', 'C:\\\\dir\\d+'), nre('d', '\\'), eq('e', ''), eq('f', '训练 {1,2}')];
+  assert.deepEqual(parsed(matchersText(hard)), hard);
+});
+
+test('silences: typed matchers, every operator, separators, quoting', () => {
+  // (Negative ones match an absent label: alone they would mute every alert.)
+  const after = (text) => parsed(`node=n1 ${text}`).slice(1);
+  assert.deepEqual(parsed('node=gpu-07'), [eq('node', 'gpu-07')]);
+  assert.deepEqual(after('gpu!=3'), [ne('gpu', '3')]);
+  assert.deepEqual(parsed('alertname=~gpu_.*'), [re('alertname', 'gpu_.*')]);
+  assert.deepEqual(after('job!~test-.*'), [nre('job', 'test-.*')]);
+  // Commas, spaces, both; braces as PromQL writes them; spaces around the operator.
+  const four = [eq('node', 'gpu-07'), ne('gpu', '3'), re('alertname', 'gpu_.*'), nre('job', 'test-.*')];
+  assert.deepEqual(parsed('node=gpu-07, gpu!=3,alertname=~gpu_.* job!~test-.*'), four);
+  assert.deepEqual(parsed('  {node="gpu-07", gpu!="3", alertname=~"gpu_.*", job!~"test-.*"}  '), four);
+  assert.deepEqual(parsed('node = gpu-07 ,, gpu != "3"\talertname =~ gpu_.*\njob!~ test-.*'), four);
+  // Quotes are optional; in them, commas and spaces, \" and \\ (any \x is x, as the CLI reads it).
+  assert.deepEqual(parsed('node="gpu-07"'), parsed('node=gpu-07'));
+  assert.deepEqual(parsed('run="a b, c"'), [eq('run', 'a b, c')]);
+  assert.deepEqual(parsed('msg="say \\"hi\\"" path="C:\\\\x"'), [eq('msg', 'say "hi"'), eq('path', 'C:\\x')]);
+  assert.deepEqual(parsed('gpu=~"1|2"'), [re('gpu', '1|2')]);
+  assert.deepEqual(parsed('node=n1 job!~""'), [eq('node', 'n1'), nre('job', '')]);
+  // Bare, a value keeps its backslashes and everything up to a comma or a space.
+  assert.deepEqual(parsed('node=~gpu\\d+'), [re('node', 'gpu\\d+')]);
+  assert.deepEqual(parsed('a=b=c'), [eq('a', 'b=c')]);
+  assert.deepEqual(parsed('a=x"y"'), [eq('a', 'x"y"')]);
+  // An empty value: the label absent (with another matcher that selects).
+  assert.deepEqual(parsed('job=, node=n1'), [eq('job', ''), eq('node', 'n1')]);
+  assert.deepEqual(parsed('job="" node=n1'), [eq('job', ''), eq('node', 'n1')]);
+  assert.deepEqual(parsed('_x9=1'), [eq('_x9', '1')]);
+  assert.equal(parsed(Array.from({ length: MAX_MATCHERS }, (_, i) => `l${i}=v`).join(',')).length, 32);
+});
+
+test('silences: bad matchers say what is wrong', () => {
+  assert.deepEqual(refused(''), { key: 'alerts.mx.empty', vars: {} });
+  assert.deepEqual(refused(' , \t\n'), { key: 'alerts.mx.empty', vars: {} });
+  assert.deepEqual(refused('node=n1 {}'), { key: 'alerts.mx.bad', vars: { text: '{}' } });
+  assert.deepEqual(refused('{}'), { key: 'alerts.mx.empty', vars: {} });
+  assert.deepEqual(refused('node'), { key: 'alerts.mx.bad', vars: { text: 'node' } });
+  assert.deepEqual(refused('node=n1 gpu'), { key: 'alerts.mx.bad', vars: { text: 'gpu' } });
+  assert.deepEqual(refused('node gpu-07'), { key: 'alerts.mx.bad', vars: { text: 'node' } });
+  assert.deepEqual(refused('=x'), { key: 'alerts.mx.bad', vars: { text: '=x' } });
+  assert.deepEqual(refused('node~x'), { key: 'alerts.mx.bad', vars: { text: 'node~x' } });
+  assert.deepEqual(refused('node!x'), { key: 'alerts.mx.bad', vars: { text: 'node!x' } });
+  assert.deepEqual(refused('gpu-id=3'), { key: 'alerts.mx.name', vars: { name: 'gpu-id' } });
+  assert.deepEqual(refused('3gpu=3'), { key: 'alerts.mx.name', vars: { name: '3gpu' } });
+  assert.deepEqual(refused('{node=n1'), { key: 'alerts.mx.name', vars: { name: '{node' } });
+  assert.deepEqual(refused('node="gpu-07'), { key: 'alerts.mx.quote', vars: { text: 'node="gpu-07' } });
+  assert.deepEqual(refused('node="a\\"'), { key: 'alerts.mx.quote', vars: { text: 'node="a\\"' } });
+  assert.deepEqual(refused('node="a"b'), { key: 'alerts.mx.bad', vars: { text: 'node="a"b' } });
+  assert.deepEqual(refused(Array.from({ length: 33 }, (_, i) => `l${i}=v`).join(' ')),
+    { key: 'alerts.mx.tooMany', vars: { n: 33, max: 32 } });
+  // Every matcher matching an empty value would mute every alert.
+  for (const all of ['job!=x', 'job=', 'job=~.*', 'job!~x', 'job=~"" node!=n1', 'job=~"(a|)"']) {
+    assert.deepEqual(refused(all), { key: 'alerts.mx.all', vars: {} }, all);
+  }
+  // One that selects is enough; RE2 syntax JavaScript cannot read is the server's to judge.
+  assert.deepEqual(parsed('job!=x node=n1').length, 2);
+  assert.deepEqual(parsed('job!~""'), [nre('job', '')]);
+  assert.deepEqual(parsed('node=~"(?i)gpu.*"'), [re('node', '(?i)gpu.*')]);
+  assert.deepEqual(parsed('node=~"("'), [re('node', '(')]);
+  // A long bad word is cut in the message.
+  assert.equal(refused(`${'x'.repeat(200)}`).vars.text.length, 80);
+  // Every message exists in both languages, placeholders filled.
+  const texts = ['', 'node', 'gpu-id=3', 'node="x', Array(33).fill('a=b').join(','), 'job!=x'].map((x) => refused(x));
+  for (const l of ['en', 'zh']) {
+    inLang(l, () => {
+      for (const e of texts) {
+        const msg = t(e.key, e.vars);
+        assert.ok(msg !== e.key && !/\{\w+\}/.test(msg), `${l}: ${msg}`);
+      }
+    });
+  }
+  assert.equal(t('alerts.mx.bad', { text: 'node' }),
+    '"node" is not a matcher: write name=value, name!=value, name=~regex or name!~regex.');
+  assert.equal(inLang('zh', () => t('alerts.mx.name', { name: 'gpu-id' })), '“gpu-id”不是有效的标签名（字母、数字和 _，不能以数字开头）。');
+});
+
+test('silences: the list, newest first, with states, times and texts', () => {
+  const body = [
+    { id: 'old', status: { state: 'expired' }, matchers: [{ name: 'job', value: 'x', isRegex: true, isEqual: false }],
+      startsAt: '2026-12-01T00:00:00Z', endsAt: '2026-12-01T02:00:00Z', createdAt: '2026-12-01T00:00:00Z', createdBy: 'c', comment: '' },
+    { id: 'new', status: { state: 'active' }, matchers: [{ name: 'node', value: 'gpu-07' }, { name: 'alertname', value: 'gpu_.*', isRegex: true }],
+      startsAt: '2026-12-02T02:05:39Z', endsAt: '2026-12-02T06:05:39.25Z', createdAt: '2026-12-02T02:05:39Z',
+      createdBy: '<b>a</b>', comment: '<img src=x>' },
+    { id: 'mid', status: { state: 'pending' }, matchers: 'bad', startsAt: 'tomorrow', createdAt: '2026-12-01T12:00:00Z', createdBy: 7 },
+    null, 'x',
+  ];
+  const list = silencesFrom(body);
+  assert.deepEqual(list.map((s) => `${s.id}:${s.state}`), ['new:active', 'mid:pending', 'old:expired']);
+  assert.deepEqual(list[0], {
+    id: 'new', state: 'active', matchers: [eq('node', 'gpu-07'), re('alertname', 'gpu_.*')],
+    startsAt: Date.parse('2026-12-02T02:05:39Z'), endsAt: Date.parse('2026-12-02T06:05:39.250Z'),
+    createdAt: Date.parse('2026-12-02T02:05:39Z'), createdBy: '<b>a</b>', comment: '<img src=x>',
+  });
+  assert.equal(matchersText(list[2].matchers), 'job!~"x"');
+  assert.deepEqual(list[1].matchers, []);
+  assert.ok(Number.isNaN(list[1].startsAt));
+  assert.equal(list[1].createdBy, '');
+  assert.deepEqual(silencesFrom({ not: 'a list' }), []);
+  assert.deepEqual(list.map(silenceExpirable), [true, true, false]);
+  assert.deepEqual(SILENCE_STATES.map((s) => silenceStateBadge(s).tone), ['green', 'blue', 'grey']);
+  assert.deepEqual(silenceStateBadge('active'), { tone: 'green', key: 'alerts.silState.active', text: 'active' });
+  assert.deepEqual(silenceStateBadge('odd'), { tone: 'grey', key: null, text: 'odd' });
+  // Times relative to now: ahead and behind.
+  assert.deepEqual(relativeTime(NOW + 4 * 3600e3, NOW), ['alerts.in', { d: '4h 0m' }]);
+  assert.deepEqual(relativeTime(NOW - 90e3, NOW), ['alerts.ago', { d: '1m' }]);
+  assert.equal(relativeTime(NaN, NOW), null);
+  assert.equal(t(...relativeTime(NOW + 3600e3, NOW)), 'in 1h 0m');
+  assert.equal(inLang('zh', () => t(...relativeTime(NOW + 3600e3, NOW))), '1 小时 0 分后');
+});
+
+test('silences: an alert\'s matchers, durations, the body of a new one', () => {
+  assert.deepEqual(alertMatchers(rec({ labels: { alertname: 'gpu_temperature_high', severity: 'warning', node: 'n1', gpu: '3',
+    UUID: 'GPU-3' } })), [eq('alertname', 'gpu_temperature_high'), eq('node', 'n1'), eq('gpu', '3')]);
+  assert.deepEqual(alertMatchers(rec({ rule: 'job_crashed', labels: { node: 'n1', job: 'train', run: 'r1' } })),
+    [eq('alertname', 'job_crashed'), eq('node', 'n1'), eq('job', 'train')]);
+  assert.deepEqual(alertMatchers({ rule: 'x' }), [eq('alertname', 'x')]);
+  // Hostile values stay values, and read back as they were.
+  const evil = alertMatchers(rec({ labels: { alertname: 'a', node: '"n1", job=~".*', job: '<img src=x onerror=alert(1)>' } }));
+  assert.deepEqual(parsed(matchersText(evil)), evil);
+  // The form's durations as the server reads them (no w: a week is 7d).
+  assert.deepEqual(SILENCE_DURATIONS.map(([, d]) => silenceDurationMs(d)), [3600e3, 4 * 3600e3, 86400e3, 7 * 86400e3]);
+  assert.equal(silenceDurationMs('90m'), 90 * 60e3);
+  assert.equal(silenceDurationMs(' 1h30m '), 90 * 60e3);
+  assert.equal(silenceDurationMs('1d2h3m4s5ms'), 86400e3 + 2 * 3600e3 + 3 * 60e3 + 4e3 + 5);
+  for (const bad of ['', '0m', '1w', '2 hours', 'h', '1.5h', '-1h', '1hm', '1234567890s', `${'1s'.repeat(17)}`]) {
+    assert.ok(Number.isNaN(silenceDurationMs(bad)), bad);
+  }
+  assert.deepEqual(silenceBody({ matchers: [eq('node', 'n1'), nre('job', 'test-.*')], duration: ' 90m ', comment: 'c',
+    createdBy: 'alice' }), { matchers: [eq('node', 'n1'), nre('job', 'test-.*')], duration: '90m', createdBy: 'alice', comment: 'c' });
+  assert.deepEqual(silenceBody({ matchers: [{ name: 'a', value: 'b' }], duration: '1h' }),
+    { matchers: [eq('a', 'b')], duration: '1h', createdBy: '', comment: '' });
+});
+
+test('silences: a silenced alert is muted: last among the firing, not counted', () => {
+  const recs = [rec({ id: 'loud', severity: 'warning' }), rec({ id: 'hushed', severity: 'critical', silenced: true }),
+    rec({ id: 'inh', severity: 'critical', inhibited: true })];
+  assert.deepEqual(recs.map(alertMuted), [false, true, true]);
+  assert.deepEqual(alertSections(recs).firing.map((r) => r.id), ['loud', 'hushed', 'inh']);
+  assert.deepEqual(firingCount(recs), { count: 1, critical: 0, worst: 'warning' });
+});
+
 test('the Alerts tab\'s strings exist, translated, in both languages', () => {
   const { en, zh } = ALL;
   const src = ['alerts.js', 'alerts.model.js'].map((f) => readFileSync(new URL(`../src/pages/${f}`, import.meta.url), 'utf8')).join('\n');
@@ -298,7 +477,10 @@ test('the Alerts tab\'s strings exist, translated, in both languages', () => {
   for (const s of ['firing', 'pending', 'inactive']) keys.add(`alerts.state.${s}`);
   for (const s of ['ok', 'err', 'unknown']) keys.add(`alerts.health.${s}`);
   for (const id of RULE_IDS) keys.add(`alerts.rule.${id}`);
-  for (const k of ['alerts.col.', 'alerts.rcol.']) keys.delete(k); // the columns' prefixes
+  for (const c of SILENCE_COLUMNS) keys.add(`alerts.scol.${c}`);
+  for (const s of SILENCE_STATES) keys.add(`alerts.silState.${s}`);
+  for (const [d] of SILENCE_DURATIONS) keys.add(`alerts.dur.${d}`);
+  for (const k of ['alerts.col.', 'alerts.rcol.', 'alerts.scol.']) keys.delete(k); // the columns' prefixes
   assert.ok(keys.size > 60, `found ${keys.size} keys`);
   for (const k of keys) {
     assert.ok(k in en, `English lacks ${k}`);

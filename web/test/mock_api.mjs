@@ -3,7 +3,8 @@
 // For UI development and for the browser test's offline parts (the Jobs tab:
 // /api/v1/jobs, the jobs' training_* series and /api/v1/series for them,
 // the node's /api/v1/events, see jobsAt and nodeEventsAt below; the Alerts
-// tab: /api/v1/alerts/records and /api/v1/rules, see alertsAt and rulesAt);
+// tab: /api/v1/alerts/records, /api/v1/rules and the silences, see
+// alertsAt, rulesAt and silencesAt);
 // the rest of the browser test runs against vigil.
 // Usage: [VIGIL_URL=http://127.0.0.1:9300] node test/mock_api.mjs [port] [distDir]
 import { createServer } from 'node:http';
@@ -179,6 +180,112 @@ export function alertsAt(t0) {
   ];
 }
 
+// Silences (GET/POST /api/v1/silences, GET/DELETE /api/v1/silence/<id>),
+// kept per mock: an active one on another node (the brief's example) whose
+// comment and author hold markup, a pending one whose matcher value does,
+// an expired one. None mutes a fixture alert; one added (POST) that matches
+// an active record marks it "silenced": true, as the server does. POST and
+// DELETE refuse what alert_routes.cc refuses: a foreign Origin (403), a
+// body that is not application/json (415), a bad silence (400, the
+// server's messages; a regex that does not compile is named with its
+// value, markup and all).
+export const EVIL_SIL_COMMENT = 'fan swap <script>window.__xss=12</script><img src=x onerror="window.__xss=13">';
+export const EVIL_SIL_AUTHOR = '<b>mallory</b><img src=x onerror="window.__xss=14">';
+export const EVIL_SIL_VALUE = '<img src=x onerror="window.__xss=15">';
+
+function silencesAt(t0) {
+  const ms = (s) => Math.round(s * 1000);
+  const m = (name, value, isRegex = false, isEqual = true) => ({ name, value, isRegex, isEqual });
+  return [
+    { id: 'a0c0ffee00000001', matchers: [m('node', 'gpu-07'), m('alertname', 'gpu_.*', true)],
+      startsAt: ms(t0 - 600), endsAt: ms(t0 + 4 * 3600 - 600), createdAt: ms(t0 - 600), createdBy: EVIL_SIL_AUTHOR, comment: EVIL_SIL_COMMENT },
+    { id: 'b0c0ffee00000002', matchers: [m('job', EVIL_SIL_VALUE), m('gpu', '7', false, false)],
+      startsAt: ms(t0 + 3600), endsAt: ms(t0 + 7200), createdAt: ms(t0 - 1200), createdBy: 'bob', comment: 'after the upgrade' },
+    { id: 'c0c0ffee00000003', matchers: [m('alertname', 'job_stalled'), m('job', 'sweep-.*', true, false)],
+      startsAt: ms(t0 - 86400), endsAt: ms(t0 - 3 * 3600), createdAt: ms(t0 - 86400), createdBy: 'carol', comment: '' },
+  ].map((x) => ({ ...x, updatedAt: x.createdAt }));
+}
+
+const iso = (ms) => new Date(ms).toISOString().replace(/\.000Z$/, 'Z');
+function silenceJson(x, now) {
+  const state = now >= x.endsAt ? 'expired' : now < x.startsAt ? 'pending' : 'active';
+  return { id: x.id, status: { state }, matchers: x.matchers, startsAt: iso(x.startsAt), endsAt: iso(x.endsAt),
+    updatedAt: iso(x.updatedAt), createdAt: iso(x.createdAt), createdBy: x.createdBy, comment: x.comment };
+}
+
+function matcherMatches(m, labels) {
+  const v = labels[m.name] ?? '';
+  let hit;
+  if (m.isRegex) {
+    try { hit = new RegExp(`^(?:${m.value})$`).test(v); } catch { hit = false; }
+  } else {
+    hit = v === m.value;
+  }
+  return m.isEqual ? hit : !hit;
+}
+
+// The server's checks of a POST body (alert_routes.cc ParsePostableSilence,
+// silence.cc), enough of them for the UI: a silence, or a 400's message.
+function parseSilence(body, now) {
+  let j;
+  try { j = JSON.parse(body); } catch { j = null; }
+  if (!j || typeof j !== 'object' || Array.isArray(j)) return { error: 'the body must be a JSON object' };
+  const known = ['matchers', 'startsAt', 'endsAt', 'duration', 'createdBy', 'comment', 'id'];
+  for (const k of Object.keys(j)) {
+    if (!known.includes(k)) return { error: `unknown key "${k}" (a silence has matchers, startsAt, endsAt or duration, createdBy, comment)` };
+  }
+  if (!Array.isArray(j.matchers) || !j.matchers.length) return { error: 'a silence needs at least one matcher' };
+  const matchers = [];
+  for (const [i, m] of j.matchers.entries()) {
+    if (typeof m?.name !== 'string' || typeof m?.value !== 'string') return { error: `matchers[${i}] needs a name and a value` };
+    if (!/^[A-Za-z_]\w*$/.test(m.name)) {
+      return { error: `matchers[${i}]: "${m.name}" is not a label name (letters, digits and _, not starting with a digit)` };
+    }
+    const x = { name: m.name, value: m.value, isRegex: m.isRegex === true, isEqual: m.isEqual !== false };
+    if (x.isRegex) {
+      try { new RegExp(x.value); } catch {
+        return { error: `matchers[${i}]: the regular expression of matcher ${x.name} (${x.value}) does not compile: missing ): ${x.value}` };
+      }
+    }
+    matchers.push(x);
+  }
+  if (!matchers.some((m) => !matcherMatches(m, {}))) {
+    return { error: 'at least one matcher must not match the empty string (such as node="n1"): this silence would mute every alert' };
+  }
+  if (j.endsAt != null) return { error: 'the mock takes duration only' };
+  const d = String(j.duration ?? '');
+  const unit = { ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000 };
+  if (!/^(?:\d{1,9}(?:ms|s|m|h|d))+$/.test(d)) {
+    return { error: `duration: "${d}" is not a duration such as "2h", "90m", "1h30m" or "7d"` };
+  }
+  let ms = 0;
+  for (const [, n, u] of d.matchAll(/(\d+)(ms|s|m|h|d)/g)) ms += Number(n) * unit[u];
+  if (ms <= 0) return { error: 'duration: the duration must be more than 0' };
+  return { silence: { id: Array.from({ length: 16 }, () => '0123456789abcdef'[Math.floor(Math.random() * 16)]).join(''),
+    matchers, startsAt: now, endsAt: now + ms, createdAt: now, updatedAt: now,
+    createdBy: String(j.createdBy ?? ''), comment: String(j.comment ?? '') } };
+}
+
+// A change from a page of another origin, or not as JSON: alert_routes.cc's answer.
+function refuseForeign(req) {
+  const origin = req.headers.origin;
+  if (origin != null && origin !== `http://${req.headers.host}`) {
+    return [403, 'forbidden', `a page from another origin ("${origin}") may not change silences`];
+  }
+  const type = req.headers['content-type'];
+  if ((type != null || req.method === 'POST') && (type ?? '').split(';')[0].trim().toLowerCase() !== 'application/json') {
+    return [415, 'bad_data', 'send the body as JSON, with Content-Type: application/json'];
+  }
+  return null;
+}
+
+const readBody = (req) => new Promise((resolve, reject) => {
+  const parts = [];
+  req.on('data', (c) => parts.push(c));
+  req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+  req.on('error', reject);
+});
+
 // /api/v1/rules: Prometheus' shape, Vigil's `vigil` block; a few levels.
 export function rulesAt(t0) {
   const active = alertsAt(t0).filter((x) => x.state !== 'resolved');
@@ -273,6 +380,9 @@ function seriesFor(query, t0) {
 export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
   const started = Date.now() / 1000;
   const t0 = Math.floor(started);
+  const silences = silencesAt(t0);
+  // Every POST and DELETE of silences as received (the browser test reads them).
+  const changes = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     const json = (code, body) => { res.writeHead(code, { 'Content-Type': 'application/json' }); res.end(JSON.stringify(body)); };
@@ -290,7 +400,10 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
     if (url.pathname === '/api/v1/alerts/records') {
       const all = ['1', 'true'].includes(url.searchParams.get('all') ?? '');
       const limit = Number(url.searchParams.get('limit') ?? 500);
-      const recs = alertsAt(t0);
+      const now = Date.now();
+      const inEffect = silences.filter((x) => now >= x.startsAt && now < x.endsAt);
+      const recs = alertsAt(t0).map((r) => (r.state !== 'resolved' && inEffect.some((x) => x.matchers.every((m) => matcherMatches(m, r.labels)))
+        ? { ...r, silenced: true } : r));
       const rank = { critical: 0, warning: 1, info: 2 };
       // Active (firing, then pending; the most severe and newest first), then the resolved, newest first.
       const active = recs.filter((x) => x.state !== 'resolved').sort((x, y) => (x.state === 'firing' ? 0 : 1) - (y.state === 'firing' ? 0 : 1)
@@ -299,6 +412,41 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
       return json(200, all ? [...active, ...history] : active);
     }
     if (url.pathname === '/api/v1/rules') return json(200, rulesAt(t0));
+    if (url.pathname === '/api/v1/silences' || url.pathname.startsWith('/api/v1/silence/')) {
+      const now = Date.now();
+      const fail = (code, type, error) => json(code, { status: 'error', errorType: type, error });
+      const one = url.pathname.startsWith('/api/v1/silence/') ? decodeURIComponent(url.pathname.slice('/api/v1/silence/'.length)) : null;
+      if (req.method === 'GET' && one == null) {
+        return json(200, [...silences].sort((a, b) => b.createdAt - a.createdAt).map((x) => silenceJson(x, now)));
+      }
+      if (req.method === 'GET' || req.method === 'DELETE') {
+        const x = silences.find((y) => y.id === one);
+        if (req.method === 'DELETE') {
+          const body = await readBody(req);
+          changes.push({ method: req.method, path: url.pathname, headers: req.headers, body });
+          const refused = refuseForeign(req);
+          if (refused) return fail(...refused);
+        }
+        if (!x) return fail(404, 'not_found', `no silence has the id "${String(one).slice(0, 64)}" (GET /api/v1/silences lists them)`);
+        if (req.method === 'DELETE' && now < x.endsAt) {
+          if (now < x.startsAt) x.startsAt = now;
+          x.endsAt = now;
+          x.updatedAt = now;
+        }
+        return json(200, silenceJson(x, now));
+      }
+      if (req.method === 'POST' && one == null) {
+        const body = await readBody(req);
+        changes.push({ method: req.method, path: url.pathname, headers: req.headers, body });
+        const refused = refuseForeign(req);
+        if (refused) return fail(...refused);
+        const parsed = parseSilence(body, now);
+        if (parsed.error) return fail(400, 'bad_data', parsed.error);
+        silences.push(parsed.silence);
+        return json(200, { silenceID: parsed.silence.id });
+      }
+      return fail(405, 'bad_data', 'method not allowed');
+    }
     if (url.pathname === '/api/v1/events') {
       const from = Number(url.searchParams.get('start_ms')), to = Number(url.searchParams.get('end_ms'));
       if (!Number.isFinite(from) || !Number.isFinite(to)) return json(400, { status: 'error', errorType: 'bad_data', error: 'start_ms and end_ms are required' });
@@ -368,6 +516,7 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
       res.writeHead(404); res.end('not found');
     }
   });
+  server.changes = changes;
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
 }
 

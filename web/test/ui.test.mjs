@@ -2,9 +2,9 @@
 // (8 x H100, GPU 3 hot), driven in Debian's chromium by playwright-core.
 // For the log explorer a child shell writes hostile, multiline and numbered
 // lines to a file through its stdout, which vigil's discovery finds. The Jobs
-// and Alerts tabs are tested against mock_api.mjs (its jobs and alerts
-// fixtures) with the bundle of web/src built for the test, so they run
-// without vigil too.
+// and Alerts tabs are tested against mock_api.mjs (its jobs, alerts and
+// silences fixtures) with the bundle of web/src built for the test, so they
+// run without vigil too.
 //
 // Env: VIGIL_BIN (vigil binary), VIGIL_FAKE_NVML (libnvidia-ml-fake.so),
 // VIGIL_SOURCE_DIR (repo root, for the scenario), optional VIGIL_CHROMIUM
@@ -20,7 +20,9 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { EVIL_EVENT, EVIL_JOB, EVIL_MOUNT, EVIL_SUMMARY, EVIL_SUMMARY_ZH, EVIL_XID, startMock } from './mock_api.mjs';
+import {
+  EVIL_EVENT, EVIL_JOB, EVIL_MOUNT, EVIL_SIL_AUTHOR, EVIL_SIL_COMMENT, EVIL_SIL_VALUE, EVIL_SUMMARY, EVIL_SUMMARY_ZH, EVIL_XID, startMock,
+} from './mock_api.mjs';
 
 const env = process.env;
 const SOURCE = env.VIGIL_SOURCE_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -881,6 +883,245 @@ test('alerts: sections, muted, links, rules, header badge, hostile text, empty s
 
     assert.deepEqual(dialogs, [], 'no alert ran');
     assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
+  } finally {
+    await ctx.close();
+    await new Promise((r) => mock.close(r));
+  }
+});
+
+// Silences on the Alerts tab, against the mock's (stateful) silences API
+// (mock_api.mjs silencesAt): the list (an active one whose comment and
+// author hold markup, a pending one whose matcher value does, an expired
+// one); silencing the hot GPU's alert from its row (the form filled in with
+// its matchers, the request as JSON, the alert silenced at the next refresh,
+// the header's count down by one, the author remembered); the form's own
+// errors (a bad matcher, a bad duration: nothing sent) and the server's
+// 400 (its message, with markup in it, shown verbatim); New silence with
+// typed matchers and a custom duration; Expire with its confirmation (and a
+// failed one); Chinese; nothing hostile made or run.
+test('alerts: silences: list, silence an alert, the form\'s and the server\'s errors, expire, Chinese', async () => {
+  const dist = mkdtempSync(path.join(tmpdir(), 'vigil-web-dist-'));
+  userDirs.push(dist);
+  const built = spawnSync(process.execPath, [path.join(SOURCE, 'web/build.mjs'), '--outdir', dist], { encoding: 'utf8' });
+  assert.equal(built.status, 0, built.stderr);
+  const mock = await startMock(0, dist);
+  const mbase = `http://127.0.0.1:${mock.address().port}`;
+  const ctx = await launch('en-US');
+  try {
+    const page = ctx.pages()[0] ?? await ctx.newPage();
+    const errors = [], dialogs = [];
+    // The refusals this test asks for (400, 404) are the browser's console
+    // errors, not the page's.
+    page.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      if (m.location()?.url?.includes('/api/v1/silence') && /40[04]/.test(m.text())) return;
+      errors.push(m.text());
+    });
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+    const changes = () => mock.changes.map((c) => `${c.method} ${c.path}`);
+
+    await page.goto(`${mbase}/#alerts`);
+    await page.waitForSelector('[data-testid=alerts-silences] .silence-row');
+    await page.waitForFunction(() => document.querySelector('[data-testid=alerts-badge]')?.textContent === '3');
+    // The section sits between Pending and History.
+    assert.deepEqual(await page.$$eval('.alerts-page > section', (s) => s.map((x) => x.dataset.section)),
+      ['firing', 'pending', 'silences', 'history']);
+    assert.match(await page.textContent('[data-section=silences] .jobs-head'), /^Silences3They mute .*New silence$/);
+    assert.match(await page.textContent('[data-testid=alerts-silences] thead'), /State.*Matchers.*Starts.*Ends.*Created by.*Comment.*Actions/);
+    const silRows = () => page.$$eval('[data-testid=alerts-silences] tbody tr', (rs) => rs.map((r) => ({
+      id: r.dataset.id, state: r.querySelector('.badge').textContent, tone: r.querySelector('.badge').className,
+      matchers: r.querySelector('.sil-matchers-text').textContent, starts: r.querySelector('.sil-starts-rel').textContent,
+      startsAt: r.children[2].querySelector('.job-sub').textContent, ends: r.querySelector('.sil-ends-rel').textContent,
+      author: r.querySelector('.sil-author').textContent, comment: r.querySelector('.sil-comment').textContent,
+      actions: r.querySelector('.sil-actions').textContent })));
+    let sil = await silRows();
+    // Newest (created) first; the matchers as `vigil silence add` takes them.
+    assert.deepEqual(sil.map((s) => `${s.id}|${s.state}|${s.tone}|${s.actions}`), [
+      'a0c0ffee00000001|active|badge green|Expire', 'b0c0ffee00000002|pending|badge blue|Expire',
+      'c0c0ffee00000003|expired|badge grey|']);
+    assert.deepEqual(sil.map((s) => s.matchers), ['node="gpu-07", alertname=~"gpu_.*"', `job="${EVIL_SIL_VALUE.replace(/"/g, '\\"')}", gpu!="7"`,
+      'alertname="job_stalled", job!~"sweep-.*"']);
+    assert.equal(sil[0].comment, EVIL_SIL_COMMENT, 'the comment, verbatim');
+    assert.equal(sil[0].author, EVIL_SIL_AUTHOR, 'the author, verbatim');
+    assert.deepEqual([sil[0].starts, sil[1].starts, sil[2].starts], ['10m ago', 'in 59m', '1d 0h ago']);
+    assert.match(sil[0].ends, /^in 3h (49|50)m$/);
+    assert.equal(sil[2].ends, '3h 0m ago');
+    assert.match(sil[0].startsAt, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    assert.equal(await page.$$eval('img, script:not([src]), .alerts-page b', (e) => e.length), 0);
+
+    // Silence the hot GPU from its row: the form comes with its matchers.
+    assert.equal(await page.textContent('[data-id=a2hot] [data-testid=silence-alert]'), 'Silence');
+    assert.equal(await page.$$eval('[data-testid=alerts-history] [data-testid=silence-alert]', (e) => e.length), 0, 'not on resolved ones');
+    await page.click('[data-id=a2hot] [data-testid=silence-alert]');
+    await page.waitForSelector('[data-testid=silence-form][open]');
+    assert.equal(await page.textContent('.sil-title'), 'Silence this alert');
+    assert.equal(await page.textContent('[data-testid=silence-form-alert]'), 'GPU temperature high · mock-node · GPU 3');
+    assert.equal(await page.inputValue('input[name=matchers]'), 'alertname="gpu_temperature_high", node="mock-node", gpu="3"');
+    assert.equal(await page.inputValue('input[name=createdBy]'), '', 'nobody remembered yet');
+    assert.equal(await page.evaluate(() => document.activeElement?.name), 'comment');
+    assert.deepEqual(await page.$$eval('select[name=duration] option', (o) => o.map((x) => `${x.value}:${x.textContent}`)),
+      ['1h:1 hour', '4h:4 hours', '1d:1 day', '1w:1 week', 'custom:Other…']);
+    await page.selectOption('select[name=duration]', '4h');
+    assert.match(await page.textContent('[data-testid=silence-ends]'), /^Ends \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(4h 0m from now\)\.$/);
+    await page.fill('input[name=comment]', 'fan swap on GPU 3');
+    await page.fill('input[name=createdBy]', 'alice');
+    await page.click('[data-testid=silence-submit]');
+    await page.waitForSelector('[data-testid=silence-form]:not([open])', { state: 'attached' });
+    const post = mock.changes.at(-1);
+    assert.equal(post.method, 'POST');
+    assert.match(post.headers['content-type'], /^application\/json/);
+    assert.equal(post.headers.origin, mbase, 'the browser names the page; the mock, as the server, takes its own');
+    assert.deepEqual(JSON.parse(post.body), { matchers: [
+      { name: 'alertname', value: 'gpu_temperature_high', isRegex: false, isEqual: true },
+      { name: 'node', value: 'mock-node', isRegex: false, isEqual: true },
+      { name: 'gpu', value: '3', isRegex: false, isEqual: true }], duration: '4h', createdBy: 'alice', comment: 'fan swap on GPU 3' });
+    const added = JSON.parse(await (await fetch(`${mbase}/api/v1/silences`)).text())[0];
+    assert.equal(await page.textContent('[data-testid=silence-result]'), `Silence ${added.id} added.`);
+    // At the next refresh: the alert silenced (dimmed, marked), the count down, the silence listed first.
+    await page.waitForSelector('[data-id=a2hot][data-silenced] [data-testid=alert-silenced]');
+    assert.equal(await page.getAttribute('[data-id=a2hot] [data-testid=alert-silenced]', 'title'),
+      'Muted by a silence: no notification is sent for it.');
+    assert.equal(await page.textContent('[data-id=a2hot] .alert-title'), 'GPU temperature highsilenced');
+    assert.ok(Number(await page.$eval('[data-id=a2hot]', (r) => getComputedStyle(r).opacity)) < 1, 'dimmed');
+    await page.waitForFunction(() => document.querySelector('[data-testid=alerts-badge]')?.textContent === '2');
+    await page.waitForFunction((id) => document.querySelector('[data-testid=alerts-silences] tbody tr')?.dataset.id === id, added.id);
+    sil = await silRows();
+    assert.deepEqual([sil[0].state, sil[0].matchers, sil[0].author, sil[0].comment],
+      ['active', 'alertname="gpu_temperature_high", node="mock-node", gpu="3"', 'alice', 'fan swap on GPU 3']);
+    assert.match(sil[0].starts, /^\d+s ago$/);
+    assert.match(sil[0].ends, /^in (3h 59m|4h 0m)$/);
+
+    // New silence: empty matchers, the author remembered; the form's own
+    // errors send nothing.
+    const sent = mock.changes.length;
+    await page.click('[data-testid=new-silence]');
+    await page.waitForSelector('[data-testid=silence-form][open]');
+    assert.equal(await page.textContent('.sil-title'), 'New silence');
+    assert.ok(await page.isHidden('[data-testid=silence-form-alert]'));
+    assert.equal(await page.inputValue('input[name=matchers]'), '');
+    assert.equal(await page.inputValue('input[name=createdBy]'), 'alice');
+    assert.equal(await page.evaluate(() => document.activeElement?.name), 'matchers');
+    await page.click('[data-testid=silence-submit]');
+    assert.equal(await page.textContent('[data-testid=matchers-error]'), 'Give at least one matcher, such as node="gpu-07".');
+    await page.fill('input[name=matchers]', 'node gpu-07');
+    await page.press('input[name=matchers]', 'Enter');
+    assert.equal(await page.textContent('[data-testid=matchers-error]'),
+      '"node" is not a matcher: write name=value, name!=value, name=~regex or name!~regex.');
+    await page.fill('input[name=matchers]', 'job!~"test-.*"');
+    await page.click('[data-testid=silence-submit]');
+    assert.match(await page.textContent('[data-testid=matchers-error]'), /^At least one matcher must not match an empty value/);
+    await page.fill('input[name=matchers]', 'node=gpu-09, alertname!~"job_.*"');
+    assert.ok(await page.isHidden('[data-testid=matchers-error]'), 'typing clears it');
+    await page.selectOption('select[name=duration]', 'custom');
+    await page.fill('input[name=custom]', '90 minutes');
+    assert.equal(await page.textContent('[data-testid=silence-ends]'), '"90 minutes" is not a duration such as 90m, 1h30m or 2d.');
+    await page.click('[data-testid=silence-submit]');
+    assert.equal(mock.changes.length, sent, 'nothing sent');
+    // The server's 400: its message, verbatim (markup and all), the form kept.
+    await page.fill('input[name=custom]', '90m');
+    assert.match(await page.textContent('[data-testid=silence-ends]'), /\(1h 30m from now\)\.$/);
+    await page.fill('input[name=matchers]', `node=gpu-09 job=~"${EVIL_SIL_VALUE.replace(/"/g, '\\"')}("`);
+    await page.click('[data-testid=silence-submit]');
+    await page.waitForSelector('[data-testid=silence-error]:not([hidden])');
+    const refusal = `matchers[1]: the regular expression of matcher job (${EVIL_SIL_VALUE}() does not compile: missing ): ${EVIL_SIL_VALUE}(`;
+    assert.equal(await page.textContent('[data-testid=silence-server-error]'), refusal);
+    assert.equal(await page.textContent('[data-testid=silence-error]'), `The silence was not added: ${refusal}`);
+    assert.ok(await page.isVisible('[data-testid=silence-form][open]'), 'the form stays, to fix');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'alerts-silence-form-en.png') });
+    assert.equal(await page.$$eval('img, script:not([src]), .alerts-page b', (e) => e.length), 0);
+    // Fixed: typed matchers of every kind, the custom duration, as typed.
+    await page.fill('input[name=matchers]', '{node=gpu-09, alertname!~"job_.*", gpu=~"[0-3]"  job!="eval run"}');
+    await page.fill('input[name=comment]', 'rack 9 <b>maintenance</b>');
+    await page.click('[data-testid=silence-submit]');
+    await page.waitForSelector('[data-testid=silence-form]:not([open])', { state: 'attached' });
+    assert.deepEqual(JSON.parse(mock.changes.at(-1).body), { matchers: [
+      { name: 'node', value: 'gpu-09', isRegex: false, isEqual: true },
+      { name: 'alertname', value: 'job_.*', isRegex: true, isEqual: false },
+      { name: 'gpu', value: '[0-3]', isRegex: true, isEqual: true },
+      { name: 'job', value: 'eval run', isRegex: false, isEqual: false }], duration: '90m', createdBy: 'alice',
+    comment: 'rack 9 <b>maintenance</b>' });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=alerts-silences] tbody tr').length === 5);
+    sil = await silRows();
+    assert.deepEqual([sil[0].matchers, sil[0].comment], ['node="gpu-09", alertname!~"job_.*", gpu=~"[0-3]", job!="eval run"',
+      'rack 9 <b>maintenance</b>']);
+    assert.match(sil[0].ends, /^in (1h 29m|1h 30m)$/);
+    // Escape closes the form, sending nothing.
+    const sent2 = mock.changes.length;
+    await page.click('[data-testid=new-silence]');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('[data-testid=silence-form]:not([open])', { state: 'attached' });
+    assert.equal(mock.changes.length, sent2);
+
+    // Expire the hot GPU's silence: asked first (Cancel keeps it), then
+    // expired: shown at once, the alert no longer silenced, the count back.
+    const row = `[data-testid=alerts-silences] tr[data-id="${added.id}"]`;
+    await page.click(`${row} [data-testid=expire]`);
+    assert.equal(await page.textContent(`${row} .sil-actions`), 'Expire this silence now? Its alerts are notified again.Expire nowCancel');
+    await page.click(`${row} [data-testid=expire-cancel]`);
+    assert.equal(await page.textContent(`${row} .sil-actions`), 'Expire');
+    assert.ok(!changes().includes(`DELETE /api/v1/silence/${added.id}`));
+    await page.click(`${row} [data-testid=expire]`);
+    await page.click(`${row} [data-testid=expire-confirm]`);
+    await page.waitForSelector(`${row}[data-state=expired]`);
+    assert.equal(await page.textContent('[data-testid=silence-result]'), `Silence ${added.id} expired.`);
+    assert.equal(await page.textContent(`${row} .sil-actions`), '');
+    const del = mock.changes.at(-1);
+    assert.equal(`${del.method} ${del.path}`, `DELETE /api/v1/silence/${added.id}`);
+    assert.match(del.headers['content-type'], /^application\/json/);
+    await page.waitForSelector('[data-id=a2hot]:not([data-silenced])');
+    await page.waitForFunction(() => document.querySelector('[data-testid=alerts-badge]')?.textContent === '3');
+    assert.equal(await page.$$eval('[data-testid=alert-silenced]', (e) => e.length), 0);
+    // A failed expire says why (the server's words).
+    await page.route('**/api/v1/silence/b0c0ffee00000002', (route) => route.fulfill({ status: 404, contentType: 'application/json',
+      body: JSON.stringify({ status: 'error', errorType: 'not_found', error: 'no silence has the id "b0c0ffee00000002"' }) }));
+    await page.click('tr[data-id=b0c0ffee00000002] [data-testid=expire]');
+    await page.click('tr[data-id=b0c0ffee00000002] [data-testid=expire-confirm]');
+    await page.waitForFunction(() => /^Could not/.test(document.querySelector('[data-testid=silence-result]').textContent));
+    assert.equal(await page.textContent('[data-testid=silence-result]'),
+      'Could not expire silence b0c0ffee00000002: no silence has the id "b0c0ffee00000002"');
+    assert.equal(await page.getAttribute('[data-testid=silence-result]', 'class'), 'sil-result bad');
+    assert.equal(await page.textContent('tr[data-id=b0c0ffee00000002] .badge'), 'pending');
+    await page.unroute('**/api/v1/silence/b0c0ffee00000002');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'alerts-silences-en.png'), fullPage: true });
+
+    // Chinese: the section, the states, the buttons, the form and its messages.
+    await page.click('button.lang');
+    assert.match(await page.textContent('[data-section=silences] .jobs-head'), /^静默5在一段时间内.*新建静默$/);
+    assert.match(await page.textContent('[data-testid=alerts-silences] thead'), /状态.*匹配条件.*开始.*结束.*创建者.*备注.*操作/);
+    sil = await silRows();
+    assert.deepEqual(sil.map((s) => s.state), ['生效中', '已过期', '生效中', '未开始', '已过期']);
+    assert.deepEqual(sil.map((s) => s.actions), ['结束', '', '结束', '结束', '']);
+    assert.match(sil[2].starts, /^1[01] 分前$/);
+    assert.match(sil[3].starts, /^5[89] 分后$/);
+    assert.equal(await page.textContent('[data-id=a1crash] [data-testid=silence-alert]'), '静默');
+    await page.click('[data-id=a1crash] [data-testid=silence-alert]');
+    await page.waitForSelector('[data-testid=silence-form][open]');
+    assert.equal(await page.textContent('.sil-title'), '静默此告警');
+    assert.equal(await page.textContent('[data-testid=silence-form-alert]'), '作业崩溃 · mock-node · finetune-llama');
+    assert.equal(await page.inputValue('input[name=matchers]'), 'alertname="job_crashed", node="mock-node", job="finetune-llama"');
+    assert.deepEqual(await page.$$eval('select[name=duration] option', (o) => o.map((x) => x.textContent)),
+      ['1 小时', '4 小时', '1 天', '1 周', '自定义…']);
+    assert.match(await page.textContent('[data-testid=silence-ends]'), /^结束于 .*（1 小时 0 分后）。$/);
+    assert.equal(await page.textContent('[data-testid=silence-submit]'), '添加静默');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'alerts-silence-form-zh.png') });
+    await page.fill('input[name=matchers]', 'gpu-id=3');
+    await page.click('[data-testid=silence-submit]');
+    assert.equal(await page.textContent('[data-testid=matchers-error]'), '“gpu-id”不是有效的标签名（字母、数字和 _，不能以数字开头）。');
+    // Back in English, so are the form's messages.
+    await page.keyboard.press('Escape');
+    await page.click('button.lang');
+    await page.click('[data-testid=new-silence]');
+    await page.fill('input[name=matchers]', 'gpu-id=3');
+    await page.click('[data-testid=silence-submit]');
+    assert.equal(await page.textContent('[data-testid=matchers-error]'),
+      '"gpu-id" is not a label name (letters, digits and _, not starting with a digit).');
+    await page.keyboard.press('Escape');
+
+    assert.equal(await page.$$eval('img, script:not([src]), .alerts-page b', (e) => e.length), 0);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.deepEqual(dialogs, [], 'no dialog: nothing ran, and Expire asks in the page');
     assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
   } finally {
     await ctx.close();

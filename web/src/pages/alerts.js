@@ -2,15 +2,20 @@
 // the resolved history (/api/v1/alerts/records?all=1), each with its
 // severity, rule, where (node, GPU, job), summary in the page's language,
 // value against threshold, since when, whether another alert mutes it, and
-// links to the GPU's charts, the job and its logs; under them, folded, every
-// rule level of /api/v1/rules with its condition, threshold and health.
+// links to the GPU's charts, the job and its logs; the silences
+// (/api/v1/silences: each one's state, matchers, times, author and
+// comment, with Expire on those in effect), a form to add one (from an
+// alert's row, its matchers filled in, or New silence: matchers typed as
+// `vigil silence add` takes them); under them, folded, every rule level of
+// /api/v1/rules with its condition, threshold and health.
 // Refreshed every 2 s while shown. On every page, the tab carries the count
 // of firing alerts no other alert mutes (red with a critical one), polled
 // every 5 s (with the page's refresh while it is shown). The data shaping
 // is alerts.model.js'; this is the DOM.
 //
-// Labels, summaries, queries and errors are the server's (untrusted): they
-// reach the page only as text nodes (dom.js h / setText), never as HTML.
+// Labels, summaries, queries, matchers, comments, authors and errors are
+// the server's or a person's (untrusted): they reach the page only as text
+// nodes (dom.js h / setText) or input values, never as HTML.
 
 import * as api from '../api.js';
 import { h, retranslate, setText, translated } from '../dom.js';
@@ -19,15 +24,27 @@ import { lang, t } from '../i18n.js';
 import { registerPage } from '../registry.js';
 import { DataTable, columns } from '../table.js';
 import {
-  ACTIVE_COLUMNS, HISTORY_COLUMNS, RULE_COLUMNS, alertLinks, alertResolvedMs, alertSections, alertStartMs, badgeTone,
-  conditionText, firingCount, healthBadge, labelsText, ruleLevelFor, ruleStateBadge, ruleTitle, ruleTitleKey,
-  overrideLines, perGpuLines, rulesFrom, severityBadge, summaryText, thresholdText, valueText, whereParts,
+  ACTIVE_COLUMNS, HISTORY_COLUMNS, RULE_COLUMNS, SILENCE_COLUMNS, SILENCE_DURATIONS, alertLinks, alertMatchers,
+  alertResolvedMs, alertSections, alertStartMs, badgeTone, conditionText, firingCount, healthBadge, labelsText,
+  matchersText, parseMatchers, relativeTime, ruleLevelFor, ruleStateBadge, ruleTitle, ruleTitleKey, overrideLines,
+  perGpuLines, rulesFrom, severityBadge, silenceBody, silenceDurationMs, silenceExpirable, silenceStateBadge,
+  silencesFrom, summaryText, thresholdText, valueText, whereParts,
 } from './alerts.model.js';
 import strings from './alerts.i18n.js';
 
 const PAGE_REFRESH_MS = 2000;
 const BADGE_REFRESH_MS = 5000;
 const RECORDS = '/api/v1/alerts/records';
+const SILENCES = '/api/v1/silences';
+// The last "Created by" of the silence form, for the next one.
+const AUTHOR_KEY = 'vigil.silence.createdBy';
+
+function savedAuthor() {
+  try { return localStorage.getItem(AUTHOR_KEY) ?? ''; } catch { return ''; }
+}
+function saveAuthor(v) {
+  try { localStorage.setItem(AUTHOR_KEY, v); } catch { /* storage disabled */ }
+}
 
 function badge(b, extra = {}) {
   return h('span', { class: `badge ${b.tone}`, ...extra }, b.key ? t(b.key) : b.text);
@@ -49,6 +66,12 @@ class AlertsPage {
     this.rulesError = null;
     this.api = null; // false once /api/v1/alerts/records answered 404: no more asking
     this.rulesApi = null;
+    this.silences = null; // silencesFrom(/api/v1/silences), null before the first
+    this.silencesError = null;
+    this.silencesApi = null; // false once /api/v1/silences answered 404
+    this.confirming = null; // the id of the silence whose Expire asks "sure?"
+    this.expiring = null; // the id of the silence a DELETE is on its way for
+    this.formAlert = null; // the row the form silences (null: New silence)
     this.active = null; // the badge's records (the active ones)
     this.timer = null;
     this.ctrl = null;
@@ -93,8 +116,78 @@ class AlertsPage {
       h('summary', { class: 'jobs-head' }, h('h3', null, T('alerts.rules'), this.rulesCount), T('alerts.rulesHint', 'span', 'hint')),
       this.rulesEmpty, this.rulesTable.el);
 
+    this.buildSilences();
+    this.buildForm();
+
     this.el = h('div', { class: 'jobs-page alerts-page', hidden: true }, this.note,
-      this.firing.el, this.pending.el, this.history.el, this.rulesView);
+      this.firing.el, this.pending.el, this.silView, this.history.el, this.rulesView, this.dialog);
+  }
+
+  // The silences: a table, New silence, and a line saying what the last
+  // add or expire did.
+  buildSilences() {
+    const T = this.T.bind(this);
+    this.silCount = h('span', { class: 'count' });
+    this.silResult = h('div', { class: 'sil-result', role: 'status', hidden: true, 'data-testid': 'silence-result' });
+    this.silEmpty = h('div', { class: 'jobs-empty', 'data-testid': 'alerts-silences-empty' });
+    this.silTable = new DataTable({ T, tableClass: 'jobs-table silences-table', testid: 'alerts-silences', hidden: true,
+      columns: columns('alerts.scol.', SILENCE_COLUMNS) });
+    const add = h('button', { type: 'button', class: 'btn', 'data-testid': 'new-silence', onclick: () => this.openForm(null) },
+      T('alerts.newSilence'));
+    this.silView = h('section', { class: 'card jobs-list alerts-section alerts-silences', 'data-section': 'silences' },
+      h('div', { class: 'jobs-head' }, h('h3', null, T('alerts.silences'), this.silCount),
+        T('alerts.silencesHint', 'span', 'hint'), add),
+      this.silResult, this.silEmpty, this.silTable.el);
+  }
+
+  // The form of a new silence, in a modal <dialog> (Escape closes it).
+  buildForm() {
+    const T = this.T.bind(this);
+    const field = (labelKey, control, cls = 'field') => h('label', { class: cls }, T(labelKey, 'span', 'field-label'), control);
+    const f = {};
+    f.title = h('h3', { class: 'sil-title' });
+    f.alert = h('span', { class: 'sil-alert', 'data-testid': 'silence-form-alert' });
+    f.alertRow = h('div', { class: 'sil-for', hidden: true }, T('alerts.form.alert', 'span', 'field-label'), ' ', f.alert);
+    f.matchers = h('input', { class: 'input sil-matchers', name: 'matchers', type: 'text', spellcheck: 'false',
+      autocomplete: 'off', 'aria-describedby': 'sil-matchers-hint', oninput: () => this.formError(f.matchersError, '') });
+    f.matchersHint = T('alerts.form.matchersHint', 'div', 'sil-hint');
+    f.matchersHint.id = 'sil-matchers-hint';
+    f.matchersError = h('div', { class: 'sil-error', role: 'alert', hidden: true, 'data-testid': 'matchers-error' });
+    f.duration = h('select', { class: 'input', name: 'duration', onchange: () => this.formDuration() });
+    for (const [choice] of SILENCE_DURATIONS) {
+      const o = T(`alerts.dur.${choice}`, 'option');
+      o.value = choice;
+      f.duration.append(o);
+    }
+    const other = T('alerts.dur.custom', 'option');
+    other.value = 'custom';
+    f.duration.append(other);
+    f.custom = h('input', { class: 'input sil-custom', name: 'custom', type: 'text', placeholder: '90m', spellcheck: 'false',
+      autocomplete: 'off', oninput: () => this.formDuration() });
+    f.customField = h('label', { class: 'field', hidden: true }, T('alerts.form.custom', 'span', 'field-label'), f.custom,
+      T('alerts.form.customHint', 'span', 'sil-hint'));
+    f.ends = h('div', { class: 'sil-ends', 'data-testid': 'silence-ends' });
+    f.comment = h('input', { class: 'input', name: 'comment', type: 'text', autocomplete: 'off' });
+    f.createdBy = h('input', { class: 'input', name: 'createdBy', type: 'text', autocomplete: 'off' });
+    f.refusedText = h('span', { class: 'sil-server-error', 'data-testid': 'silence-server-error' });
+    f.refused = h('div', { class: 'sil-error', role: 'alert', hidden: true, 'data-testid': 'silence-error' },
+      T('alerts.form.refused'), ' ', f.refusedText);
+    f.submit = h('button', { type: 'submit', class: 'btn primary', 'data-testid': 'silence-submit' });
+    f.cancel = h('button', { type: 'button', class: 'btn', onclick: () => this.dialog.close() }, T('alerts.cancel'));
+    f.form = h('form', { class: 'sil-form', novalidate: true, onsubmit: (e) => { e.preventDefault(); this.submitForm(); } },
+      f.title, f.alertRow,
+      field('alerts.form.matchers', f.matchers, 'field grow'), f.matchersHint, f.matchersError,
+      h('div', { class: 'filter-row' }, field('alerts.form.duration', f.duration), f.customField),
+      f.ends,
+      h('div', { class: 'filter-row' }, field('alerts.form.comment', f.comment, 'field grow'),
+        field('alerts.form.createdBy', f.createdBy)),
+      f.refused,
+      h('div', { class: 'sil-buttons' }, f.cancel, f.submit));
+    this.f = f;
+    this.dialog = h('dialog', { class: 'card sil-dialog', 'data-testid': 'silence-form', 'aria-labelledby': 'sil-title' }, f.form);
+    f.title.id = 'sil-title';
+    this.sending = false;
+    this.labelForm();
   }
 
   // -------------------------------------------------------------------------
@@ -110,6 +203,7 @@ class AlertsPage {
 
   hide() {
     this.visible = false;
+    if (this.dialog.open) this.dialog.close();
     this.el.hidden = true;
     this.gen++;
     this.ctrl?.abort();
@@ -118,6 +212,7 @@ class AlertsPage {
 
   relabel() {
     retranslate(this.i18n, t);
+    this.labelForm();
     this.renderBadge();
     if (this.visible) this.render();
   }
@@ -175,9 +270,10 @@ class AlertsPage {
 
   async refresh() {
     const ctrl = this.fresh();
-    const [recs, rules] = await Promise.allSettled([
+    const [recs, rules, silences] = await Promise.allSettled([
       api.getJson(RECORDS, { all: '1' }, ctrl.signal),
       this.rulesApi === false ? Promise.resolve(null) : api.getJson('/api/v1/rules', null, ctrl.signal),
+      this.silencesApi === false ? Promise.resolve(null) : api.getJson(SILENCES, null, ctrl.signal),
     ]);
     if (ctrl.signal.aborted || !this.visible) return;
     if (recs.status === 'fulfilled') {
@@ -195,6 +291,13 @@ class AlertsPage {
     } else {
       this.rulesError = rules.reason;
       if (rules.reason?.status === 404) this.rulesApi = false;
+    }
+    if (silences.status === 'fulfilled') {
+      if (silences.value) this.silences = silencesFrom(silences.value);
+      this.silencesError = null;
+    } else {
+      this.silencesError = silences.reason;
+      if (silences.reason?.status === 404) this.silencesApi = false;
     }
     this.render();
     this.renderBadge();
@@ -233,6 +336,7 @@ class AlertsPage {
     this.renderSection(this.firing, s.firing, now, false);
     this.renderSection(this.pending, s.pending, now, false);
     this.renderSection(this.history, s.history, now, true);
+    this.renderSilences(now);
     this.renderRules();
   }
 
@@ -249,7 +353,8 @@ class AlertsPage {
       const level = ruleLevelFor(this.rules, r);
       return {
         id: String(r.id ?? ''), rule: String(r.rule ?? ''), severity: String(r.severity ?? ''), state: String(r.state ?? ''),
-        known: !!ruleTitleKey(r.rule), title: ruleTitle(r.rule), inhibited: !!r.inhibited,
+        known: !!ruleTitleKey(r.rule), title: ruleTitle(r.rule), inhibited: !!r.inhibited, silenced: !!r.silenced,
+        matchers: history || this.silencesApi === false ? null : alertMatchers(r),
         where: whereParts(r), summary: summaryText(r, language), value: valueText(r, level),
         start: alertStartMs(r), resolved: alertResolvedMs(r), labels: labelsText(r),
         links: alertLinks(r, now, this.ranges),
@@ -280,12 +385,15 @@ class AlertsPage {
     const lasted = Number.isFinite(r.start) && Number.isFinite(r.resolved)
       ? t('alerts.lasted', { d: duration((r.resolved - r.start) / 1000) }) : '';
     return h('tr', { class: `alert-row ${sev.tone}`, 'data-id': r.id, 'data-rule': r.rule, 'data-severity': r.severity,
-      'data-state': r.state, 'data-inhibited': r.inhibited ? 'true' : null, title: r.labels || null },
+      'data-state': r.state, 'data-inhibited': r.inhibited ? 'true' : null, 'data-silenced': r.silenced ? 'true' : null,
+      title: r.labels || null },
     h('td', { class: 'nowrap' }, badge(sev, { 'data-severity': r.severity })),
     h('td', { class: 'alert-cell-name' },
       h('div', { class: 'alert-title' }, r.title,
         r.inhibited ? h('span', { class: 'badge grey alert-muted', title: t('alerts.mutedTitle'), 'data-testid': 'alert-muted' },
-          t('alerts.muted')) : null),
+          t('alerts.muted')) : null,
+        r.silenced ? h('span', { class: 'badge grey alert-muted', title: t('alerts.silencedTitle'), 'data-testid': 'alert-silenced' },
+          t('alerts.silenced')) : null),
       r.known ? h('div', { class: 'job-sub alert-rule' }, r.rule) : null),
     h('td', { class: 'alert-where' }, r.where.map(([k, v], i) => [i ? ' · ' : null,
       h('span', { class: `alert-where-${k}`, title: k }, v)])),
@@ -297,7 +405,196 @@ class AlertsPage {
     history ? h('td', { class: 'nowrap alert-resolved' }, dateTime(r.resolved),
       lasted ? h('div', { class: 'job-sub' }, lasted) : null) : null,
     h('td', { class: 'alert-links' }, link('gpu', 'alerts.link.gpu'), link('job', 'alerts.link.job'),
-      link('logs', 'alerts.link.logs')));
+      link('logs', 'alerts.link.logs')),
+    // (No Silence where the server has no silences API.)
+    history ? null : h('td', { class: 'nowrap alert-actions' }, r.matchers
+      ? h('button', { type: 'button', class: 'btn small', 'data-testid': 'silence-alert', title: t('alerts.silenceTitle'),
+        onclick: () => this.openForm(r) }, t('alerts.silence')) : null));
+  }
+
+  // -------------------------------------------------------------------------
+  // Silences
+
+  renderSilences(now) {
+    const list = this.silences ?? [];
+    this.silView.hidden = this.silencesApi === false || this.api === false;
+    setText(this.silCount, list.length ? String(list.length) : '');
+    const err = this.silencesError;
+    let empty = '';
+    if (err) empty = t('alerts.silencesFailed', { err: err.message });
+    else if (this.silences === null) empty = this.api === false || this.error ? '' : t('loading');
+    else if (!list.length) empty = t('alerts.noSilences');
+    setText(this.silEmpty, empty);
+    this.silEmpty.hidden = !empty;
+    this.silTable.el.hidden = list.length === 0;
+    const key = JSON.stringify([lang(), list, this.confirming, this.expiring]);
+    this.silTable.update(key, () => list.map((s) => this.silenceRow(s)));
+    // The relative times move with the clock: in place.
+    [...this.silTable.body.children].forEach((tr, i) => {
+      const s = list[i];
+      if (!s) return;
+      for (const [cls, ms] of [['.sil-starts-rel', s.startsAt], ['.sil-ends-rel', s.endsAt]]) {
+        const el = tr.querySelector(cls);
+        const rel = relativeTime(ms, now);
+        if (el) setText(el, rel ? t(...rel) : '–');
+      }
+    });
+  }
+
+  silenceRow(s) {
+    const when = (cls, ms) => h('td', { class: 'nowrap' }, h('div', { class: cls }, ''),
+      h('div', { class: 'job-sub' }, dateTime(ms)));
+    let actions = null;
+    if (silenceExpirable(s) && this.confirming === s.id) {
+      const busy = this.expiring === s.id;
+      actions = h('div', { class: 'sil-confirm' }, h('span', { class: 'sil-ask' }, t('alerts.expireAsk')),
+        h('button', { type: 'button', class: 'btn small danger', 'data-testid': 'expire-confirm', disabled: busy,
+          onclick: () => this.expire(s) }, t('alerts.expireYes')),
+        h('button', { type: 'button', class: 'btn small', 'data-testid': 'expire-cancel', disabled: busy,
+          onclick: () => { this.confirming = null; this.renderSilences(Date.now()); } }, t('alerts.cancel')));
+    } else if (silenceExpirable(s)) {
+      actions = h('button', { type: 'button', class: 'btn small', 'data-testid': 'expire', onclick: () => {
+        this.confirming = s.id;
+        this.renderSilences(Date.now());
+        this.silTable.body.querySelector('[data-testid=expire-confirm]')?.focus();
+      } }, t('alerts.expire'));
+    }
+    const state = silenceStateBadge(s.state);
+    return h('tr', { class: `silence-row ${s.state}`, 'data-id': s.id, 'data-state': s.state },
+      h('td', { class: 'nowrap' }, badge(state, { 'data-state': s.state })),
+      h('td', { class: 'sil-matchers-cell' }, h('code', { class: 'sil-matchers-text' }, matchersText(s.matchers)),
+        h('div', { class: 'job-sub sil-id' }, s.id)),
+      when('sil-starts-rel', s.startsAt),
+      when('sil-ends-rel', s.endsAt),
+      h('td', { class: 'sil-author' }, s.createdBy),
+      h('td', { class: 'sil-comment' }, s.comment),
+      h('td', { class: 'nowrap sil-actions' }, actions));
+  }
+
+  // What the last add or expire did (ok: false says it failed), as text.
+  result(text, ok) {
+    setText(this.silResult, text);
+    this.silResult.className = `sil-result ${ok ? 'ok' : 'bad'}`;
+    this.silResult.hidden = !text;
+  }
+
+  async expire(s) {
+    if (this.expiring) return;
+    this.expiring = s.id;
+    this.renderSilences(Date.now());
+    try {
+      const answer = await api.sendJson('DELETE', `/api/v1/silence/${encodeURIComponent(s.id)}`);
+      // The answer is the silence, expired: shown at once, not at the next refresh.
+      const [now] = silencesFrom([answer]);
+      if (now && this.silences) this.silences = this.silences.map((x) => (x.id === now.id ? now : x));
+      this.result(t('alerts.expired', { id: s.id }), true);
+    } catch (e) {
+      this.result(t('alerts.expireFailed', { id: s.id, err: e.message }), false);
+    } finally {
+      this.expiring = null;
+      this.confirming = null;
+    }
+    this.render();
+    if (this.visible) this.schedule(0);
+  }
+
+  // The form's texts that depend on what it is for (relabel() calls it).
+  labelForm() {
+    const f = this.f;
+    setText(f.title, t(this.formAlert ? 'alerts.form.titleAlert' : 'alerts.newSilence'));
+    setText(f.submit, t(this.sending ? 'alerts.form.sending' : 'alerts.form.submit'));
+    f.comment.placeholder = t('alerts.form.commentHint');
+    if (this.formAlert) setText(f.alert, [this.formAlert.title, ...this.formAlert.where.map(([, v]) => v)].join(' · '));
+    if (this.dialog?.open) this.formDuration();
+    const me = f.matchersError;
+    if (!me.hidden && me.dataset.key) setText(me, t(me.dataset.key, JSON.parse(me.dataset.vars ?? '{}')));
+  }
+
+  formError(el, text, key = null, vars = null) {
+    setText(el, text);
+    el.hidden = !text;
+    if (key) { el.dataset.key = key; el.dataset.vars = JSON.stringify(vars ?? {}); } else { delete el.dataset.key; }
+  }
+
+  // The duration chosen ('' when the custom one is not valid) and the end it
+  // gives, under the choice.
+  formDuration() {
+    const f = this.f;
+    const custom = f.duration.value === 'custom';
+    f.customField.hidden = !custom;
+    const text = custom ? f.custom.value.trim() : SILENCE_DURATIONS.find(([c]) => c === f.duration.value)?.[1] ?? '';
+    const ms = silenceDurationMs(text);
+    let line = '';
+    if (Number.isFinite(ms)) line = t('alerts.form.ends', { t: dateTime(Date.now() + ms), d: duration(ms / 1000) });
+    else if (text) line = t('alerts.form.badDuration', { text });
+    setText(f.ends, line);
+    f.ends.className = `sil-ends${text && !Number.isFinite(ms) ? ' bad' : ''}`;
+    return Number.isFinite(ms) ? text : '';
+  }
+
+  // Opens the form: for an alert's row (its matchers filled in), or empty.
+  openForm(row) {
+    const f = this.f;
+    this.formAlert = row ? { title: row.title, where: row.where } : null;
+    f.alertRow.hidden = !row;
+    f.matchers.value = row ? matchersText(row.matchers) : '';
+    f.duration.value = SILENCE_DURATIONS[0][0];
+    f.custom.value = '';
+    f.comment.value = '';
+    f.createdBy.value = savedAuthor();
+    this.formError(f.matchersError, '');
+    setText(f.refusedText, '');
+    f.refused.hidden = true;
+    this.sending = false;
+    f.submit.disabled = false;
+    this.labelForm();
+    this.formDuration();
+    if (!this.dialog.open) this.dialog.showModal();
+    (row ? f.comment : f.matchers).focus();
+  }
+
+  async submitForm() {
+    const f = this.f;
+    if (this.sending) return;
+    f.refused.hidden = true;
+    const parsed = parseMatchers(f.matchers.value);
+    if (parsed.error) {
+      this.formError(f.matchersError, t(parsed.error.key, parsed.error.vars), parsed.error.key, parsed.error.vars);
+      f.matchers.focus();
+      return;
+    }
+    this.formError(f.matchersError, '');
+    const dur = this.formDuration();
+    if (!dur) {
+      if (f.duration.value === 'custom') {
+        setText(f.ends, t('alerts.form.badDuration', { text: f.custom.value.trim() }));
+        f.ends.className = 'sil-ends bad';
+        f.custom.focus();
+      }
+      return;
+    }
+    const createdBy = f.createdBy.value.trim();
+    saveAuthor(createdBy);
+    this.sending = true;
+    f.submit.disabled = true;
+    this.labelForm();
+    try {
+      const answer = await api.sendJson('POST', SILENCES, silenceBody({ matchers: parsed.matchers, duration: dur,
+        comment: f.comment.value, createdBy }));
+      this.dialog.close();
+      this.result(t('alerts.added', { id: String(answer?.silenceID ?? '') }), true);
+      if (this.visible) this.schedule(0);
+    } catch (e) {
+      // The server's message, verbatim (it names the bad field); over the
+      // silences if the form was closed meanwhile.
+      setText(f.refusedText, e.message);
+      f.refused.hidden = false;
+      if (!this.dialog.open) this.result(`${t('alerts.form.refused')} ${e.message}`, false);
+    } finally {
+      this.sending = false;
+      f.submit.disabled = false;
+      this.labelForm();
+    }
   }
 
   renderRules() {

@@ -1,6 +1,8 @@
 // The Alerts tab's model, without the DOM (tested in node): severities and
 // their badges, the records of /api/v1/alerts/records sorted into the
-// sections (firing, pending, history), the header's count, the rules of
+// sections (firing, pending, history), the header's count, the silences
+// (their matchers as text, the parser of typed matchers, the body of a new
+// one, the matchers that pick out an alert), the rules of
 // /api/v1/rules (Prometheus' shape with Vigil's `vigil` block) as rows, the
 // texts of a record (title, where, summary in the page's language, value
 // against threshold) and of a rule level (thresholds relative to a per-GPU
@@ -24,7 +26,7 @@ export const RULE_IDS = [
 export const SEVERITIES = ['critical', 'warning', 'info'];
 
 // The tables' columns (alerts.col.<name>, alerts.rcol.<name>).
-export const ACTIVE_COLUMNS = ['severity', 'alert', 'where', 'summary', 'value', 'since', 'links'];
+export const ACTIVE_COLUMNS = ['severity', 'alert', 'where', 'summary', 'value', 'since', 'links', 'actions'];
 export const HISTORY_COLUMNS = ['severity', 'alert', 'where', 'summary', 'value', 'started', 'resolved', 'links'];
 export const RULE_COLUMNS = ['rule', 'severity', 'enabled', 'condition', 'for', 'threshold', 'clear', 'state', 'health'];
 const SEV_TONES = { critical: 'red', warning: 'amber', info: 'blue' };
@@ -104,9 +106,13 @@ export function alertResolvedMs(rec) {
 const newest = (ms) => (Number.isFinite(ms) ? -ms : Infinity);
 const byId = (a, b) => String(a.id ?? '').localeCompare(String(b.id ?? ''));
 
+// Whether something mutes an alert's notifications: another alert
+// (inhibited) or a silence (silenced).
+export function alertMuted(rec) { return !!(rec?.inhibited || rec?.silenced); }
+
 // The records (the answer of /api/v1/alerts/records?all=1: the active ones,
 // then the resolved history) in the page's three sections. Firing: alerts
-// not muted first, then the most severe, then the newest; pending: the most
+// not muted (inhibited or silenced) first, then the most severe, then the newest; pending: the most
 // severe, then the newest; history: the newest resolved first. A record is
 // kept once (the first of an id); a state the page does not know is left out.
 export function alertSections(records) {
@@ -121,19 +127,20 @@ export function alertSections(records) {
   }
   const severe = (a, b) => severityRank(a.severity) - severityRank(b.severity);
   const started = (a, b) => newest(alertStartMs(a)) - newest(alertStartMs(b));
-  out.firing.sort((a, b) => (!!a.inhibited - !!b.inhibited) || severe(a, b) || started(a, b) || byId(a, b));
+  out.firing.sort((a, b) => (alertMuted(a) - alertMuted(b)) || severe(a, b) || started(a, b) || byId(a, b));
   out.pending.sort((a, b) => severe(a, b) || started(a, b) || byId(a, b));
   out.history.sort((a, b) => (newest(alertResolvedMs(a)) - newest(alertResolvedMs(b))) || started(a, b) || byId(a, b));
   return out;
 }
 
-// The header's badge: how many alerts fire that are not muted by another,
-// how many of them are critical, and the most severe of them ('' when none).
+// The header's badge: how many alerts fire that nothing mutes (another
+// alert or a silence), how many of them are critical, and the most severe
+// of them ('' when none).
 export function firingCount(records) {
   let count = 0, critical = 0, worst = '';
   const seen = new Set();
   for (const r of Array.isArray(records) ? records : []) {
-    if (!r || r.state !== 'firing' || r.inhibited || seen.has(String(r.id))) continue;
+    if (!r || r.state !== 'firing' || alertMuted(r) || seen.has(String(r.id))) continue;
     seen.add(String(r.id));
     count++;
     if (r.severity === 'critical') critical++;
@@ -360,4 +367,179 @@ export function alertLinks(rec, nowMs, ranges) {
 export function labelsText(rec) {
   const l = rec?.labels && typeof rec.labels === 'object' ? rec.labels : {};
   return Object.entries(l).map(([k, v]) => `${k}=${v}`).join('\n');
+}
+
+// ---------------------------------------------------------------------------
+// Silences (GET /api/v1/silences: Alertmanager's GettableSilence, plus
+// createdAt; POST /api/v1/silences with `duration`; docs/alerts.md)
+
+export const SILENCE_COLUMNS = ['state', 'matchers', 'starts', 'ends', 'createdBy', 'comment', 'actions'];
+export const SILENCE_STATES = ['active', 'pending', 'expired'];
+// The form's durations: [choice, what is sent]. The server knows ms, s, m,
+// h and d (not w): a week is 7d.
+export const SILENCE_DURATIONS = [['1h', '1h'], ['4h', '4h'], ['1d', '1d'], ['1w', '7d']];
+export const MAX_MATCHERS = 32; // alert::kMaxSilenceMatchers
+// The labels that pick out one alert, in this order (those it has).
+export const ALERT_MATCHER_LABELS = ['alertname', 'node', 'gpu', 'job'];
+
+// A silence state's badge: active green, pending blue, expired grey.
+export function silenceStateBadge(state) {
+  const tones = { active: 'green', pending: 'blue', expired: 'grey' };
+  return { tone: tones[state] ?? 'grey', key: state in tones ? `alerts.silState.${state}` : null, text: String(state ?? '') };
+}
+
+// A matcher's operator from Alertmanager's isRegex and isEqual (false and
+// true when absent, as Alertmanager reads them).
+export function matcherOp(m) {
+  const regex = m?.isRegex === true, equal = m?.isEqual !== false;
+  return regex ? (equal ? '=~' : '!~') : (equal ? '=' : '!=');
+}
+
+// A value in double quotes, \ and " escaped (alert::MatcherText's quoting,
+// which parseMatchers and `vigil silence add` read back).
+export function quoteValue(v) {
+  return `"${String(v ?? '').replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+// `node="gpu-07"`, `alertname=~"gpu_.*"`.
+export function matcherText(m) {
+  return `${String(m?.name ?? '')}${matcherOp(m)}${quoteValue(m?.value)}`;
+}
+
+// A silence's matchers as one line: `node="gpu-07", alertname=~"gpu_.*"`.
+export function matchersText(list) {
+  return (Array.isArray(list) ? list : []).map(matcherText).join(', ');
+}
+
+// The silences of GET /api/v1/silences, newest (created) first; times in
+// ms (NaN when unreadable), texts as strings.
+export function silencesFrom(body) {
+  const out = [];
+  for (const s of Array.isArray(body) ? body : []) {
+    if (!s || typeof s !== 'object') continue;
+    const matchers = [];
+    for (const m of Array.isArray(s.matchers) ? s.matchers : []) {
+      if (!m || typeof m !== 'object') continue;
+      matchers.push({ name: String(m.name ?? ''), value: String(m.value ?? ''), isRegex: m.isRegex === true, isEqual: m.isEqual !== false });
+    }
+    out.push({
+      id: String(s.id ?? ''), state: String(s.status?.state ?? ''), matchers,
+      startsAt: parseTime(s.startsAt), endsAt: parseTime(s.endsAt), createdAt: parseTime(s.createdAt),
+      createdBy: typeof s.createdBy === 'string' ? s.createdBy : '', comment: typeof s.comment === 'string' ? s.comment : '',
+    });
+  }
+  const created = (x) => (Number.isFinite(x.createdAt) ? x.createdAt : x.startsAt);
+  return out.sort((a, b) => newest(created(a)) - newest(created(b)) || a.id.localeCompare(b.id));
+}
+
+// Whether a silence can still be expired (DELETE): pending or active.
+export function silenceExpirable(s) { return s?.state === 'pending' || s?.state === 'active'; }
+
+// When a silence starts or ends, relative to now: ['alerts.in', {d}] for
+// the future, ['alerts.ago', {d}] for the past; null when not known.
+export function relativeTime(ms, nowMs) {
+  if (!Number.isFinite(ms)) return null;
+  const d = fmt.duration(Math.abs(nowMs - ms) / 1000);
+  return ms > nowMs ? ['alerts.in', { d }] : ['alerts.ago', { d }];
+}
+
+// The matchers that pick out one alert: its alertname (its rule when the
+// labels lack one), node and, when it has them, gpu and job; all `=`.
+export function alertMatchers(rec) {
+  const l = rec?.labels && typeof rec.labels === 'object' ? rec.labels : {};
+  const out = [];
+  for (const name of ALERT_MATCHER_LABELS) {
+    let v = l[name];
+    if (name === 'alertname' && !has(v)) v = rec?.rule;
+    if (has(v)) out.push({ name, value: String(v), isRegex: false, isEqual: true });
+  }
+  return out;
+}
+
+const LABEL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const OPS = ['=~', '!~', '!=', '='];
+const SEP = /[\s,]/;
+
+// Matchers as `vigil silence add` takes them: name=value, name!=value,
+// name=~regex, name!~regex, separated by commas or spaces (optionally in
+// braces, as PromQL writes them: {node="n1", gpu="3"}). A value is written
+// bare (up to the next comma or space; `\` is kept as is, for regexes) or
+// in double quotes, where \" is a quote and \\ a backslash (any \x is x, as
+// the CLI reads it). Returns {matchers, error: null}, or {matchers: null,
+// error: {key, vars}} (an alerts.mx.* message). The regular expressions and
+// the limits are the server's to check; that one matcher must not match
+// the empty string is checked here too where JavaScript can tell.
+export function parseMatchers(text) {
+  const fail = (key, vars = {}) => ({ matchers: null, error: { key, vars } });
+  let s = String(text ?? '').trim();
+  if (s.startsWith('{') && s.endsWith('}')) s = s.slice(1, -1);
+  const out = [];
+  let i = 0;
+  const word = (from) => {
+    let j = from;
+    while (j < s.length && !SEP.test(s[j])) j++;
+    return s.slice(from, j).slice(0, 80);
+  };
+  while (i < s.length) {
+    if (SEP.test(s[i])) { i++; continue; }
+    const start = i;
+    while (i < s.length && !SEP.test(s[i]) && !'=!~"'.includes(s[i])) i++;
+    const name = s.slice(start, i);
+    while (i < s.length && /\s/.test(s[i])) i++;
+    const op = OPS.find((o) => s.startsWith(o, i));
+    if (!name || !op) return fail('alerts.mx.bad', { text: word(start) });
+    if (!LABEL_NAME.test(name)) return fail('alerts.mx.name', { name: name.slice(0, 80) });
+    i += op.length;
+    while (i < s.length && /\s/.test(s[i])) i++;
+    let value = '';
+    if (s[i] === '"') {
+      let j = i + 1, closed = false;
+      for (; j < s.length; j++) {
+        if (s[j] === '\\' && j + 1 < s.length) { value += s[++j]; continue; }
+        if (s[j] === '"') { closed = true; break; }
+        value += s[j];
+      }
+      if (!closed) return fail('alerts.mx.quote', { text: s.slice(start, start + 80) });
+      i = j + 1;
+      if (i < s.length && !SEP.test(s[i])) return fail('alerts.mx.bad', { text: word(start) });
+    } else {
+      const from = i;
+      while (i < s.length && !SEP.test(s[i])) i++;
+      value = s.slice(from, i);
+    }
+    out.push({ name, value, isRegex: op.includes('~'), isEqual: !op.startsWith('!') });
+  }
+  if (!out.length) return fail('alerts.mx.empty');
+  if (out.length > MAX_MATCHERS) return fail('alerts.mx.tooMany', { n: out.length, max: MAX_MATCHERS });
+  if (!out.some(selective)) return fail('alerts.mx.all');
+  return { matchers: out, error: null };
+}
+
+// Whether a matcher does not match the empty string (a label the alert
+// lacks). A regular expression JavaScript cannot compile (RE2 syntax such
+// as (?i)) counts as selective: the server decides.
+function selective(m) {
+  if (!m.isRegex) return m.isEqual ? m.value !== '' : m.value === '';
+  let re;
+  try { re = new RegExp(`^(?:${m.value})$`, 'u'); } catch { return true; }
+  return m.isEqual ? !re.test('') : re.test('');
+}
+
+// A duration as the server reads it ("90m", "1h30m", "7d": whole numbers
+// of ms, s, m, h, d), in ms; NaN when malformed or not positive.
+export function silenceDurationMs(text) {
+  const s = String(text ?? '').trim();
+  if (s.length > 32 || !/^(?:\d{1,9}(?:ms|s|m|h|d))+$/.test(s)) return NaN;
+  const unit = { ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000 };
+  let ms = 0;
+  for (const [, n, u] of s.matchAll(/(\d+)(ms|s|m|h|d)/g)) ms += Number(n) * unit[u];
+  return ms > 0 ? ms : NaN;
+}
+
+// The body of POST /api/v1/silences.
+export function silenceBody({ matchers, duration, comment = '', createdBy = '' }) {
+  return {
+    matchers: matchers.map((m) => ({ name: m.name, value: m.value, isRegex: !!m.isRegex, isEqual: m.isEqual !== false })),
+    duration: String(duration).trim(), createdBy: String(createdBy), comment: String(comment),
+  };
 }
