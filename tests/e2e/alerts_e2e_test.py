@@ -8,6 +8,13 @@ silence (`vigil silence add job=...`) keeps a crash from the webhook while
 `vigil alerts` lists it, silenced; `vigil silence rm` ends it, and the crash,
 still firing, is notified then.
 
+GPU scenarios on the fake NVML (GpuScenario and below), each asserting the
+exact alerts notified, how many times each was announced and resolved: OOM
+risk (gpu_memory_near_full warning then critical, gpu_memory_growing), Xid 79
+then the GPU lost (its metric alerts muted while lost), an idle allocated GPU
+(gpu_idle_allocated, idle_gpu_cost priced), and values hovering at a
+threshold inside the hysteresis band (one notice, one resolution).
+
 time_scale 0.05 in config.json plays the presets' durations 20x faster
 (`for: 30s` -> 1.5 s).
 
@@ -52,6 +59,7 @@ class Receiver(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(n))
+        body["_path"] = self.path  # which test's channel it came to
         if self.path == "/quiet":
             body["_quiet"] = True
         with Receiver.lock:
@@ -323,11 +331,15 @@ class QuietDay(unittest.TestCase):
             time.sleep(120)  # two scenario hours
             p = subprocess.run([VIGIL, "alerts", "--all", "--json"], capture_output=True, text=True,
                                env=env, timeout=30)
-            raised = [a for a in json.loads(p.stdout) if a["state"] != "pending"]
+            # Vigil finds every process's job on the host: another test's job
+            # on a shared machine (a killed `torchrun`) is no part of this one.
+            raised = [a for a in json.loads(p.stdout) if a["state"] != "pending"
+                      and a["labels"].get("job", "quiet-train") == "quiet-train"]
             if host_near_full():
                 raised = [a for a in raised if a["rule"] not in ("host_memory_near_full", "disk_near_full")]
             self.assertEqual(raised, [], "a healthy node raised alerts")
-            sent = [a["labels"] for _, a, body in received() if body.get("_quiet")]
+            sent = [a["labels"] for _, a, body in received() if body.get("_quiet")
+                    and a["labels"].get("job", "quiet-train") == "quiet-train"]
             if host_near_full():
                 sent = [l for l in sent if l["alertname"] not in ("host_memory_near_full", "disk_near_full")]
             self.assertEqual(sent, [], "a healthy node notified")
@@ -467,6 +479,347 @@ class NodeDown(ServerAgentCase, unittest.TestCase):
                               if a["labels"].get("node") == "node-d"], 90, "node_down resolved")
         finally:
             hook.shutdown()
+
+
+# The GPU scenarios below share one shape: `vigil up` on the fake NVML
+# playing a scenario whose time 0 is (about) when `vigil up` returns, the
+# presets' durations scaled by alerts.time_scale, and a webhook channel of
+# their own at a path of the shared Receiver. Each asserts, per alert
+# (alertname, severity, GPU), how many messages announced it as new and how
+# many announced its resolution, exactly: so no other alert, no second
+# announcement (a flap, a re-fire) and no missing resolution passes.
+HOST_RULES = ("host_memory_near_full", "disk_near_full")
+
+
+class GpuScenario(unittest.TestCase):
+    SCENARIO = ""
+    TIME_SCALE = 0.05
+    PATH = None  # the webhook path, which tells this class's messages apart
+    ALERTS = {}  # more of config.json's "alerts"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.home = tempfile.mkdtemp(prefix="vigil-scenario-e2e-")
+        scenario = os.path.join(cls.home, "gpu.scenario")
+        with open(scenario, "w") as f:
+            f.write(cls.SCENARIO)
+        cls.hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=cls.hook.serve_forever, daemon=True).start()
+        hook_url = f"http://127.0.0.1:{cls.hook.server_address[1]}{cls.PATH}"
+        with open(os.path.join(cls.home, "config.json"), "w") as f:
+            json.dump({"alerts": dict({"time_scale": cls.TIME_SCALE}, **cls.ALERTS),
+                       "notify": {"channels": [{"name": "hook", "type": "webhook", "url": hook_url}]}},
+                      f)
+        cls.env = dict(os.environ, VIGIL_NVML_LIBRARY=os.environ["VIGIL_FAKE_NVML"],
+                       VIGIL_FAKE_NVML_SCENARIO=scenario, VIGIL_HOME=cls.home)
+        cls.env.pop("VIGIL_URL", None)
+        cls.env.pop("VIGIL_FAKE_NVML_SPEED", None)
+        # The host's own memory and disks are no part of the scenario.
+        cls.ignored = HOST_RULES if host_near_full() else ()
+        up = subprocess.run([VIGIL, "up", "--listen", f"127.0.0.1:{free_port()}"],
+                            capture_output=True, text=True, env=cls.env, timeout=60)
+        cls.t0 = time.time()  # scenario time is at least the time since this
+        if up.returncode != 0:
+            cls.tearDownClass()
+            raise AssertionError(up.stdout + up.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run([VIGIL, "down"], env=cls.env, capture_output=True, timeout=60)
+        cls.hook.shutdown()
+        cls.hook.server_close()
+        shutil.rmtree(cls.home, ignore_errors=True)
+
+    def foreign(self, labels):
+        """Whether an alert is no part of the scenario: one on the host's own
+        memory or disks when they are full, or one of a job. These scenarios
+        run no job, but Vigil finds the jobs of every process on the host on
+        its own, and other tests on a shared machine start and kill some."""
+        return labels["alertname"] in self.ignored or "job" in labels
+
+    def alerts(self, *args):
+        p = subprocess.run([VIGIL, "alerts", "--json", *args], capture_output=True, text=True,
+                           env=self.env, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return [a for a in json.loads(p.stdout) if not self.foreign(a["labels"])]
+
+    def posts(self):
+        """(time, payload) of every message this class's channel received, in order."""
+        with Receiver.lock:
+            return [(t, b) for t, b in Receiver.bodies if b.get("_path") == self.PATH]
+
+    def notices(self, alertname=None, status=None, gpu=None):
+        return [(t, a, b) for t, a, b in received(alertname, status) if b.get("_path") == self.PATH
+                and (gpu is None or a["labels"].get("gpu") == gpu)]
+
+    def tally(self):
+        """{(alertname, severity, gpu): {"announced": n, "resolved": m}}: n
+        messages had the alert firing where its group's previous message did
+        not (a group's message lists all its firing alerts, so only the
+        first one is news), m had it resolved."""
+        out, previous = {}, {}
+        for _, body in self.posts():
+            firing = set()
+            for a in body["alerts"]:
+                labels = a["labels"]
+                if self.foreign(labels):
+                    continue
+                entry = out.setdefault((labels["alertname"], labels["severity"], labels.get("gpu")),
+                                       {"announced": 0, "resolved": 0})
+                if a["status"] == "firing":
+                    firing.add(a["fingerprint"])
+                    entry["announced"] += a["fingerprint"] not in previous.get(body["groupKey"], ())
+                else:
+                    entry["resolved"] += 1
+            previous[body["groupKey"]] = firing
+        return out
+
+    def check(self, expected):
+        """The notices, once the last expected one is in and a few group
+        intervals have passed: exactly `expected`, and no message that told
+        nothing new (a repeat: repeat_interval is far longer than any
+        scenario here)."""
+        time.sleep(2)
+        got = self.tally()
+        self.assertEqual({k[0] for k in got}, {k[0] for k in expected}, "the alertnames notified")
+        self.assertEqual(got, expected)
+        previous = {}
+        for _, body in self.posts():
+            if all(self.foreign(a["labels"]) for a in body["alerts"]):
+                continue
+            firing = {a["fingerprint"] for a in body["alerts"] if a["status"] == "firing"}
+            news = any(a["status"] == "resolved" for a in body["alerts"]) or \
+                firing != previous.get(body["groupKey"])
+            self.assertTrue(news, f"a message with nothing new: {body}")
+            previous[body["groupKey"]] = firing
+
+
+class OomRisk(GpuScenario):
+    """GPU 0's memory (81559 MiB) climbs from 49 % at 0 s through 90 % at
+    ~12 s to 98 % at 20 s, holds, and falls to 37 % at 27 s; GPU 1 stays at
+    49 %. time_scale 0.02: gpu_memory_near_full's warning (> 90 % for 1 min)
+    fires after 1.2 s, its critical (> 97 % for 30 s) after 0.6 s, and
+    gpu_memory_growing's windows are 12 s (10 min) and 4 s (200 s): the
+    memory rises in each third of them, with under 300 s to full (its
+    critical, for 2 min: 2.4 s)."""
+    TIME_SCALE = 0.02
+    PATH = "/oom"
+    SCENARIO = """
+gpus 2
+curve all gpu_util 0:95
+curve all power_w 0:400
+curve all temp 0:60
+curve 1 mem_used_mib 0:40000
+curve 0 mem_used_mib 0:40000 12:74000 20:80000 26:80000 27:30000
+"""
+
+    def test_memory_near_full_warning_then_critical_growing_then_resolved(self):
+        growing = wait_for(lambda: self.notices("gpu_memory_growing", "firing", gpu="0"), 60,
+                           "gpu_memory_growing at the webhook")
+        self.assertEqual(growing[0][1]["labels"]["severity"], "critical")
+        self.assertIn("out of memory in ~", growing[0][1]["annotations"]["summary"])
+        warning = wait_for(lambda: [x for x in self.notices("gpu_memory_near_full", "firing", gpu="0")
+                                    if x[1]["labels"]["severity"] == "warning"], 60,
+                           "the near-full warning at the webhook")
+        self.assertIn("(over 90%)", warning[0][1]["annotations"]["summary"])
+        critical = wait_for(lambda: [x for x in self.notices("gpu_memory_near_full", "firing", gpu="0")
+                                     if x[1]["labels"]["severity"] == "critical"], 60,
+                            "the near-full critical at the webhook")
+        self.assertIn("(over 97%)", critical[0][1]["annotations"]["summary"])
+        self.assertLess(warning[0][0], critical[0][0])
+        # The critical mutes the warning of the same GPU: listed, inhibited.
+        muted = wait_for(lambda: [x for x in self.alerts() if x["rule"] == "gpu_memory_near_full"
+                                  and x["severity"] == "warning" and x.get("inhibited")], 30,
+                         "the warning inhibited by the critical in vigil alerts")
+        self.assertEqual(muted[0]["labels"]["gpu"], "0")
+
+        def resolved():
+            return {(a["labels"]["alertname"], a["labels"]["severity"])
+                    for _, a, _ in self.notices(status="resolved")} >= {
+                        ("gpu_memory_near_full", "critical"), ("gpu_memory_growing", "critical")}
+        wait_for(resolved, 60, "both resolutions at the webhook")
+        # The warnings were muted by their criticals: growing's before it was
+        # ever announced, near-full's after. What a muted alert had announced
+        # is forgotten, its resolution too (Alertmanager's inhibition; see
+        # src/alert/dispatch.h).
+        self.check({
+            ("gpu_memory_growing", "critical", "0"): {"announced": 1, "resolved": 1},
+            ("gpu_memory_near_full", "warning", "0"): {"announced": 1, "resolved": 0},
+            ("gpu_memory_near_full", "critical", "0"): {"announced": 1, "resolved": 1},
+        })
+        # The list knows the muted warning resolved too.
+        wait_for(lambda: not self.alerts(), 20, "no alert pending or firing any more")
+        history = {(x["rule"], x["severity"]) for x in self.alerts("--all") if x["state"] == "resolved"}
+        self.assertIn(("gpu_memory_near_full", "warning"), history)
+
+
+class XidThenGpuLost(GpuScenario):
+    """GPU 0 has an uncorrectable ECC error at 3 s, reports Xid 79 (fallen
+    off the bus) at 6 s and again at 9 s, and from 12 s answers every NVML
+    call with GPU_IS_LOST, until a reset brings it back at 22 s. GPU 1 reports
+    one Xid 13 (an application's fault) at 6 s and stays well. time_scale
+    0.05: gpu_xid looks back 15 s (5 min) and keeps firing 45 s; the ECC
+    alert looks back 3 min (1 h)."""
+    TIME_SCALE = 0.05
+    PATH = "/lost"
+    SCENARIO = """
+gpus 2
+curve all gpu_util 0:95
+curve all power_w 0:400
+curve all temp 0:60
+curve 0 ecc_dbe_volatile 0:0 3:1 step
+xid 0 at 6 code 79
+xid 0 at 9 code 79
+xid 1 at 6 code 13
+fail 0 all GPU_IS_LOST at 12 for 10
+"""
+
+    def test_1_xid_79_then_lost_mutes_the_gpus_metric_alerts(self):
+        ecc = wait_for(lambda: self.notices("gpu_ecc_errors", "firing", gpu="0"), 40,
+                       "gpu_ecc_errors at the webhook")
+        self.assertEqual(ecc[0][1]["labels"]["severity"], "critical")
+        xid = wait_for(lambda: self.notices("gpu_xid", "firing", gpu="0"), 40, "gpu_xid at the webhook")
+        self.assertEqual(xid[0][1]["labels"]["severity"], "critical")
+        self.assertEqual(xid[0][1]["labels"]["xid"], "79")
+        self.assertIn("Xid 79", xid[0][1]["annotations"]["summary"])
+        lost = wait_for(lambda: self.notices("gpu_lost", "firing", gpu="0"), 40, "gpu_lost at the webhook")
+        self.assertEqual(lost[0][1]["labels"]["severity"], "critical")
+        # While the GPU is lost its ECC alert still fires (its look-back holds
+        # the error) but is muted; the Xid, which says why, is not.
+        muted = wait_for(lambda: [x for x in self.alerts() if x["rule"] == "gpu_ecc_errors"
+                                  and x["state"] == "firing" and x.get("inhibited")], 20,
+                         "the lost GPU's ECC alert inhibited in vigil alerts")
+        self.assertEqual(muted[0]["labels"]["gpu"], "0")
+        listed = [x for x in self.alerts() if x["rule"] == "gpu_xid" and x["labels"]["gpu"] == "0"]
+        self.assertEqual([(x["state"], x.get("inhibited")) for x in listed], [("firing", None)])
+
+        back = wait_for(lambda: self.notices("gpu_lost", "resolved", gpu="0"), 40,
+                        "gpu_lost resolved once the GPU answers again")
+        # No message from the loss to its end told of the muted ECC alert.
+        bodies = [b for _, b in self.posts()]
+        start = next(i for i, b in enumerate(bodies) if b is lost[0][2])
+        end = next(i for i, b in enumerate(bodies) if b is back[0][2])
+        for b in bodies[start:end]:
+            self.assertNotIn("gpu_ecc_errors", [a["labels"]["alertname"] for a in b["alerts"]])
+        # Unmuted and still firing, the ECC alert is announced again: what a
+        # muted alert had announced is forgotten (src/alert/dispatch.h).
+        wait_for(lambda: self.tally().get(("gpu_ecc_errors", "critical", "0"), {}).get("announced") == 2,
+                 30, "the ECC alert announced again once the GPU is back")
+        expected = {
+            ("gpu_ecc_errors", "critical", "0"): {"announced": 2, "resolved": 0},
+            ("gpu_xid", "critical", "0"): {"announced": 1, "resolved": 0},
+            ("gpu_lost", "critical", "0"): {"announced": 1, "resolved": 1},
+        }
+        # GPU 1's lone Xid is test_2's business (a known bug: never notified).
+        if ("gpu_xid", "warning", "1") in self.tally():
+            expected[("gpu_xid", "warning", "1")] = {"announced": 1, "resolved": 0}
+        self.check(expected)
+        self.assertFalse([x for x in self.alerts() if x["labels"].get("gpu") == "1"
+                          and x["rule"] != "gpu_xid"])
+
+    # KNOWN BUG: a GPU's first Xid of a code since the agent started never
+    # fires gpu_xid. vigil_gpu_xid_errors_total{xid="13"} is born at 1 when
+    # the event comes, and the rule's increase(...[5m]) sees no increase in a
+    # series that starts at 1 (nor when two events land in one pass, born at
+    # 2); only a later Xid of the same code raises it. Remove the decorator
+    # once the collector or the rule counts the first one.
+    @unittest.expectedFailure
+    def test_2_a_single_xid_is_notified(self):
+        # Its 15 s look-back ends 21 s into the scenario: it has fired by then or never.
+        wait_for(lambda: self.notices("gpu_xid", "firing", gpu="1"),
+                 max(2, 25 - (time.time() - self.t0)), "GPU 1's Xid 13 at the webhook")
+
+
+class IdleAllocatedGpu(GpuScenario):
+    """Three H100s: GPU 0 held by a process with 1 GiB that computes nothing
+    until 25 s, when it exits and a job uses GPUs 0 and 1; GPU 1 idle with a
+    200 MiB process (under gpu_idle_allocated's 256 MiB: a bare context),
+    GPU 2 busy throughout. time_scale 0.005: gpu_idle_allocated warns after
+    3 s (10 min) and is critical after 18 s (1 h); idle_gpu_cost counts
+    GPUs under 5 % over 9 s (30 min) and warns past one such GPU for 18 s
+    (1 h), priced at 3.5 EUR per GPU-hour."""
+    TIME_SCALE = 0.005
+    PATH = "/idle"
+    ALERTS = {"price_per_gpu_hour": 3.5, "currency": "EUR"}
+    SCENARIO = """
+gpus 3
+curve all power_w 0:80
+curve all temp 0:45
+curve 0-1 gpu_util 0:0 25:95 step
+curve 2 gpu_util 0:95
+process 0 pid 3999001 mem_mib 1024 to 25
+process 1 pid 3999002 mem_mib 200
+process 2 pid 3999003 mem_mib 30000
+"""
+
+    def test_idle_allocated_gpu_and_its_cost(self):
+        warning = wait_for(lambda: self.notices("gpu_idle_allocated", "firing", gpu="0"), 40,
+                           "gpu_idle_allocated at the webhook")
+        self.assertEqual(warning[0][1]["labels"]["severity"], "warning")
+        self.assertIn("holds memory but computes nothing", warning[0][1]["annotations"]["summary"])
+        cost = wait_for(lambda: self.notices("idle_gpu_cost", "firing"), 60, "idle_gpu_cost at the webhook")
+        a = cost[0][1]
+        self.assertEqual(a["labels"]["severity"], "warning")
+        self.assertEqual(a["labels"]["modelName"], "NVIDIA H100 80GB HBM3")
+        self.assertNotIn("gpu", a["labels"])
+        # 2 GPUs x 3.5 EUR x 1 h scaled by 0.005 (the 18 s it was held).
+        self.assertIn(f"2 × NVIDIA H100 80GB HBM3 idle on {a['labels']['node']} for 18s ≈ 0.035 EUR",
+                      a["annotations"]["summary"])
+        critical = wait_for(lambda: [x for x in self.notices("gpu_idle_allocated", "firing", gpu="0")
+                                     if x[1]["labels"]["severity"] == "critical"], 60,
+                            "the critical level of gpu_idle_allocated")
+        self.assertIn("for 18s", critical[0][1]["annotations"]["summary"])
+
+        def resolved():
+            return {a["labels"]["alertname"] for _, a, _ in self.notices(status="resolved")} >= {
+                "gpu_idle_allocated", "idle_gpu_cost"}
+        wait_for(resolved, 60, "the resolutions once the GPUs compute")
+        self.check({
+            # Muted by the critical of the same GPU: forgotten, resolution too.
+            ("gpu_idle_allocated", "warning", "0"): {"announced": 1, "resolved": 0},
+            ("gpu_idle_allocated", "critical", "0"): {"announced": 1, "resolved": 1},
+            ("idle_gpu_cost", "warning", None): {"announced": 1, "resolved": 1},
+        })
+
+
+class FlappingAtThreshold(GpuScenario):
+    """Values that hover at a firing threshold, inside the hysteresis band:
+    GPU 0's temperature (slowdown 90 C: warns at >= 85, clears under 82)
+    87 C from 2 s, 83 C from 8 s, 87 C from 13 s, 83 C from 18 s, then 60 C
+    from 23 s; GPU 1's memory likewise 92 % / 86 % (warns over 90 %, clears
+    under 85 %), then 49 %. Each 87 C or 92 % stretch outlasts the warning's
+    `for` (1 min at 0.05: 3 s), so an alert without hysteresis would resolve
+    and fire again at each swing."""
+    TIME_SCALE = 0.05
+    PATH = "/flap"
+    DROP_S = 23
+    SCENARIO = """
+gpus 2
+gpu all temp_slowdown_c 90
+curve all gpu_util 0:95
+curve all power_w 0:500
+curve 1 temp 0:60
+curve 0 temp 0:70 2:87 8:83 13:87 18:83 23:60 step
+curve 0 mem_used_mib 0:40000
+curve 1 mem_used_mib 0:75000 8:70500 13:75000 18:70500 23:40000 step
+"""
+
+    def test_one_firing_notice_and_one_resolution(self):
+        for rule, gpu in (("gpu_temperature_high", "0"), ("gpu_memory_near_full", "1")):
+            got = wait_for(lambda: self.notices(rule, "firing", gpu=gpu), 40, f"{rule} at the webhook")
+            self.assertEqual(got[0][1]["labels"]["severity"], "warning")
+        for rule, gpu in (("gpu_temperature_high", "0"), ("gpu_memory_near_full", "1")):
+            done = wait_for(lambda: self.notices(rule, "resolved", gpu=gpu), 60, f"{rule} resolved")
+            # Not before the clear drop (scenario time runs at least as fast
+            # as the test's clock, from a little before `vigil up` returned).
+            self.assertGreater(done[0][0] - self.t0, self.DROP_S - 3, f"{rule} resolved while hovering")
+        self.check({
+            ("gpu_temperature_high", "warning", "0"): {"announced": 1, "resolved": 1},
+            ("gpu_memory_near_full", "warning", "1"): {"announced": 1, "resolved": 1},
+        })
+        # One episode each in the history, no flap between.
+        history = [(x["rule"], x["labels"].get("gpu")) for x in self.alerts("--all")]
+        self.assertEqual(sorted(history), [("gpu_memory_near_full", "1"), ("gpu_temperature_high", "0")])
 
 
 if __name__ == "__main__":
