@@ -24,32 +24,37 @@ wire::Labels SeriesOf(const Alert& alert) {
 
 }  // namespace
 
-std::set<std::string> Inhibited(const std::map<std::string, Alert>& active) {
+Inhibition::Inhibition(const std::map<std::string, Alert>& active) {
   // The muting facts, from firing alerts only (a pending one proves nothing yet).
-  std::set<std::string> down_nodes, lost_gpus, dead_drivers, ended_runs;
-  std::set<std::pair<std::string, wire::Labels>> critical_series;
   for (const auto& [id, a] : active) {
     if (a.state != AlertState::kFiring) continue;
     std::string node(LabelOf(a, "node"));
-    if (a.rule == "node_down") down_nodes.insert(node);
-    if (a.rule == "gpu_lost") lost_gpus.insert(node + "/" + std::string(LabelOf(a, "gpu")));
-    if (a.rule == "gpu_driver_unresponsive") dead_drivers.insert(node);
+    if (a.rule == "node_down") down_nodes_.insert(node);
+    if (a.rule == "gpu_lost") lost_gpus_.insert(node + "/" + std::string(LabelOf(a, "gpu")));
+    if (a.rule == "gpu_driver_unresponsive") dead_drivers_.insert(node);
     if (a.rule == "job_crashed" || a.rule == "job_finished") {
-      ended_runs.insert(node + "/" + std::string(LabelOf(a, "run")));
+      ended_runs_.insert(node + "/" + std::string(LabelOf(a, "run")));
     }
-    if (a.severity == Severity::kCritical) critical_series.insert({a.rule, SeriesOf(a)});
+    if (a.severity == Severity::kCritical) critical_series_.insert({a.rule, SeriesOf(a)});
   }
+}
+
+bool Inhibition::Mutes(const Alert& a) const {
+  std::string node(LabelOf(a, "node"));
+  std::string gpu = node + "/" + std::string(LabelOf(a, "gpu"));
+  return (down_nodes_.count(node) != 0 && a.rule != "node_down") ||
+         (IsGpuMetricRule(a.rule) &&
+          (lost_gpus_.count(gpu) != 0 || dead_drivers_.count(node) != 0)) ||
+         (a.rule == "gpu_underutilized" &&
+          ended_runs_.count(node + "/" + std::string(LabelOf(a, "run"))) != 0) ||
+         (a.severity == Severity::kWarning && critical_series_.count({a.rule, SeriesOf(a)}) != 0);
+}
+
+std::set<std::string> Inhibited(const std::map<std::string, Alert>& active) {
+  Inhibition inhibition(active);
   std::set<std::string> muted;
   for (const auto& [id, a] : active) {
-    std::string node(LabelOf(a, "node"));
-    std::string gpu = node + "/" + std::string(LabelOf(a, "gpu"));
-    bool mute =
-        (down_nodes.count(node) != 0 && a.rule != "node_down") ||
-        (IsGpuMetricRule(a.rule) && (lost_gpus.count(gpu) != 0 || dead_drivers.count(node) != 0)) ||
-        (a.rule == "gpu_underutilized" &&
-         ended_runs.count(node + "/" + std::string(LabelOf(a, "run"))) != 0) ||
-        (a.severity == Severity::kWarning && critical_series.count({a.rule, SeriesOf(a)}) != 0);
-    if (mute) muted.insert(id);
+    if (inhibition.Mutes(a)) muted.insert(id);
   }
   return muted;
 }
@@ -99,7 +104,11 @@ std::string Dispatcher::GroupKey(const std::string& receiver,
 void Dispatcher::Update(const std::map<std::string, Alert>& active,
                         const std::vector<Alert>& resolved, int64_t now_ms,
                         const std::set<std::string>& silenced) {
-  std::set<std::string> muted = Inhibited(active);
+  Inhibition inhibition(active);
+  std::set<std::string> muted;
+  for (const auto& [id, a] : active) {
+    if (inhibition.Mutes(a)) muted.insert(id);
+  }
   muted.insert(silenced.begin(), silenced.end());
   // A muted alert's announcement is forgotten without a word: when it is
   // unmuted and still fires, its group announces it again. Saved at once, so
@@ -112,6 +121,8 @@ void Dispatcher::Update(const std::map<std::string, Alert>& active,
   for (auto& [key, g] : groups_) {
     g.firing.clear();
     forget(key, g.last_sent_ms, &g.sent_firing);
+    // A resolution not sent yet whose alert is muted by now goes unsaid.
+    std::erase_if(g.resolved, [&](const auto& kv) { return inhibition.Mutes(kv.second); });
   }
   for (auto& [key, r] : restored_) forget(key, r.last_sent_ms, &r.sent_firing);
   auto group_of = [&](const std::string& receiver, const Alert& a) -> Group& {
@@ -135,8 +146,17 @@ void Dispatcher::Update(const std::map<std::string, Alert>& active,
     for (const std::string& c : ChannelsFor(a)) group_of(c, a).firing[id] = a;
   }
   for (const Alert& a : resolved) {
+    const bool mute = inhibition.Mutes(a);
     for (const std::string& c : ChannelsFor(a)) {
       Group& g = group_of(c, a);
+      if (mute) {
+        // Resolved while muted: its announcement is forgotten, unsaid.
+        if (g.sent_firing.erase(a.id) > 0) {
+          changed_[GroupKey(c, g.labels)] =
+              GroupRecord{GroupKey(c, g.labels), g.last_sent_ms, g.sent_firing};
+        }
+        continue;
+      }
       // Only what was announced as firing is announced as resolved.
       if (g.sent_firing.count(a.id) != 0) g.resolved[a.id] = a;
     }

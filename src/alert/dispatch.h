@@ -6,6 +6,10 @@
 //   GPU's (the driver's: the node's GPUs') metric alerts; a crashed or
 //   finished job mutes its GPUs' under-use; a critical mutes the warning of
 //   the same rule on the same series. Muted alerts stay in the list, marked.
+//   An alert that resolves while a firing alert mutes it resolves without a
+//   word too: a lost GPU's temperature series end with the GPU, and "the
+//   temperature fault cleared" beside "GPU lost" would be false news
+//   (Alertmanager mutes resolved targets the same way).
 // - Silences (silence.h): a person mutes the alerts a silence matches, the
 //   same way. What a muted alert had announced is forgotten at once, without
 //   a message (nor, later, its resolution: Alertmanager's behaviour), so
@@ -69,7 +73,19 @@ struct GroupRecord {
   std::set<std::string> sent_firing;  // alert ids
 };
 
-// The ids of `active` alerts that others mute (see above).
+// What the firing alerts of `active` mute (see above).
+class Inhibition {
+ public:
+  explicit Inhibition(const std::map<std::string, Alert>& active);
+  // Whether `alert` (active or just resolved) is muted.
+  bool Mutes(const Alert& alert) const;
+
+ private:
+  std::set<std::string> down_nodes_, lost_gpus_, dead_drivers_, ended_runs_;
+  std::set<std::pair<std::string, wire::Labels>> critical_series_;
+};
+
+// The ids of `active` alerts that others mute.
 std::set<std::string> Inhibited(const std::map<std::string, Alert>& active);
 
 class Dispatcher {

@@ -98,6 +98,35 @@ TEST(DispatchTest, ChangesWaitForGroupIntervalAndResolvedIsAnnouncedOnce) {
   EXPECT_EQ(d.TakeDroppedGroups().size(), 1u);
 }
 
+// A lost GPU's temperature alert ends with its series: its resolution is
+// not news (the GPU's loss is) and is never sent — whether it resolves at
+// the evaluation the loss fires at or one before, still waiting to go.
+TEST(DispatchTest, AResolutionAMutingAlertExplainsIsNotSent) {
+  for (bool same_evaluation : {true, false}) {
+    Dispatcher d(Options());
+    wire::Labels gpu = {{"gpu", "0"}, {"node", "n1"}};
+    Alert hot = Firing("gpu_temperature_high", Severity::kWarning, gpu);
+    d.Update(Active({hot}), {}, 1000);
+    auto due = d.Due(2000);
+    ASSERT_EQ(due.size(), 1u);
+    d.Sent(due[0], true, 2000);
+    Alert cleared = hot;
+    cleared.state = AlertState::kResolved;
+    cleared.resolved_at_ms = 20'000;
+    Alert lost = Firing("gpu_lost", Severity::kCritical, gpu, 20'000);
+    if (same_evaluation) {
+      d.Update(Active({lost}), {cleared}, 20'000);
+    } else {
+      d.Update({}, {cleared}, 19'000);  // waiting for group_interval...
+      d.Update(Active({lost}), {}, 20'000);
+    }
+    due = d.Due(40'000);
+    ASSERT_EQ(due.size(), 1u) << same_evaluation;
+    ASSERT_EQ(due[0].alerts.size(), 1u) << same_evaluation;
+    EXPECT_EQ(due[0].alerts[0].rule, "gpu_lost");
+  }
+}
+
 TEST(DispatchTest, FailedSendIsRetriedAndNeverAnnouncedTwiceAfterRestart) {
   Dispatcher d(Options());
   Alert a =

@@ -104,6 +104,10 @@ std::vector<InputSeries> Scenario() {
   x13.push_back({"xid", "13"});
   in.push_back(Series("vigil_gpu_xid_errors_total", x79, {{none, 10}, {0, 30}, {1, 1}}));
   in.push_back(Series("vigil_gpu_xid_errors_total", x13, {{0, 45}, {1, 1}}));
+  // A GPU's first Xid of a code: the counter is born at 1 (no 0 before it).
+  wire::Labels x48 = Gpu("0", "NVIDIA H100 80GB HBM3");
+  x48.push_back({"xid", "48"});
+  in.push_back(Series("vigil_gpu_xid_errors_total", x48, {{none, 35}, {1, 1}}));
   // GPU 2 lost at 50 s; the driver stops answering for 5 s at 55 s.
   in.push_back(Series("vigil_gpu_up", Gpu("2", "NVIDIA A40"), {{1, 50}, {0, 1}}));
   in.push_back(Series("vigil_gpu_driver_responsive", {{"node", "n1"}}, {{1, 55}, {0, 5}, {1, 1}}));
@@ -293,6 +297,15 @@ TEST(PrometheusRulesTest, PromtoolFiresWhatVigilFires) {
       }
     }
   }
+
+  // A GPU's first Xid of a code fires (its counter is born at 1).
+  bool first_xid = false;
+  for (const auto& at : firing) {
+    for (const Alert& a : at.count("gpu_xid") ? at.at("gpu_xid") : std::vector<Alert>{}) {
+      first_xid |= LabelOf(a, "xid") == "48" && a.severity == Severity::kCritical;
+    }
+  }
+  EXPECT_TRUE(first_xid);
 
   std::ofstream(tmp.path() + "/rules.yml") << PrometheusRuleFile(*rules, 1000);
   std::ofstream test(tmp.path() + "/test.yml");

@@ -173,15 +173,21 @@ Rule GpuEccErrors() {
   return r;
 }
 
+// The Xids of the last 5 minutes, by code. The collector's counter of a code
+// starts with its first event (at 1, or more when several came in one pass),
+// so increase() alone never sees a GPU's first Xid of a code — the usual
+// "Xid 79, then the GPU is gone": a series born in the window counts whole.
+std::string NewXids(const std::string& matcher) {
+  std::string s = "vigil_gpu_xid_errors_total{" + matcher + "}";
+  return "(increase(" + s + "[${5m}]) > 0) or (" + s + " * 1 unless " + s + " offset ${5m})";
+}
+
 Rule GpuXid() {
   Rule r;
   r.id = "gpu_xid";
-  r.expr =
-      std::string("increase(vigil_gpu_xid_errors_total{xid!~\"") + kCriticalXids + "\"}[${5m}])";
+  r.expr = NewXids(std::string("xid!~\"") + kCriticalXids + "\"");
   r.levels = {L(Severity::kWarning, 0, 0, 0),
-              L(Severity::kCritical, 0, 0, 0,
-                std::string("increase(vigil_gpu_xid_errors_total{xid=~\"") + kCriticalXids +
-                    "\"}[${5m}])")};
+              L(Severity::kCritical, 0, 0, 0, NewXids(std::string("xid=~\"") + kCriticalXids + "\""))};
   r.keep_firing_for_ms = 15 * kMinute;
   r.summary_en = "GPU {gpu} on {node} reported Xid {xid}";
   r.summary_zh = "{node} 上的 GPU {gpu} 报告 Xid {xid}";

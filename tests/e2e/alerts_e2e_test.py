@@ -710,20 +710,15 @@ fail 0 all GPU_IS_LOST at 12 for 10
             ("gpu_xid", "critical", "0"): {"announced": 1, "resolved": 0},
             ("gpu_lost", "critical", "0"): {"announced": 1, "resolved": 1},
         }
-        # GPU 1's lone Xid is test_2's business (a known bug: never notified).
-        if ("gpu_xid", "warning", "1") in self.tally():
-            expected[("gpu_xid", "warning", "1")] = {"announced": 1, "resolved": 0}
+        # GPU 1's lone Xid 13 (test_2), a warning.
+        expected[("gpu_xid", "warning", "1")] = {"announced": 1, "resolved": 0}
         self.check(expected)
         self.assertFalse([x for x in self.alerts() if x["labels"].get("gpu") == "1"
                           and x["rule"] != "gpu_xid"])
 
-    # KNOWN BUG: a GPU's first Xid of a code since the agent started never
-    # fires gpu_xid. vigil_gpu_xid_errors_total{xid="13"} is born at 1 when
-    # the event comes, and the rule's increase(...[5m]) sees no increase in a
-    # series that starts at 1 (nor when two events land in one pass, born at
-    # 2); only a later Xid of the same code raises it. Remove the decorator
-    # once the collector or the rule counts the first one.
-    @unittest.expectedFailure
+    # A GPU's first Xid of a code: its counter is born at 1, which
+    # increase() alone never counted (the rule also counts a series born in
+    # its window).
     def test_2_a_single_xid_is_notified(self):
         # Its 15 s look-back ends 21 s into the scenario: it has fired by then or never.
         wait_for(lambda: self.notices("gpu_xid", "firing", gpu="1"),
