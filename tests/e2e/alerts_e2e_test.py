@@ -13,7 +13,10 @@ exact alerts notified, how many times each was announced and resolved: OOM
 risk (gpu_memory_near_full warning then critical, gpu_memory_growing), Xid 79
 then the GPU lost (its metric alerts muted while lost), an idle allocated GPU
 (gpu_idle_allocated, idle_gpu_cost priced), and values hovering at a
-threshold inside the hysteresis band (one notice, one resolution).
+threshold inside the hysteresis band (one notice, one resolution). Jobs under
+`vigil run`: a GPU under-used, a NaN loss and a stall (JobAlerts), a loss that
+blows up then a normal end (DivergingLoss: training_loss_diverging, then
+job_finished, nothing else).
 
 time_scale 0.05 in config.json plays the presets' durations 20x faster
 (`for: 30s` -> 1.5 s).
@@ -438,6 +441,82 @@ class JobAlerts(unittest.TestCase):
                     os.kill(child, 9)
                 except OSError:
                     pass
+            subprocess.run([VIGIL, "down"], env=env, capture_output=True, timeout=60)
+            hook.shutdown()
+            shutil.rmtree(home, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
+
+
+DIVERGING_TRAIN = """import math, random, sys, time
+random.seed(7)
+# 30 s of a healthy, noisy, falling loss (4 lines a second), then it blows
+# up (x1.25 a second) for 15 s, then the run ends normally.
+for step in range(1, 181):
+    t = step / 4
+    loss = 2.0 * math.exp(-t / 60) + 0.5
+    if t > 30:
+        loss *= 1.25 ** (t - 30)
+    loss *= 1 + random.uniform(-0.03, 0.03)
+    print(f"step {step} | loss {loss:.4f} | lr 3.00e-04", flush=True)
+    time.sleep(0.25)
+"""
+
+
+class DivergingLoss(unittest.TestCase):
+    """A run whose loss blows up after 30 s and which then ends: under
+    time_scale 0.02 the divergence rule compares the last 6 s (5 min) with
+    the 18 s (15 min) before. training_loss_diverging fires (critical), once,
+    and nothing else about the run but its end (job_finished)."""
+
+    def test_a_blow_up_is_diverging_and_nothing_else(self):
+        home = tempfile.mkdtemp(prefix="vigil-diverge-e2e-")
+        work = tempfile.mkdtemp(prefix="vigil-diverge-work-")
+        hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=hook.serve_forever, daemon=True).start()
+        with open(os.path.join(home, "config.json"), "w") as f:
+            json.dump({"alerts": {"time_scale": 0.02},
+                       "notify": {"channels": [{"name": "hook", "type": "webhook",
+                                                "url": f"http://127.0.0.1:{hook.server_address[1]}/diverge"}]}},
+                      f)
+        scenario = os.path.join(work, "busy.scenario")
+        with open(scenario, "w") as f:
+            f.write("gpus 1\ncurve all gpu_util 0:95\ncurve all temp 0:50\ncurve all power_w 0:300\n")
+        script = os.path.join(work, "train.py")
+        with open(script, "w") as f:
+            f.write(DIVERGING_TRAIN)
+        env = dict(os.environ, VIGIL_HOME=home, VIGIL_NVML_LIBRARY=os.environ["VIGIL_FAKE_NVML"],
+                   VIGIL_FAKE_NVML_SCENARIO=scenario)
+        env.pop("VIGIL_URL", None)
+        up = subprocess.run([VIGIL, "up", "--listen", f"127.0.0.1:{free_port()}"],
+                            capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(up.returncode, 0, up.stdout + up.stderr)
+        job = subprocess.Popen([VIGIL, "run", "--name", "blowup", "--", "/usr/bin/python3", script],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            def mine(alertname=None, status=None):
+                return [a for _, a, b in received(alertname, status) if b["groupKey"].startswith("hook:")
+                        and a["labels"].get("job") == "blowup"
+                        and b.get("_path", "/diverge") == "/diverge"]
+            div = wait_for(lambda: [a for a in mine("training_loss_diverging", "firing")
+                                    if a["labels"]["severity"] == "critical"], 90,
+                           "training_loss_diverging (critical) at the webhook")
+            self.assertIn("blowup", div[0]["annotations"]["summary"])
+            self.assertEqual(job.wait(timeout=120), 0)
+            wait_for(lambda: mine("job_finished", "firing"), 60, "job_finished")
+            time.sleep(3)
+            names = {(a["labels"]["alertname"], a["labels"]["severity"]) for a in mine()}
+            self.assertLessEqual(names, {("training_loss_diverging", "warning"),
+                                         ("training_loss_diverging", "critical"),
+                                         ("job_finished", "info")}, names)
+            # Never fired, resolved and fired again (a flap).
+            for key in names:
+                states = [a["status"] for a in mine(key[0]) if a["labels"]["severity"] == key[1]]
+                episodes = [x for i, x in enumerate(states) if i == 0 or states[i - 1] != x]
+                self.assertIn(episodes, (["firing"], ["firing", "resolved"]), f"{key}: {states}")
+        finally:
+            if job.poll() is None:
+                job.kill()
+                job.wait()
             subprocess.run([VIGIL, "down"], env=env, capture_output=True, timeout=60)
             hook.shutdown()
             shutil.rmtree(home, ignore_errors=True)
