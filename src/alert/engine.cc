@@ -259,8 +259,13 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
     const Rule& rule = rs.rule;
     if (!rule.enabled) continue;
     // A job rule not due keeps its alerts as they are (no samples would
-    // resolve them) and its status as last evaluated.
+    // resolve them) and its status as last evaluated; so does a trend rule
+    // not yet due (Rule::eval_every_ms).
     if (rule.source == RuleSource::kJob && !jobs_due) continue;
+    if (rule.eval_every_ms > 0 && rs.last_eval_ms != 0 &&
+        now_ms - rs.last_eval_ms < rule.eval_every_ms) {
+      continue;
+    }
     auto t0 = std::chrono::steady_clock::now();
     rs.health = "ok";
     rs.last_error.clear();

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <map>
 
 namespace vigil::alert {
 namespace {
@@ -106,14 +107,12 @@ std::string PrometheusSummary(const Rule& rule, const Level& level, const std::s
 }
 
 std::string PrometheusRuleFile(const std::vector<Rule>& rules, int64_t eval_interval_ms) {
-  std::string out =
-      "# Vigil's alert presets as Prometheus alerting rules (vigil rules export).\n"
-      "# One rule per level; hysteresis through each level's own ALERTS series.\n"
-      "groups:\n"
-      "  - name: vigil-presets\n"
-      "    interval: " +
-      FormatDuration(eval_interval_ms) + "\n    rules:\n";
+  // One group per evaluation interval: the presets Vigil evaluates every
+  // time, then the trend rules it evaluates less often (Rule::eval_every_ms).
+  std::map<int64_t, std::string> groups;
   for (const Rule& r : rules) {
+    const int64_t every = r.eval_every_ms > 0 ? r.eval_every_ms : eval_interval_ms;
+    std::string& out = groups[every];
     if (r.source != RuleSource::kQuery) {
       out += "      # " + r.id + ": from Vigil's job and node reports, not expressible in PromQL\n";
       continue;
@@ -141,6 +140,17 @@ std::string PrometheusRuleFile(const std::vector<Rule>& rules, int64_t eval_inte
       out += "          summary: " + Quoted(PrometheusSummary(r, level, r.summary_en)) + "\n";
       out += "          summary_zh: " + Quoted(PrometheusSummary(r, level, r.summary_zh)) + "\n";
     }
+  }
+  std::string out =
+      "# Vigil's alert presets as Prometheus alerting rules (vigil rules export).\n"
+      "# One rule per level; hysteresis through each level's own ALERTS series.\n"
+      "groups:\n";
+  for (const auto& [every, rules_text] : groups) {
+    const std::string name = every == eval_interval_ms
+                                 ? "vigil-presets"
+                                 : "vigil-presets-every-" + FormatDuration(every);
+    out += "  - name: " + name + "\n    interval: " + FormatDuration(every) + "\n    rules:\n" +
+           rules_text;
   }
   return out;
 }

@@ -13,6 +13,9 @@ namespace {
 constexpr int64_t kSecond = 1000;
 constexpr int64_t kMinute = 60 * kSecond;
 
+// The trend rules' evaluation interval (Rule::eval_every_ms).
+constexpr int64_t kTrendEvalMs = 15 * kSecond;
+
 Level L(Severity s, double fire, double clear, int64_t for_ms, std::string expr = "") {
   return {s, fire, clear, for_ms, std::move(expr)};
 }
@@ -70,6 +73,7 @@ Rule GpuIdleAllocated() {
 
 Rule IdleGpuCost() {
   Rule r;
+  r.eval_every_ms = kTrendEvalMs;
   r.id = "idle_gpu_cost";
   // GPUs of one model on one node that computed nothing (under 5 % on
   // average over 30 minutes), allocated or not; the summary prices them
@@ -98,6 +102,7 @@ Rule GpuMemoryNearFull() {
 
 Rule GpuMemoryGrowing() {
   Rule r;
+  r.eval_every_ms = kTrendEvalMs;
   r.id = "gpu_memory_growing";
   // The value is the seconds until the memory is full at the rate it grew
   // over the last 10 minutes: where predict_linear(FB_USED[10m], t) reaches
@@ -186,8 +191,9 @@ Rule GpuXid() {
   Rule r;
   r.id = "gpu_xid";
   r.expr = NewXids(std::string("xid!~\"") + kCriticalXids + "\"");
-  r.levels = {L(Severity::kWarning, 0, 0, 0),
-              L(Severity::kCritical, 0, 0, 0, NewXids(std::string("xid=~\"") + kCriticalXids + "\""))};
+  r.levels = {
+      L(Severity::kWarning, 0, 0, 0),
+      L(Severity::kCritical, 0, 0, 0, NewXids(std::string("xid=~\"") + kCriticalXids + "\""))};
   r.keep_firing_for_ms = 15 * kMinute;
   r.summary_en = "GPU {gpu} on {node} reported Xid {xid}";
   r.summary_zh = "{node} 上的 GPU {gpu} 报告 Xid {xid}";
@@ -234,6 +240,7 @@ Rule JobRule(std::string id, JobCheck check, Severity s, std::string en, std::st
 
 Rule TrainingLossDiverging() {
   Rule r;
+  r.eval_every_ms = kTrendEvalMs;
   r.id = "training_loss_diverging";
   // The loss of the last 5 minutes, on average, against its average over
   // the 15 minutes before: a normal noisy decreasing loss stays under 1 (the
@@ -258,6 +265,7 @@ Rule TrainingLossDiverging() {
 
 Rule TrainingLossPlateau() {
   Rule r;
+  r.eval_every_ms = kTrendEvalMs;
   r.id = "training_loss_plateau";
   // How much lower (%) the best loss of the last 30 minutes is than the best
   // of the 30 minutes before; a run needs an hour of loss to be judged.
@@ -277,6 +285,7 @@ Rule TrainingLossPlateau() {
 
 Rule TrainingGradNormSpike() {
   Rule r;
+  r.eval_every_ms = kTrendEvalMs;
   r.id = "training_grad_norm_spike";
   // The largest gradient norm of the last minute (a spike between two
   // evaluations still counts) against the median of the last 10 minutes,
@@ -304,6 +313,7 @@ std::string ThroughputRatio(const std::string& what) {
 
 Rule TrainingThroughputDrop() {
   Rule r;
+  r.eval_every_ms = kTrendEvalMs;
   r.id = "training_throughput_drop";
   // The last 2 minutes' average throughput against the run's own baseline,
   // the 90th percentile of the last 30 minutes (one fast outlier does not
@@ -700,6 +710,9 @@ Result<std::vector<Rule>> EffectiveRules(const AlertsConfig& config) {
       r.currency = config.currency;
     }
     r.keep_firing_for_ms = scaled(r.keep_firing_for_ms);
+    if (r.eval_every_ms > 0) {
+      r.eval_every_ms = std::max(scaled(r.eval_every_ms), config.eval_interval_ms);
+    }
     auto e = ScaleDurations(r.expr, config.time_scale);
     if (!e.ok()) return e.status();
     r.expr = *e;

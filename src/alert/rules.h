@@ -110,6 +110,11 @@ struct Rule {
   std::vector<Level> levels;  // least severe first
   int64_t keep_firing_for_ms = 0;
   bool enabled = true;
+  // How often the rule is evaluated, when not at every evaluation (0): the
+  // trend rules read windows of 10-60 minutes and have `for`s of minutes,
+  // so every 15 s (scaled by time_scale, never below eval_interval_ms)
+  // changes nothing but their cost. Exported as a group of that interval.
+  int64_t eval_every_ms = 0;
   std::string unit;  // "%", "°C", "" — for summaries and `vigil rules ls`
   // Summary templates: {value}, {threshold}, {reference}, {for}, and {label}
   // for any label of the series ({gpu}, {node}, {job}); {value_duration}, a
