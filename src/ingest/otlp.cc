@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/crypto.h"
 #include "core/json_writer.h"
 #include "core/protobuf.h"
 
@@ -74,27 +75,6 @@ std::string FormatDouble(double v) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general);
   return std::string(buf, r.ptr);
-}
-
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(n >> s) & 63];
-  }
-  if (i < in.size()) {
-    uint32_t n = uint8_t(in[i]) << 16;
-    if (i + 1 < in.size()) n |= uint8_t(in[i + 1]) << 8;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
 }
 
 std::string Quoted(std::string_view s) {
@@ -493,7 +473,7 @@ class PbDecoder {
           if (!Want(wt, kLen, f == 1 ? "string_value" : "bytes_value") || !r->Bytes(&sub)) {
             return false;
           }
-          *out = StringValue(f == 1 ? std::string(sub) : Base64(sub));
+          *out = StringValue(f == 1 ? std::string(sub) : Base64Encode(sub));
           return true;
         case 2:
           if (!Want(wt, kVarint, "bool_value") || !r->Varint(&v)) return false;
