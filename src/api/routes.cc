@@ -4,6 +4,9 @@
 
 #include <ctime>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "core/json_writer.h"
 #include "core/strings.h"
@@ -123,17 +126,72 @@ void AddServerPoints(const CoreRouteDeps& deps, std::vector<wire::MetricFamily>*
   if (deps.logs != nullptr) AddLogStorePoints(*deps.logs, families, points, now);
 }
 
-net::HttpResponse Metrics(const CoreRouteDeps& deps) {
+// Each stored series' exposition text (net::RenderSeriesName) by series id,
+// so a scrape every second renders only values and copies no labels: the
+// text of a series never changes, and most series live for hours.
+//
+// Thread safety: Render may run on several HTTP threads at once; one mutex
+// guards the texts (and a scrape's use of them).
+class SeriesTextCache {
+ public:
+  // The exposition of the store's current series and `extra` points.
+  std::string Render(const tsdb::Db& db, int64_t since_ms,
+                     const std::vector<wire::MetricFamily>& families,
+                     const std::vector<net::ExpositionPoint>& extra) {
+    std::vector<tsdb::LatestPoint> latest = db.Latest(since_ms, /*with_labels=*/false);
+    std::vector<std::string> extra_texts;
+    std::vector<net::RenderedPoint> points;
+    points.reserve(latest.size() + extra.size());
+    std::lock_guard lock(mu_);
+    std::unordered_map<uint64_t, Text> current;  // series gone since last time drop out
+    current.reserve(latest.size());
+    for (const tsdb::LatestPoint& p : latest) {
+      auto it = texts_.find(p.series_id);
+      Text t;
+      if (it != texts_.end()) {
+        t = std::move(it->second);
+      } else if (auto labels = db.LabelsOf(p.series_id)) {
+        t.text = net::RenderSeriesName(*labels);
+        t.name_len = wire::MetricName(*labels).size();
+      } else {
+        continue;  // removed between the two calls
+      }
+      const Text& kept = current.emplace(p.series_id, std::move(t)).first->second;
+      if (kept.text.empty()) continue;  // not renderable
+      points.push_back(
+          {std::string_view(kept.text).substr(0, kept.name_len), kept.text, p.sample.value});
+    }
+    texts_ = std::move(current);  // node-based: the views above stay valid
+    extra_texts.reserve(extra.size());
+    for (const net::ExpositionPoint& p : extra) {
+      extra_texts.push_back(net::RenderSeriesName(p.labels));
+    }
+    for (size_t i = 0; i < extra.size(); ++i) {
+      if (!extra_texts[i].empty()) {
+        points.push_back(
+            {wire::MetricName(extra[i].labels), extra_texts[i], extra[i].sample.value});
+      }
+    }
+    return net::RenderExpositionOf(families, points);
+  }
+
+ private:
+  struct Text {
+    std::string text;  // "" when the series cannot be rendered
+    size_t name_len = 0;
+  };
+  std::mutex mu_;
+  std::unordered_map<uint64_t, Text> texts_;  // guarded by mu_
+};
+
+net::HttpResponse Metrics(const CoreRouteDeps& deps, SeriesTextCache* cache) {
   int64_t now = deps.env->NowMillis();
   std::vector<wire::MetricFamily> families = deps.db->Families();
-  std::vector<net::ExpositionPoint> points;
-  for (auto& p : deps.db->Latest(now - deps.staleness_ms)) {
-    points.push_back({std::move(p.labels), p.sample});
-  }
-  AddServerPoints(deps, &families, &points, now);
+  std::vector<net::ExpositionPoint> server;
+  AddServerPoints(deps, &families, &server, now);
   net::HttpResponse r;
   r.content_type = std::string(net::kExpositionContentType);
-  r.body = net::RenderExposition(families, points);
+  r.body = cache->Render(*deps.db, now - deps.staleness_ms, families, server);
   return r;
 }
 
@@ -246,7 +304,9 @@ net::HttpResponse Ingest(const CoreRouteDeps& deps, const net::HttpRequest& req)
 void AddCoreRoutes(net::Router* router, const CoreRouteDeps& deps) {
   router->Handle("GET", "/healthz",
                  [](const net::HttpRequest&) { return net::HttpResponse::Text(200, "ok\n"); });
-  router->Handle("GET", "/metrics", [deps](const net::HttpRequest&) { return Metrics(deps); });
+  auto texts = std::make_shared<SeriesTextCache>();
+  router->Handle("GET", "/metrics",
+                 [deps, texts](const net::HttpRequest&) { return Metrics(deps, texts.get()); });
   router->Handle("GET", "/api/v1/status",
                  [deps](const net::HttpRequest&) { return StatusJson(deps); });
   net::RouteOptions ingest_options;

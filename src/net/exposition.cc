@@ -1,5 +1,6 @@
 #include "net/exposition.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -163,44 +164,73 @@ std::string FormatValue(double v) {
   return out;
 }
 
-std::string RenderExposition(std::span<const wire::MetricFamily> families,
-                             std::span<const ExpositionPoint> points, RenderStats* stats) {
+std::string RenderSeriesName(const wire::Labels& labels) {
+  std::string_view name = wire::MetricName(labels);
+  if (!IsValidMetricName(name) || !RenderableLabels(labels)) return "";
+  std::string out;
+  AppendName(&out, labels, name);
+  return out;
+}
+
+std::string RenderExpositionOf(std::span<const wire::MetricFamily> families,
+                               std::span<const RenderedPoint> points) {
   std::unordered_map<std::string_view, const wire::MetricFamily*> family_of;
   for (const auto& f : families) family_of.emplace(f.name, &f);
-  // Samples of one family must be contiguous, under its HELP and TYPE.
-  std::map<std::string_view, std::vector<const ExpositionPoint*>> groups;
-  RenderStats local;
+  // Samples of one family must be contiguous, under its HELP and TYPE;
+  // within a family they keep their input order.
+  std::vector<const RenderedPoint*> order;
+  order.reserve(points.size());
+  size_t bytes = 0;
   for (const auto& p : points) {
-    std::string_view name = wire::MetricName(p.labels);
-    if (!IsValidMetricName(name) || !RenderableLabels(p.labels)) {
-      ++local.skipped;
-      continue;
-    }
-    groups[name].push_back(&p);
+    order.push_back(&p);
+    bytes += p.series.size() + 24;
   }
+  std::stable_sort(order.begin(), order.end(), [](const RenderedPoint* a, const RenderedPoint* b) {
+    return a->name < b->name;
+  });
   std::string out;
-  out.reserve(points.size() * 128);  // a GPU series' line is about 100 bytes
-  for (const auto& [name, group] : groups) {
-    auto it = family_of.find(name);
-    if (it != family_of.end()) {
-      const wire::MetricFamily& f = *it->second;
-      if (!f.help.empty()) {
-        out.append("# HELP ").append(name).append(" ");
-        AppendEscaped(&out, f.help, /*help=*/true);
+  out.reserve(bytes + families.size() * 96);
+  std::string_view current;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const RenderedPoint& p = *order[i];
+    if (i == 0 || p.name != current) {
+      current = p.name;
+      auto it = family_of.find(p.name);
+      if (it != family_of.end()) {
+        const wire::MetricFamily& f = *it->second;
+        if (!f.help.empty()) {
+          out.append("# HELP ").append(p.name).append(" ");
+          AppendEscaped(&out, f.help, /*help=*/true);
+          out += '\n';
+        }
+        out.append("# TYPE ").append(p.name).append(" ").append(wire::MetricTypeName(f.type));
         out += '\n';
       }
-      out.append("# TYPE ").append(name).append(" ").append(wire::MetricTypeName(f.type));
-      out += '\n';
     }
-    for (const ExpositionPoint* p : group) {
-      AppendName(&out, p->labels, name);
-      out.append(" ").append(FormatValue(p->sample.value));
-      out += '\n';
-      ++local.series;
-    }
+    out.append(p.series).append(" ").append(FormatValue(p.value));
+    out += '\n';
   }
-  if (stats) *stats = local;
   return out;
+}
+
+std::string RenderExposition(std::span<const wire::MetricFamily> families,
+                             std::span<const ExpositionPoint> points, RenderStats* stats) {
+  std::vector<std::string> texts;
+  texts.reserve(points.size());
+  RenderStats local;
+  for (const auto& p : points) {
+    texts.push_back(RenderSeriesName(p.labels));
+    if (texts.back().empty()) ++local.skipped;
+  }
+  std::vector<RenderedPoint> rendered;
+  rendered.reserve(points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (texts[i].empty()) continue;
+    rendered.push_back({wire::MetricName(points[i].labels), texts[i], points[i].sample.value});
+  }
+  local.series = rendered.size();
+  if (stats) *stats = local;
+  return RenderExpositionOf(families, rendered);
 }
 
 }  // namespace vigil::net

@@ -38,6 +38,24 @@ struct RenderStats {
 std::string RenderExposition(std::span<const wire::MetricFamily> families,
                              std::span<const ExpositionPoint> points, RenderStats* stats = nullptr);
 
+// One series' text before its value, escaped: `name{label="value",...}`
+// (empty values left out, as Prometheus does); "" when its metric name or a
+// label name cannot be rendered, or a label name repeats (a scrape with it
+// would fail).
+std::string RenderSeriesName(const wire::Labels& labels);
+
+// A point whose series text is already rendered (RenderSeriesName): a
+// caller that keeps each series' text across scrapes renders only values.
+struct RenderedPoint {
+  std::string_view name;    // the metric name: the text's prefix
+  std::string_view series;  // RenderSeriesName's text
+  double value = 0;
+};
+
+// RenderExposition's output for such points (none may have an empty text).
+std::string RenderExpositionOf(std::span<const wire::MetricFamily> families,
+                               std::span<const RenderedPoint> points);
+
 // Formats a value as Prometheus (Go's strconv 'g', shortest) does: "1",
 // "0.25", "1.6663435264e+10", "+Inf", "-Inf", "NaN".
 std::string FormatValue(double v);

@@ -13,6 +13,7 @@ namespace vigil::collect::jobs {
 
 struct TfEventsCollector::File {
   std::string job;
+  int pid = 0;  // the process that holds it open
   int fd = -1;
   uint64_t offset = 0;
   bool alive = true;  // its job still runs
@@ -55,27 +56,36 @@ TfEventsCollector::TfEventsCollector(const JobTracker* tracker, TfEventsCollecto
 
 TfEventsCollector::~TfEventsCollector() = default;
 
+void TfEventsCollector::FindEventFiles(const std::string& job, int pid) {
+  for (const std::string& path : options_.open_files(options_.proc_root, pid)) {
+    if (!IsEventFile(path)) continue;
+    auto it = files_.find(path);
+    if (it == files_.end()) {
+      if (files_.size() >= options_.max_files) continue;
+      auto f = std::make_unique<File>();
+      f->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (f->fd < 0) continue;
+      it = files_.emplace(path, std::move(f)).first;
+    }
+    it->second->job = job;
+    it->second->pid = pid;
+  }
+}
+
 Status TfEventsCollector::Collect(wire::MetricBatchBuilder* out) {
-  // Which event files the running jobs hold open now.
-  for (auto& [path, f] : files_) f->alive = false;
+  ++pass_;
+  std::map<int, uint64_t> scanned;  // the running processes, each with its last scan
   for (const TrackedJob& t : tracker_->Jobs()) {
     if (t.ended) continue;
     for (const discover::JobProcess& p : t.job.processes) {
-      for (const std::string& path : options_.open_files(options_.proc_root, p.pid)) {
-        if (!IsEventFile(path)) continue;
-        auto it = files_.find(path);
-        if (it == files_.end()) {
-          if (files_.size() >= options_.max_files) continue;
-          auto f = std::make_unique<File>();
-          f->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-          if (f->fd < 0) continue;
-          it = files_.emplace(path, std::move(f)).first;
-        }
-        it->second->job = t.job.name;
-        it->second->alive = true;
-      }
+      auto last = scanned_.find(p.pid);
+      bool due = last == scanned_.end() || pass_ - last->second >= options_.rescan_every_passes;
+      scanned[p.pid] = due ? pass_ : last->second;
+      if (due) FindEventFiles(t.job.name, p.pid);
     }
   }
+  scanned_ = std::move(scanned);
+  for (auto& [path, f] : files_) f->alive = scanned_.count(f->pid) > 0;
 
   std::string buf;
   std::vector<parse::training::TfScalar> scalars;

@@ -112,5 +112,37 @@ TEST(TfEventsCollectorTest, ADamagedFileIsLeftAloneAndOtherFilesAreNotEventFiles
   EXPECT_EQ(collector.files(), 1u);  // the event file, failed; the log is not one
 }
 
+// A process's open files are listed when it is first seen, then every
+// rescan_every_passes passes; a file found meanwhile stays followed.
+TEST(TfEventsCollectorTest, OpenFilesAreListedOnlyEveryFewPasses) {
+  TempDir dir;
+  std::string path = dir.path() + "/events.out.tfevents.1.host.7.0";
+  std::ofstream(path) << tb::FileVersionRecord();
+  std::vector<discover::DetectedJob> running = {Job("train", 4242)};
+  JobTrackerOptions o;
+  o.detect_override = [&] { return Result<std::vector<discover::DetectedJob>>(running); };
+  JobTracker tracker(o);
+  ASSERT_TRUE(tracker.Poll().ok());
+  int listings = 0;
+  TfEventsCollectorOptions co;
+  co.rescan_every_passes = 5;
+  co.open_files = [&](const std::string&, int) {
+    ++listings;
+    return std::vector<std::string>{path};
+  };
+  TfEventsCollector collector(&tracker, co);
+  for (int i = 0; i < 10; ++i) {
+    wire::MetricBatchBuilder b("gpu-1", i);
+    ASSERT_TRUE(collector.Collect(&b).ok());
+    EXPECT_EQ(collector.files(), 1u) << "pass " << i;
+  }
+  EXPECT_EQ(listings, 2);  // passes 1 and 6
+  running.clear();         // the job ends: its file is let go at once
+  ASSERT_TRUE(tracker.Poll().ok());
+  wire::MetricBatchBuilder b("gpu-1", 11);
+  ASSERT_TRUE(collector.Collect(&b).ok());
+  EXPECT_EQ(collector.files(), 0u);
+}
+
 }  // namespace
 }  // namespace vigil::collect::jobs

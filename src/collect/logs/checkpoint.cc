@@ -194,14 +194,41 @@ Status CheckpointStore::PersistLocked() {
   std::vector<SourceCheckpoint> all;
   all.reserve(entries_.size());
   for (const auto& [id, cp] : entries_) all.push_back(cp);
-  return env_->WriteFileAtomic(file_, EncodeCheckpoints(all)).WithContext("save tail checkpoints");
+  Status st =
+      env_->WriteFileAtomic(file_, EncodeCheckpoints(all)).WithContext("save tail checkpoints");
+  if (st.ok()) {
+    dirty_ = false;
+    last_persist_ms_ = env_->MonotonicMillis();
+  }
+  return st;
+}
+
+bool CheckpointStore::DueLocked() const {
+  return env_->MonotonicMillis() - last_persist_ms_ >= options_.ack_persist_interval_ms;
+}
+
+Status CheckpointStore::PersistIfDue() {
+  std::lock_guard lock(mu_);
+  if (!dirty_ || !DueLocked()) return Status::Ok();
+  return PersistLocked();
+}
+
+Status CheckpointStore::Flush() {
+  std::lock_guard lock(mu_);
+  if (!dirty_) return Status::Ok();
+  return PersistLocked();
+}
+
+bool CheckpointStore::dirty() const {
+  std::lock_guard lock(mu_);
+  return dirty_;
 }
 
 Status CheckpointStore::Commit(const SourceCheckpoint& cp) {
   return CommitMany(std::span<const SourceCheckpoint>(&cp, 1));
 }
 
-Status CheckpointStore::CommitMany(std::span<const SourceCheckpoint> cps) {
+Status CheckpointStore::CommitMany(std::span<const SourceCheckpoint> cps, Persist when) {
   for (const auto& cp : cps) {
     if (cp.path.empty() || cp.path.size() > kMaxPathBytes) {
       return InvalidArgument("checkpoint path must be 1.." + std::to_string(kMaxPathBytes) +
@@ -213,6 +240,8 @@ Status CheckpointStore::CommitMany(std::span<const SourceCheckpoint> cps) {
   int64_t now = env_->NowMillis();
   for (const auto& cp : cps) PutLocked(cp, now);
   EvictLocked();
+  dirty_ = true;
+  if (when == Persist::kWhenDue && !DueLocked()) return Status::Ok();
   return PersistLocked();
 }
 

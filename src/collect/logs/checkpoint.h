@@ -8,10 +8,15 @@
 // wire::LogStream carries and what the server deduplicates offsets on.
 //
 // Storage: one file, <state_dir>/tail-checkpoints, rewritten whole with
-// Env::WriteFileAtomic on every change, so a kill -9 at any instant leaves the
-// old or the new content, never a mix. A CRC-32C trailer catches a file that
-// was damaged some other way; such a file is moved aside and the store starts
-// empty (lines are then re-read and the server drops what it already has).
+// Env::WriteFileAtomic, so a kill -9 at any instant leaves the old or the new
+// content, never a mix. Pins and forgets are written at once; acknowledged
+// offsets may be written at most every `ack_persist_interval_ms` (the agent
+// uses 1 s): an offset that lags on disk only makes a restarted agent read
+// again lines the server already has, and the server drops them (it
+// deduplicates on source offsets). One write a second instead of one per
+// batch: each write is an fsync of the file and of its directory. A CRC-32C trailer catches a file
+// that was damaged some other way; such a file is moved aside and the store starts empty (lines are
+// then re-read and the server drops what it already has).
 //
 // Thread safety: all methods of CheckpointStore are safe to call from several
 // threads; one mutex guards the map and serializes the file writes.
@@ -73,6 +78,16 @@ struct CheckpointStoreOptions {
   // Entries kept at most; past it the least recently updated are dropped
   // (their files are then read again from the start if they still exist).
   size_t max_entries = 10000;
+  // CommitMany(.., Persist::kWhenDue) writes the file at most this often
+  // (monotonic clock); 0: at every commit.
+  int64_t ack_persist_interval_ms = 0;
+};
+
+// When a commit reaches the disk.
+enum class Persist {
+  kNow,      // before CommitMany returns
+  kWhenDue,  // now if ack_persist_interval_ms has passed since the last write,
+             // else at a later PersistIfDue / Flush / commit
 };
 
 class CheckpointStore {
@@ -86,8 +101,14 @@ class CheckpointStore {
   // new source at its start offset before shipping it (see FileTailer). An
   // offset lower than the one stored is ignored: offsets never go back.
   Status Commit(const SourceCheckpoint& cp);
-  // Several commits, one file write.
-  Status CommitMany(std::span<const SourceCheckpoint> cps);
+  // Several commits, one file write (now or deferred, see Persist).
+  Status CommitMany(std::span<const SourceCheckpoint> cps, Persist when = Persist::kNow);
+  // Writes deferred commits when ack_persist_interval_ms has passed since
+  // the last write; Flush writes them now. Both are no-ops when none wait.
+  Status PersistIfDue();
+  Status Flush();
+  // Whether commits wait for a write.
+  bool dirty() const;
   // Drops a source: it is finished (rotated away, deleted, truncated) and
   // acknowledged to its end, or reported lost. Unknown ids are fine.
   Status Forget(const std::string& source_id);
@@ -110,6 +131,7 @@ class CheckpointStore {
   void PutLocked(const SourceCheckpoint& cp, int64_t now_ms);
   void EvictLocked();
   Status PersistLocked();
+  bool DueLocked() const;
 
   Env* env_;
   std::string file_;
@@ -117,6 +139,8 @@ class CheckpointStore {
   bool recovered_ = false;
   mutable std::mutex mu_;
   std::map<std::string, SourceCheckpoint> entries_;  // guarded by mu_; key: source_id
+  bool dirty_ = false;                               // guarded by mu_: commits not written
+  int64_t last_persist_ms_ = INT64_MIN / 2;          // guarded by mu_; monotonic
 };
 
 // The file format, exposed for tests and tools.

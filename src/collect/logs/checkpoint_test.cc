@@ -26,11 +26,15 @@ class ClockEnv : public EnvWrapper {
  public:
   ClockEnv() : EnvWrapper(Env::Default()) {}
   int64_t NowMillis() override { return ++now_; }
+  int64_t MonotonicMillis() override { return mono_ms; }
   Status WriteFileAtomic(const std::string& p, std::string_view d) override {
     if (fail_writes) return IoError("disk full (injected)");
+    ++writes;
     return EnvWrapper::WriteFileAtomic(p, d);
   }
   bool fail_writes = false;
+  int writes = 0;
+  int64_t mono_ms = 5000;
 
  private:
   int64_t now_ = 1000;
@@ -93,6 +97,56 @@ TEST(CheckpointTest, CommitPersistsAndNeverGoesBackwards) {
   auto again = CheckpointStore::Open(&env, tmp.Join("state"));
   EXPECT_EQ((*again)->size(), 2u);
   EXPECT_FALSE((*again)->Get(a[0].source_id()).has_value());
+}
+
+// Acknowledged offsets may lag on disk by the interval (the server drops
+// what a restarted agent reads again); a deferred commit is never dropped:
+// the next due write, Flush or immediate commit carries it.
+TEST(CheckpointTest, DeferredCommitsAreWrittenOncePerIntervalAndOnFlush) {
+  TempDir tmp;
+  ClockEnv env;
+  auto store = CheckpointStore::Open(&env, tmp.path(), {.ack_persist_interval_ms = 1000});
+  ASSERT_TRUE(store.ok());
+  auto reopened_offset = [&] {
+    auto again = CheckpointStore::Open(Env::Default(), tmp.path());
+    EXPECT_TRUE(again.ok());
+    auto got = (*again)->Get(Cp("/a", 1, 0, 0).source_id());
+    return got ? got->offset : 0;
+  };
+  SourceCheckpoint cp = Cp("/a", 1, 0, 100);
+  ASSERT_TRUE((*store)->CommitMany({&cp, 1}, Persist::kWhenDue).ok());  // first: due at once
+  EXPECT_EQ(env.writes, 1);
+  cp.offset = 200;
+  ASSERT_TRUE((*store)->CommitMany({&cp, 1}, Persist::kWhenDue).ok());
+  cp.offset = 300;
+  ASSERT_TRUE((*store)->CommitMany({&cp, 1}, Persist::kWhenDue).ok());
+  EXPECT_EQ(env.writes, 1);
+  EXPECT_TRUE((*store)->dirty());
+  EXPECT_EQ((*store)->Get(cp.source_id())->offset, 300u);  // in memory at once
+  EXPECT_EQ(reopened_offset(), 100u);                      // on disk: lags
+
+  env.mono_ms += 999;
+  ASSERT_TRUE((*store)->PersistIfDue().ok());
+  EXPECT_EQ(env.writes, 1);
+  env.mono_ms += 1;
+  ASSERT_TRUE((*store)->PersistIfDue().ok());
+  EXPECT_EQ(env.writes, 2);
+  EXPECT_EQ(reopened_offset(), 300u);
+  EXPECT_FALSE((*store)->dirty());
+  ASSERT_TRUE((*store)->PersistIfDue().ok());  // nothing waits: no write
+  EXPECT_EQ(env.writes, 2);
+
+  cp.offset = 400;
+  ASSERT_TRUE((*store)->CommitMany({&cp, 1}, Persist::kWhenDue).ok());
+  EXPECT_EQ(env.writes, 2);
+  ASSERT_TRUE((*store)->Flush().ok());
+  EXPECT_EQ(env.writes, 3);
+  EXPECT_EQ(reopened_offset(), 400u);
+  // A commit that must be durable now is, whatever the interval.
+  cp.offset = 500;
+  ASSERT_TRUE((*store)->CommitMany({&cp, 1}).ok());
+  EXPECT_EQ(env.writes, 4);
+  EXPECT_EQ(reopened_offset(), 500u);
 }
 
 TEST(CheckpointTest, CorruptFileIsMovedAsideAndStoreStartsEmpty) {

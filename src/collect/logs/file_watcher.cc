@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 
 namespace vigil::collect::logs {
 namespace {
@@ -22,6 +23,14 @@ std::string DirOf(const std::string& path) {
   if (slash == 0) return "/";
   return path.substr(0, slash);
 }
+
+std::string BaseOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// More marked files than this and the caller may as well read everything.
+constexpr size_t kMaxMarkedFiles = 4096;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -52,6 +61,8 @@ Status FileWatcher::Watch(const std::string& file_path) {
   if (file_path.empty()) return InvalidArgument("file watcher needs a path");
   Dir& d = dirs_[DirOf(file_path)];
   ++d.refs;
+  ++d.files[BaseOf(file_path)];
+  changes_.files.insert(file_path);
   TryAddWatches();
   return Status::Ok();
 }
@@ -59,6 +70,8 @@ Status FileWatcher::Watch(const std::string& file_path) {
 void FileWatcher::Unwatch(const std::string& file_path) {
   auto it = dirs_.find(DirOf(file_path));
   if (it == dirs_.end()) return;
+  auto f = it->second.files.find(BaseOf(file_path));
+  if (f != it->second.files.end() && --f->second == 0) it->second.files.erase(f);
   if (--it->second.refs > 0) return;
   if (it->second.wd >= 0) {
     ::inotify_rm_watch(inotify_fd_, it->second.wd);
@@ -93,6 +106,8 @@ bool FileWatcher::DrainEvents() {
     any = true;
     for (ssize_t off = 0; off + static_cast<ssize_t>(sizeof(inotify_event)) <= n;) {
       const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
+      if (ev->mask & IN_Q_OVERFLOW) changes_.all = true;
+      if (ev->len > 0) NoteEvent(ev->wd, std::string_view(ev->name, strnlen(ev->name, ev->len)));
       // The directory went away (or was moved): its watch is dead; poll it
       // until it can be watched again.
       if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
@@ -108,6 +123,52 @@ bool FileWatcher::DrainEvents() {
     }
   }
   return any;
+}
+
+void FileWatcher::NoteEvent(int wd, std::string_view name) {
+  auto it = by_wd_.find(wd);
+  if (it == by_wd_.end()) return;
+  const std::string& dir = it->second;
+  auto d = dirs_.find(dir);
+  if (d == dirs_.end()) return;
+  std::string base(name);
+  if (!d->second.files.count(base)) {
+    changes_.dirs.insert(dir);
+  } else if (changes_.files.size() < kMaxMarkedFiles) {
+    changes_.files.insert(dir == "/" ? "/" + base : dir + "/" + base);
+  } else {
+    changes_.all = true;
+  }
+}
+
+FileChanges FileWatcher::TakeChanges() {
+  if (inotify_fd_ >= 0) DrainEvents();
+  FileChanges out = std::move(changes_);
+  changes_ = FileChanges();
+  for (const auto& [dir, d] : dirs_) {
+    if (d.wd < 0) out.dirs.insert(dir);  // polled: no events to go by
+  }
+  return out;
+}
+
+bool FileChanges::MayHaveChanged(const std::string& file_path) const {
+  return all || files.count(file_path) || dirs.count(DirOf(file_path));
+}
+
+void FileWatcher::Sleep(int64_t timeout_ms) {
+  // Only Wake() ends it: inotify's events wait in the kernel's queue until
+  // TakeChanges() drains them, so twenty writers do not wake us twenty times.
+  int64_t deadline = NowMs() + std::max<int64_t>(timeout_ms, 0);
+  for (int64_t now = NowMs(); now < deadline; now = NowMs()) {
+    struct pollfd fd = {wake_fd_, POLLIN, 0};
+    int r = ::poll(&fd, 1, static_cast<int>(deadline - now));
+    if (r < 0 && errno != EINTR) return;
+    if (r > 0 && (fd.revents & POLLIN)) {
+      uint64_t v;
+      (void)!::read(wake_fd_, &v, sizeof(v));
+      return;
+    }
+  }
 }
 
 bool FileWatcher::Wait(int64_t timeout_ms) {

@@ -11,13 +11,15 @@
 // not see writes made on another host (NFS) or some overlay setups; callers
 // should still read on a slow timer.
 //
-// Thread safety: Watch, Unwatch and Wait are called from one thread (the
-// reader loop); Wake() may be called from any thread to end a Wait early.
+// Thread safety: Watch, Unwatch, Wait, Sleep and TakeChanges are called from
+// one thread (the reader loop); Wake() may be called from any thread to end a
+// Wait or Sleep early.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "core/status.h"
@@ -27,6 +29,15 @@ namespace vigil::collect::logs {
 struct FileWatcherOptions {
   int64_t poll_interval_ms = 250;
   bool force_polling = false;  // tests, and file systems where inotify lies
+};
+
+// Which watched files may have changed since the last TakeChanges().
+struct FileChanges {
+  bool all = false;             // the kernel's queue overflowed: assume every file
+  std::set<std::string> files;  // watched files named by an event (or newly watched)
+  std::set<std::string> dirs;   // directories polled, or with events on other names
+
+  bool MayHaveChanged(const std::string& file_path) const;
 };
 
 class FileWatcher {
@@ -46,6 +57,14 @@ class FileWatcher {
   // directories it returns true after at most poll_interval_ms.
   bool Wait(int64_t timeout_ms);
   void Wake();
+  // Blocks for timeout_ms whatever changes (they wait for TakeChanges),
+  // unless Wake() is called.
+  void Sleep(int64_t timeout_ms);
+
+  // What changed since the last call (the events Wait drained and those
+  // queued since), and starts collecting anew. A file just passed to Watch()
+  // counts as changed.
+  FileChanges TakeChanges();
 
   // True when at least one directory is polled rather than watched.
   bool polling() const;
@@ -59,10 +78,14 @@ class FileWatcher {
   FileWatcherOptions options_;
   int inotify_fd_ = -1;
   int wake_fd_ = -1;  // eventfd
+  void NoteEvent(int wd, std::string_view name);
+
   struct Dir {
     int refs = 0;
-    int wd = -1;  // -1: polled
+    int wd = -1;                       // -1: polled
+    std::map<std::string, int> files;  // basenames of the watched files, refcounted
   };
+  FileChanges changes_;
   std::map<std::string, Dir> dirs_;
   std::map<int, std::string> by_wd_;
 };

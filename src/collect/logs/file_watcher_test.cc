@@ -103,6 +103,47 @@ TEST(FileWatcherTest, MissingDirectoryIsPolledUntilItExists) {
   EXPECT_TRUE((*w)->polling());
 }
 
+// The reader asks only the files an event named: a write to one of two logs
+// marks that one; an event on a name nobody watches (a rotated copy) marks
+// the directory, so nothing a rotation touches is skipped.
+TEST(FileWatcherTest, TakeChangesNamesTheFilesEventsWereAbout) {
+  TempDir tmp;
+  std::string a = tmp.Join("a.log"), b = tmp.Join("b.log");
+  Append(a, "x\n");
+  Append(b, "x\n");
+  auto w = FileWatcher::Create();
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Watch(a).ok());
+  ASSERT_TRUE((*w)->Watch(b).ok());
+  if ((*w)->polling()) GTEST_SKIP() << "inotify unavailable";
+  FileChanges first = (*w)->TakeChanges();  // newly watched: both
+  EXPECT_TRUE(first.MayHaveChanged(a));
+  EXPECT_TRUE(first.MayHaveChanged(b));
+  EXPECT_FALSE((*w)->TakeChanges().MayHaveChanged(a));  // taken
+
+  Append(b, "y\n");
+  EXPECT_TRUE((*w)->Wait(2000));
+  FileChanges c = (*w)->TakeChanges();
+  EXPECT_FALSE(c.MayHaveChanged(a));
+  EXPECT_TRUE(c.MayHaveChanged(b));
+
+  // Sleep collects events without returning early.
+  int64_t t0 = NowMs();
+  auto writer = After(20, [&] { Append(a, "z\n"); });
+  (*w)->Sleep(150);
+  writer.join();
+  EXPECT_GE(NowMs() - t0, 140);
+  c = (*w)->TakeChanges();
+  EXPECT_TRUE(c.MayHaveChanged(a));
+  EXPECT_FALSE(c.MayHaveChanged(b));
+
+  std::filesystem::rename(a, tmp.Join("a.log.1"));
+  EXPECT_TRUE((*w)->Wait(2000));
+  c = (*w)->TakeChanges();
+  EXPECT_TRUE(c.MayHaveChanged(a));  // IN_MOVED_FROM names a.log
+  EXPECT_TRUE(c.MayHaveChanged(b));  // IN_MOVED_TO a.log.1: the directory
+}
+
 TEST(FileWatcherTest, UnwatchIsReferenceCounted) {
   TempDir tmp;
   auto w = FileWatcher::Create();

@@ -193,7 +193,7 @@ LogAgent::LogAgent(LogAgentOptions options, Sender send)
 LogAgent::~LogAgent() { Stop(); }
 
 Status LogAgent::Start() {
-  VIGIL_ASSIGN_OR_RETURN(checkpoints_, CheckpointStore::Open(env_, options_.state_dir));
+  VIGIL_ASSIGN_OR_RETURN(checkpoints_, OpenCheckpoints());
   if (checkpoints_->recovered_from_corruption()) {
     Log(LogLevel::kWarn,
         "log checkpoints were damaged and were reset; files are read again and the server "
@@ -219,7 +219,7 @@ LogAgentStats LogAgent::Stats() const {
 
 Result<size_t> LogAgent::RunOnce() {
   if (!checkpoints_) {
-    VIGIL_ASSIGN_OR_RETURN(checkpoints_, CheckpointStore::Open(env_, options_.state_dir));
+    VIGIL_ASSIGN_OR_RETURN(checkpoints_, OpenCheckpoints());
   }
   if (!watcher_) {
     VIGIL_ASSIGN_OR_RETURN(watcher_, FileWatcher::Create());
@@ -241,7 +241,7 @@ Result<size_t> LogAgent::RunOnce() {
   bool more = true;
   while (more) {
     auto batch = std::make_unique<Batch>();
-    more = ReadInto(batch.get());
+    more = ReadInto(batch.get(), nullptr);
     FlushIdle(batch.get(), /*all=*/false);
     if (batch->empty()) break;
     size_t n = batch->wire.RecordCount();
@@ -252,11 +252,19 @@ Result<size_t> LogAgent::RunOnce() {
     }
     sent += n;
   }
+  VIGIL_RETURN_IF_ERROR(checkpoints_->Flush());
   return sent;
+}
+
+Result<std::unique_ptr<CheckpointStore>> LogAgent::OpenCheckpoints() const {
+  CheckpointStoreOptions o;
+  o.ack_persist_interval_ms = options_.checkpoint_persist_interval_ms;
+  return CheckpointStore::Open(env_, options_.state_dir, o);
 }
 
 void LogAgent::Loop() {
   Batch batch;
+  bool more_to_read = true;
   while (!stop_) {
     int64_t now = env_->MonotonicMillis();
     if (first_discovery_ || now - last_discovery_ms_ >= options_.discovery_interval_ms) {
@@ -270,24 +278,39 @@ void LogAgent::Loop() {
       first_discovery_ = false;
       last_discovery_ms_ = now;
     }
-    bool more = ReadInto(&batch);
+    // A full pass now and then catches what no event announced (a file
+    // system without inotify events for it, a read that failed).
+    bool full = more_to_read || now - last_full_pass_ms_ >= options_.full_pass_interval_ms;
+    if (full) last_full_pass_ms_ = now;
+    FileChanges changes = watcher_->TakeChanges();
+    bool more = ReadInto(&batch, full ? nullptr : &changes);
+    more_to_read = more;
     FlushIdle(&batch, /*all=*/false);
     now = env_->MonotonicMillis();
-    bool due = !batch.empty() && (more ? batch.bytes >= options_.batch_max_bytes ||
-                                             now - batch.first_ms >= options_.batch_max_delay_ms
-                                       : true);
-    if (due) {
+    int64_t until_due =
+        batch.empty() ? INT64_MAX : batch.first_ms + options_.batch_max_delay_ms - now;
+    if (!batch.empty() && (batch.bytes >= options_.batch_max_bytes || until_due <= 0)) {
       (void)SendBatch(&batch, /*retry_until_stopped=*/true);
       batch = Batch();
       continue;
     }
     if (!more) {
+      Status st = checkpoints_->PersistIfDue();
+      if (!st.ok()) Logf(LogLevel::kWarn, "log checkpoint: %s", st.ToString().c_str());
       int64_t until_discovery = last_discovery_ms_ + options_.discovery_interval_ms - now;
-      watcher_->Wait(std::clamp<int64_t>(until_discovery, 1, 250));
+      if (batch.empty()) {
+        watcher_->Wait(std::clamp<int64_t>(until_discovery, 1, 250));
+      } else {
+        // Lines of other files written meanwhile join this batch: one send,
+        // one store sync and one checkpoint update for all of them.
+        watcher_->Sleep(std::clamp<int64_t>(std::min(until_discovery, until_due), 1, 250));
+      }
     }
   }
   // One last attempt for what was read; unsent lines are read again next time.
   if (!batch.empty()) (void)SendBatch(&batch, /*retry_until_stopped=*/false);
+  Status st = checkpoints_->Flush();
+  if (!st.ok()) Logf(LogLevel::kWarn, "log checkpoint: %s", st.ToString().c_str());
 }
 
 bool LogAgent::LabelRun(discover::LogSource* spec) const {
@@ -391,9 +414,10 @@ void LogAgent::Discover(bool first) {
 
 // Reads from every source until the batch is full or nothing is new. True
 // when a source may have more right now.
-bool LogAgent::ReadInto(Batch* batch) {
+bool LogAgent::ReadInto(Batch* batch, const FileChanges* only) {
   bool more = false;
   for (auto& src : sources_) {
+    if (only != nullptr && !only->MayHaveChanged(src->spec.path)) continue;
     while (batch->bytes < options_.batch_max_bytes && !stop_) {
       auto chunk = src->tailer->ReadSome(options_.read_chunk_bytes);
       if (!chunk.ok()) {
@@ -608,7 +632,7 @@ void LogAgent::AfterAck(Batch* batch) {
   for (size_t i = 0; i < batch->commits.size(); ++i) {
     batch->commit_sources[i]->checkpointed = batch->commits[i].offset;
   }
-  Status st = checkpoints_->CommitMany(batch->commits);
+  Status st = checkpoints_->CommitMany(batch->commits, Persist::kWhenDue);
   if (st.ok() && !batch->forgets.empty()) st = checkpoints_->ForgetMany(batch->forgets);
   if (!st.ok()) Logf(LogLevel::kWarn, "log checkpoint: %s", st.ToString().c_str());
   std::lock_guard<std::mutex> lock(stats_mu_);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "collect/logs/checkpoint.h"
+#include "collect/logs/file_watcher.h"
 #include "collect/logs/tailer.h"
 #include "collect/logs/volume.h"
 #include "core/env.h"
@@ -66,8 +67,17 @@ struct LogAgentOptions {
   // of last month is not news).
   uint64_t read_existing_max_bytes = 16u << 20;
 
-  size_t batch_max_bytes = 1u << 20;     // of line text per frame
-  int64_t batch_max_delay_ms = 200;      // a line waits at most this long to be sent
+  size_t batch_max_bytes = 1u << 20;  // of line text per frame
+  // A line waits at most this long to be sent: a batch is sent when it is
+  // this old or full, so lines of many files arriving one by one travel
+  // together (one store sync and one checkpoint update for all of them).
+  int64_t batch_max_delay_ms = 200;
+  // Acknowledged offsets reach the checkpoint file at most this often
+  // (CheckpointStoreOptions::ack_persist_interval_ms): after a crash the
+  // agent reads up to this much again and the server drops it.
+  int64_t checkpoint_persist_interval_ms = 1000;
+  // Between these, only files the watcher saw change are read.
+  int64_t full_pass_interval_ms = 1000;
   size_t read_chunk_bytes = 256u << 10;  // per ReadSome call
 
   TailerOptions tailer;
@@ -127,8 +137,11 @@ class LogAgent {
   struct Batch;
 
   void Loop();
+  Result<std::unique_ptr<CheckpointStore>> OpenCheckpoints() const;
   void Discover(bool first);
-  bool ReadInto(Batch* batch);
+  // Reads what each source has (only those `only` marks, when given);
+  // true when the batch filled up before every source was read.
+  bool ReadInto(Batch* batch, const FileChanges* only);
   void ProcessChunk(Source& src, TailChunk chunk, Batch* batch);
   void FlushIdle(Batch* batch, bool all);
   Status SendBatch(Batch* batch, bool retry_until_stopped);
@@ -143,6 +156,7 @@ class LogAgent {
   std::vector<std::unique_ptr<Source>> sources_;               // loop thread only
   std::unique_ptr<Batch> pending_;                             // read but not yet acknowledged
   int64_t last_discovery_ms_ = 0;
+  int64_t last_full_pass_ms_ = 0;
   bool first_discovery_ = true;
   // Adds the `run` label from options_.run_of; false while the writer's run
   // is not known.

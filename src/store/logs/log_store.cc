@@ -130,7 +130,8 @@ Result<std::unique_ptr<LogStore>> LogStore::Open(const Options& options) {
 LogStoreImpl::LogStoreImpl(const Options& options)
     : options_(options),
       env_(options.env != nullptr ? options.env : Env::Default()),
-      wal_dir_(JoinPath(options.dir, "wal")) {}
+      wal_dir_(JoinPath(options.dir, "wal")),
+      disk_bytes_(env_, options.dir) {}
 
 LogStoreImpl::~LogStoreImpl() { (void)Close(); }
 
@@ -564,7 +565,7 @@ LogStoreStats LogStoreImpl::Stats() const {
     }
     st.oldest_ns = oldest == INT64_MAX ? 0 : oldest;
   }
-  auto size = env_->DirSize(options_.dir);
+  auto size = disk_bytes_.Get();
   if (size.ok()) st.disk_bytes = *size;
   return st;
 }

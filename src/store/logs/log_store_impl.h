@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/dir_size_cache.h"
 #include "store/logs/catalog.h"
 #include "store/logs/format.h"
 #include "store/logs/log_store.h"
@@ -167,6 +168,7 @@ class LogStoreImpl final : public LogStore {
   const Options options_;
   Env* const env_;
   const std::string wal_dir_;
+  mutable DirSizeCache disk_bytes_;   // Stats() is scraped every second
   std::unique_ptr<Catalog> catalog_;  // used under maintain_mu_ (and in Recover)
   // Encodes every block and its token filter (one zstd context, buffers
   // and tables of about 2 MiB in all), under maintain_mu_.

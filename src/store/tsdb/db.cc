@@ -76,6 +76,7 @@ DbImpl::DbImpl(const Options& options)
     : options_(options),
       env_(options.env),
       wal_dir_(JoinPath(options.dir, "wal")),
+      disk_bytes_(options.env, options.dir),
       head_(options.chunk_window_ms) {}
 
 Status DbImpl::Init() {
@@ -455,7 +456,7 @@ Result<std::vector<wire::Labels>> DbImpl::SeriesLabels(const std::vector<Matcher
   return out;
 }
 
-std::vector<LatestPoint> DbImpl::Latest(int64_t since_ms) const {
+std::vector<LatestPoint> DbImpl::Latest(int64_t since_ms, bool with_labels) const {
   std::vector<LatestPoint> out;
   {
     std::lock_guard lock(mu_);
@@ -463,12 +464,22 @@ std::vector<LatestPoint> DbImpl::Latest(int64_t since_ms) const {
     for (const auto& [id, hs] : head_.series()) {
       // A series whose newest sample is a staleness marker has ended.
       if (!hs.has_last || hs.last.t_ms < since_ms || IsStaleNaN(hs.last.value)) continue;
-      out.push_back({*index_.LabelsOf(id), hs.last});
+      LatestPoint& p = out.emplace_back();
+      p.series_id = id;
+      p.sample = hs.last;
+      if (with_labels) p.labels = *index_.LabelsOf(id);
     }
   }
   std::sort(out.begin(), out.end(),
-            [](const LatestPoint& a, const LatestPoint& b) { return a.labels < b.labels; });
+            [](const LatestPoint& a, const LatestPoint& b) { return a.series_id < b.series_id; });
   return out;
+}
+
+std::optional<wire::Labels> DbImpl::LabelsOf(uint64_t series_id) const {
+  std::lock_guard lock(mu_);
+  const wire::Labels* labels = index_.LabelsOf(series_id);
+  if (labels == nullptr) return std::nullopt;
+  return *labels;
 }
 
 std::vector<wire::MetricFamily> DbImpl::Families() const {
@@ -501,7 +512,7 @@ DbStats DbImpl::Stats() const {
     }
     s.min_time_ms = min == kNoTime ? 0 : min;
   }
-  auto bytes = env_->DirSize(options_.dir);
+  auto bytes = disk_bytes_.Get();
   s.disk_bytes = bytes.ok() ? *bytes : 0;
   return s;
 }

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,7 +47,8 @@ struct Matcher {
 };
 
 struct LatestPoint {
-  wire::Labels labels;
+  uint64_t series_id = 0;  // the series' id in this store: stable while it exists
+  wire::Labels labels;     // empty when Latest was asked for ids only
   wire::Sample sample;
 };
 
@@ -125,8 +127,14 @@ class Db {
                                                          int64_t maxt_ms) const = 0;
 
   // The last sample of each series whose last sample is at or after since_ms,
-  // except series whose last sample is a staleness marker (they have ended).
-  virtual std::vector<LatestPoint> Latest(int64_t since_ms) const = 0;
+  // except series whose last sample is a staleness marker (they have ended),
+  // in series id order. Without `with_labels`, only ids and samples: a
+  // caller that keeps each series' labels (or their rendering) by id asks
+  // LabelsOf for the ids it has not seen, instead of copying every label of
+  // every series each time.
+  virtual std::vector<LatestPoint> Latest(int64_t since_ms, bool with_labels = true) const = 0;
+  // The labels of series `series_id`; nullopt when there is no such series.
+  virtual std::optional<wire::Labels> LabelsOf(uint64_t series_id) const = 0;
   // Metadata (type, help) of every metric name seen.
   virtual std::vector<wire::MetricFamily> Families() const = 0;
 

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/dir_size_cache.h"
 #include "store/tsdb/catalog.h"
 #include "store/tsdb/chunk_store.h"
 #include "store/tsdb/db.h"
@@ -53,7 +54,8 @@ class DbImpl final : public Db {
                                                       int64_t maxt_ms) const override;
   Result<std::vector<wire::Labels>> SeriesLabels(const std::vector<Matcher>& matchers,
                                                  int64_t mint_ms, int64_t maxt_ms) const override;
-  std::vector<LatestPoint> Latest(int64_t since_ms) const override;
+  std::vector<LatestPoint> Latest(int64_t since_ms, bool with_labels) const override;
+  std::optional<wire::Labels> LabelsOf(uint64_t series_id) const override;
   std::vector<wire::MetricFamily> Families() const override;
   Status Maintain() override;
   Status Sync() override;
@@ -100,6 +102,7 @@ class DbImpl final : public Db {
   const Options options_;
   Env* const env_;
   const std::string wal_dir_;
+  mutable DirSizeCache disk_bytes_;  // Stats() is scraped every second
   int lock_fd_ = -1;
   std::unique_ptr<Catalog> catalog_;
   std::unique_ptr<ChunkStore> store_;
