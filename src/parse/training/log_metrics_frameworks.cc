@@ -374,6 +374,27 @@ void SegmentParser::ScanDarknet() {
 // lr 0.01". Read only when one of the names is a training metric's (prose
 // has numbers after words too: "Saved 12 files"), and only names that look
 // like a metric's are kept.
+namespace {
+
+// The name before a number as one or two words: "Grad Norm 0.56",
+// "Learning Rate 1.0e-04" name a training metric only together, so the word
+// before `last` (one space apart, a word itself) joins it when the pair
+// does and `last` alone does not. The key stays in the line: LowerKey reads
+// the space as '_'.
+template <typename IsTraining>
+std::string_view TwoWordName(std::string_view s, std::string_view last,
+                             const IsTraining& training_name) {
+  size_t at = static_cast<size_t>(last.data() - s.data());
+  if (at < 3 || s[at - 1] != ' ' || !IsWordChar(s[at - 2]) || training_name(last)) return last;
+  size_t b = at - 2;
+  while (b > 0 && IsWordChar(s[b - 1])) --b;
+  if (!IsAlpha(s[b]) || (b > 0 && !IsSpace(s[b - 1]) && s[b - 1] != ',')) return last;
+  std::string_view pair = s.substr(b, at + last.size() - b);
+  return training_name(pair) ? pair : last;
+}
+
+}  // namespace
+
 void SegmentParser::ScanWordRuns() {
   std::string_view s = s_;
   // After a tqdm bar, what follows its "[times, rate]" (a log line glued on).
@@ -419,8 +440,9 @@ void SegmentParser::ScanWordRuns() {
       return c == "loss" || c == "learning_rate" || c == "grad_norm";
     };
     if (key_before && numeric && ParseNumber(number, 0, &v, &end) && end == number.size()) {
-      training_metric |= training_name(prev);
-      pairs[n++] = {prev, b, v};
+      std::string_view key = TwoWordName(s, prev, training_name);
+      training_metric |= training_name(key);
+      pairs[n++] = {key, b, v};
     } else if (!prev_number.empty() && n < pairs.size() && IsAlpha(tok[0])) {
       // The value first, then its name: tinygrad's "11.8750 loss, 1e-12 LR,".
       std::string_view name = tok;

@@ -167,10 +167,14 @@ constexpr Alias kSecondNames[] = {
 // value ("train_loss", "train/lr", "Train Loss", "current learning rate",
 // NeMo's "reduced_train_loss", ESPnet's reporter "main/loss", XLM's "model
 // LR"); a name that needs them ranks below the
-// bare name, and one that needs two below that. Phases other than training
-// (val_, eval_, test_) are not here: their loss is not the training loss.
-constexpr std::string_view kQualifiers[] = {"train",   "training", "current", "cur",  "curr",
-                                            "reduced", "avg",      "average", "main", "model"};
+// bare name, and one that needs two below that. The unit a loop logs its
+// loss over qualifies it too: "Batch loss", "Iteration loss", "epoch_loss",
+// a "running loss" or "Mean loss" (an average of the training loss so far).
+// Phases other than training (val_, eval_, test_) are not here: their loss
+// is not the training loss.
+constexpr std::string_view kQualifiers[] = {
+    "train", "training", "current", "cur",       "curr", "reduced", "avg",  "average",
+    "main",  "model",    "batch",   "iteration", "iter", "epoch",   "mean", "running"};
 
 std::string_view AliasOf(std::string_view k, const Alias* begin, const Alias* end) {
   for (const Alias* a = begin; a != end; ++a) {

@@ -246,6 +246,14 @@ TEST(Extract, QualifiedAndSecondNames) {
   // "train_step" is not the run's step, "val_lr" not a qualified LR.
   EXPECT_EQ(names("train_step: 5, val_lr: 0.1, loss: 1.0"),
             (V{"train_step=5.000000", "val_lr=0.100000", "loss=1.000000"}));
+  // The unit a loop logs its loss over qualifies it: batch, iteration, epoch,
+  // a running or mean value; a phase still does not.
+  EXPECT_EQ(names("Epoch 1 - Batch loss: 12.1336"), (V{"epoch=1.000000", "loss=12.133600"}));
+  EXPECT_EQ(names("Iteration loss: 2.31, epoch_loss: 2.5"),
+            (V{"loss=2.310000", "epoch_loss=2.500000"}));
+  EXPECT_EQ(names("running loss: 0.3452"), (V{"loss=0.345200"}));
+  EXPECT_EQ(names("Mean loss: 0.123"), (V{"loss=0.123000"}));
+  EXPECT_EQ(names("batch val_loss: 0.5"), (V{"batch_val_loss=0.500000"}));
 }
 
 // "key:value" without a space is a pair only for a key that names a metric.
@@ -292,6 +300,18 @@ TEST(Extract, WordRunsTablesAndWrappedValues) {
             (V{R"("metric": "step", "value": 100, "step": 100})",
                R"("metric": "loss", "value": 2.3, "step": 100})",
                R"("metric": "learning_rate", "value": 0.01, "step": 100})"}));
+  // A name of two words before its number: only the pair names the metric.
+  EXPECT_EQ(Render("Step 100/1000, Loss 2.345, LR 1.0e-04, Grad Norm 0.56"),
+            (V{R"("metric": "step", "value": 100, "step": 100})",
+               R"("metric": "loss", "value": 2.345, "step": 100})",
+               R"("metric": "learning_rate", "value": 0.0001, "step": 100})",
+               R"("metric": "grad_norm", "value": 0.56, "step": 100})"}));
+  EXPECT_EQ(Render("epoch 2 loss 0.5 Learning Rate 3e-4"),
+            (V{R"("metric": "epoch", "value": 2})", R"("metric": "loss", "value": 0.5})",
+               R"("metric": "learning_rate", "value": 0.0003})"}));
+  // "Norm" alone, or after a word that makes no metric, stays as written.
+  EXPECT_EQ(Render("loss 0.5 weight norm 3.0"),
+            (V{R"("metric": "loss", "value": 0.5})", R"("metric": "norm", "value": 3})"}));
   EXPECT_EQ(Render("Saved 12 files to disk 3 times"), V{});
   EXPECT_EQ(Render("|    learning_rate        | 0.0003     |"),
             (V{R"("metric": "learning_rate", "value": 0.0003})"}));
