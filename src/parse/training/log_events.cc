@@ -211,7 +211,8 @@ constexpr std::string_view kAnchors[] = {
     "stopped:", "oom-killer", "watchdog got stuck", "Heartbeat monitor", "cuda runtime error",
     "train metrics", "Kill process", "oom-kill event", "Out Of Memory", "skipped=",
     "skipped iterations:", "Training time", "Cuda failure", "ut of memory", "skip_batches=",
-    "Traceback (most recent call last)", "File \"",
+    "Traceback (most recent call last)", "File \"", "nan loss", "NaN loss", "Nan loss",
+    "raining time",
 };
 // clang-format on
 
@@ -501,12 +502,19 @@ std::optional<Event> CudaErrorRule(const std::vector<Line>& lines, std::string* 
   return std::nullopt;
 }
 
+// "nan loss detected", "NaN loss at step 5": the words themselves, as a
+// whole word ("Titan loss" is not one).
+bool NanLossWords(std::string_view s) {
+  size_t at = FindNoCase(s, "nan loss");
+  return at != std::string_view::npos && (at == 0 || !IsAlpha(s[at - 1]));
+}
+
 std::optional<Event> NanLossTextRule(const std::vector<Line>& lines) {
   for (const Line& l : lines) {
     if (!l.searched) continue;
     if (FindNoCase(l.body, "loss is nan") != std::string_view::npos ||
         FindNoCase(l.body, "loss is inf") != std::string_view::npos ||
-        Has(l.body, "Loss became infinite or NaN")) {
+        Has(l.body, "Loss became infinite or NaN") || NanLossWords(l.body)) {
       Event ev = MakeEvent(EventKind::kNanLoss, l);
       AddMessage(&ev, l.body);
       return ev;
@@ -576,7 +584,10 @@ std::optional<Event> LossOverflowRule(const std::vector<Line>& lines) {
     }
     // DeepSpeed: "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss
     // scale: 65536, reducing to 32768"
-    if (Has(s, "OVERFLOW! Rank") || (Has(s, "OVERFLOW!") && Has(s, "Skipping step"))) {
+    // Newer DeepSpeed ZeRO: "Overflow detected. Skipping step. Attempted loss
+    // scale: 65536, reducing to 32768".
+    if (Has(s, "OVERFLOW! Rank") ||
+        ((Has(s, "OVERFLOW!") || Has(s, "Overflow detected")) && Has(s, "Skipping step"))) {
       Event ev = MakeEvent(EventKind::kLossOverflow, l);
       if (auto rank = NumberAfter(s, "OVERFLOW! Rank ")) ev.AddNumber("rank", *rank);
       size_t at = s.find("Attempted loss scale: ");
@@ -673,16 +684,29 @@ bool AtMessageStart(std::string_view s, size_t at) {
   return s[at - 1] == ' ' && at >= 2 && separator(s[at - 2]);
 }
 
+// "Training time 5:47:14", "Total training time: 0:12:34": the phrase at the
+// start of the message (after "Total "), then a duration with a ':'.
+bool TrainingDuration(std::string_view s) {
+  size_t at = FindNoCase(s, "training time");
+  if (at == std::string_view::npos) return false;
+  size_t start = at;
+  if (at >= 6 && FindNoCase(s.substr(at - 6, 6), "total ") == 0) start = at - 6;
+  if (!AtMessageStart(s, start) || (start == at && s[at] != 'T')) return false;
+  size_t i = at + 13;
+  if (i < s.size() && s[i] == ':') ++i;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return i < s.size() && IsDigit(s[i]) && s.substr(i).find(':') != std::string_view::npos;
+}
+
 // Normal ends a trainer prints. Conservative: a generic phrase counts only
 // at the start of the message and never on a line about an epoch.
 std::optional<Event> CompletedRule(const std::vector<Line>& lines) {
   for (const Line& l : lines) {
     if (!l.searched) continue;
     std::string_view s = Trim(l.body);
-    // MAE/DeiT-style loops end with "Training time 5:47:14" (a duration).
-    size_t tt = s.find("Training time ");
-    bool duration = tt != std::string_view::npos && AtMessageStart(s, tt) && tt + 14 < s.size() &&
-                    IsDigit(s[tt + 14]) && s.substr(tt + 14).find(':') != std::string_view::npos;
+    // MAE/DeiT-style loops end with "Training time 5:47:14" (a duration), others
+    // with "Total training time: 0:12:34".
+    bool duration = TrainingDuration(s);
     // Hugging Face Trainer's summary block after train(): "***** train metrics *****".
     bool done = duration || Has(s, "***** train metrics *****") ||
                 Has(s, "Training completed. Do not forget to share your model") ||

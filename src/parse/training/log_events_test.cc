@@ -141,6 +141,13 @@ TEST(LogEventsTest, CudaErrors) {
 TEST(LogEventsTest, TrainingHealth) {
   EXPECT_EQ(Kind("FloatingPointError: Loss became infinite or NaN at iteration=12!"), "nan_loss");
   EXPECT_EQ(Kind("Loss is inf, stopping training"), "nan_loss");
+  EXPECT_EQ(Kind("WARNING: nan loss detected, stopping"), "nan_loss");
+  EXPECT_EQ(Kind("NaN loss at step 120"), "nan_loss");
+  EXPECT_EQ(Kind("Titan loss 3.0"), "");  // a word ending in "nan" is not NaN
+  // Newer DeepSpeed ZeRO words its overflow skip this way.
+  EXPECT_EQ(Kind("[Rank 0] Overflow detected. Skipping step. Attempted loss scale: 65536, "
+                 "reducing to 32768"),
+            "loss_overflow");
   EXPECT_EQ(One("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0"),
             R"({"line": 1, "event": "loss_overflow", "loss_scale": 32768.0})");
   EXPECT_EQ(One("RuntimeError: DataLoader worker (pid 1234) is killed by signal: Killed. "),
@@ -174,6 +181,9 @@ TEST(LogEventsTest, Completion) {
   EXPECT_EQ(Kind("Finished Training"), "completed");
   EXPECT_EQ(Kind("2026-11-30 10:00:00 - INFO - Training done."), "completed");
   EXPECT_EQ(Kind("300 epochs completed in 1.234 hours."), "completed");
+  EXPECT_EQ(Kind("INFO: Total training time: 0:12:34"), "completed");
+  EXPECT_EQ(Kind("Epoch 3 training time: 0:01:02"), "");  // one epoch's time
+  EXPECT_EQ(Kind("Training time per epoch 1:00"), "");
   EXPECT_EQ(Kind("pretraining complete"), "");
   EXPECT_EQ(Kind("Preprocessing finished"), "");
 }
