@@ -46,12 +46,12 @@ struct LogsConfig {
   uint32_t burst = 20000;
 };
 
-// A notification channel. This issue's type is "webhook"; the IM bots,
-// email and SMS come with the notify issue.
+// A notification channel (docs/notify.md has every key; channels.h turns it
+// into a notify:: channel and checks the email and SMS values).
 struct ChannelConfig {
   std::string name;
-  std::string type;  // webhook, slack, feishu, dingtalk, wecom
-  std::string url;
+  std::string type;  // webhook, slack, feishu, dingtalk, wecom, email, sms
+  std::string url;   // webhook, bots; SMS: the URL template
   // IM bots (notify/im_bots.h): the signing secret (Feishu, DingTalk), the
   // language ("en" or "zh"; default zh for Feishu, DingTalk and WeCom, en for
   // Slack), DingTalk's mobiles to @ on critical, a CA bundle to trust.
@@ -60,6 +60,23 @@ struct ChannelConfig {
   std::vector<std::string> at_mobiles;
   std::string ca_file;
   std::vector<std::pair<std::string, std::string>> headers;
+  // Email (notify/email.h): the SMTP server ("host:port", "smtps://host"),
+  // STARTTLS (default true; implicit TLS on port 465 or smtps://), AUTH
+  // credentials (the password is never printed), the sender.
+  std::string smtp;
+  std::optional<bool> starttls;
+  std::string username;
+  std::string password;
+  std::string from;
+  // Email: the recipients' mailboxes; SMS: their numbers.
+  std::vector<std::string> to;
+  // SMS (notify/sms.h): the body template, the caps per recipient and day,
+  // the time zone of that day ("local" unless set).
+  std::string body;
+  std::optional<int64_t> max_per_day;
+  double cost_per_message = 0;
+  double max_cost_per_day = 0;
+  std::string timezone;
   // Warning and info notifications wait through these (alert/quiet_hours.h).
   std::optional<alert::QuietHours> quiet_hours;
 };

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli/channels.h"
 #include "cli/config.h"
 #include "net/http_client.h"
 #include "notify/im_bots.h"
@@ -133,6 +134,63 @@ Result<alert::QuietHours> ParseQuietHours(const json& j, const std::string& at) 
   return q;
 }
 
+// The keys only email or SMS channels take, and which of the two.
+const char* EmailOrSmsKey(std::string_view key) {
+  for (const char* k : {"smtp", "starttls", "username", "password", "from"}) {
+    if (key == k) return "email";
+  }
+  for (const char* k :
+       {"body", "max_per_day", "cost_per_message", "max_cost_per_day", "timezone"}) {
+    if (key == k) return "sms";
+  }
+  return key == "to" ? "email and sms" : nullptr;
+}
+
+// The keys of email and SMS channels that are not strings; false when `key`
+// is none of them.
+Result<bool> ParseEmailSmsValue(const std::string& at, const std::string& key, const json& v,
+                                ChannelConfig* c) {
+  if (key == "starttls") {
+    if (!v.is_boolean()) return Bad(at + ".starttls must be true or false");
+    c->starttls = v.get<bool>();
+  } else if (key == "to") {
+    VIGIL_ASSIGN_OR_RETURN(c->to, StringList(v, at + ".to"));
+  } else if (key == "max_per_day") {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+      return Bad(at + ".max_per_day must be a whole number of messages (0: no cap)");
+    }
+    c->max_per_day = v.get<int64_t>();
+  } else if (key == "cost_per_message") {
+    VIGIL_ASSIGN_OR_RETURN(c->cost_per_message, Number(v, at + ".cost_per_message", 0, 1e6));
+  } else if (key == "max_cost_per_day") {
+    VIGIL_ASSIGN_OR_RETURN(c->max_cost_per_day, Number(v, at + ".max_cost_per_day", 0, 1e9));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Refuses a key the channel's type does not take, by name.
+Status CheckKeysOfType(const json& j, const std::string& at, const std::string& type) {
+  bool email = type == "email", sms = type == "sms";
+  for (const auto& [key, v] : j.items()) {
+    if (const char* owner = EmailOrSmsKey(key)) {
+      std::string o = owner;
+      if ((email && o.find("email") != std::string::npos) ||
+          (sms && o.find("sms") != std::string::npos)) {
+        continue;
+      }
+      return Bad(at + "." + key + " is for " + o + " channels");
+    }
+    bool email_refuses = key == "url" || key == "headers";
+    bool both_refuse = key == "secret" || key == "at_mobiles";
+    if ((email && (email_refuses || both_refuse)) || (sms && both_refuse)) {
+      return Bad(at + "." + key + " is not a key of " + type + " channels");
+    }
+  }
+  return Status::Ok();
+}
+
 Status ParseChannel(const json& j, size_t i, ChannelConfig* c) {
   std::string at = "notify.channels[" + std::to_string(i) + "]";
   if (!j.is_object()) return Bad(at + " must be an object");
@@ -153,6 +211,8 @@ Status ParseChannel(const json& j, size_t i, ChannelConfig* c) {
       VIGIL_ASSIGN_OR_RETURN(c->at_mobiles, StringList(v, at + ".at_mobiles"));
       continue;
     }
+    VIGIL_ASSIGN_OR_RETURN(bool parsed, ParseEmailSmsValue(at, key, v, c));
+    if (parsed) continue;
     if (!v.is_string()) return Bad(at + "." + key + " must be a string");
     std::string* into = key == "name"       ? &c->name
                         : key == "type"     ? &c->type
@@ -160,11 +220,26 @@ Status ParseChannel(const json& j, size_t i, ChannelConfig* c) {
                         : key == "secret"   ? &c->secret
                         : key == "language" ? &c->language
                         : key == "ca_file"  ? &c->ca_file
+                        : key == "smtp"     ? &c->smtp
+                        : key == "username" ? &c->username
+                        : key == "password" ? &c->password
+                        : key == "from"     ? &c->from
+                        : key == "body"     ? &c->body
+                        : key == "timezone" ? &c->timezone
                                             : nullptr;
     if (into == nullptr) return Bad("unknown key " + at + "." + key);
     *into = v.get<std::string>();
   }
   if (c->name.empty()) return Bad(at + " needs a \"name\"");
+  VIGIL_RETURN_IF_ERROR(CheckKeysOfType(j, at, c->type));
+  if (c->type == "email") {
+    auto o = EmailOptionsOf(*c, at);
+    return o.ok() ? Status::Ok() : Bad(o.status().message());
+  }
+  if (c->type == "sms") {
+    auto o = SmsOptionsOf(*c, at);
+    return o.ok() ? Status::Ok() : Bad(o.status().message());
+  }
   if (c->type == "webhook") {
     if (!net::ParseHttpUrl(c->url).ok()) return Bad(at + ".url must be an http:// URL");
     if (!c->secret.empty() || !c->language.empty() || !c->at_mobiles.empty() ||
@@ -176,7 +251,8 @@ Status ParseChannel(const json& j, size_t i, ChannelConfig* c) {
   auto kind = notify::ParseImKind(c->type);
   if (!kind) {
     return Bad(at + ".type \"" + c->type +
-               "\" is not supported (this version has: webhook, slack, feishu, dingtalk, wecom)");
+               "\" is not supported (this version has: webhook, slack, feishu, dingtalk, wecom, "
+               "email, sms)");
   }
   if (!c->url.starts_with("https://") && !c->url.starts_with("http://")) {
     return Bad(at + ".url must be the bot's https:// webhook URL");

@@ -1,8 +1,8 @@
 // HTTPS (and plain HTTP) requests through libcurl, for the notification
 // channels whose peers are vendors' HTTPS endpoints (Slack, Feishu, DingTalk,
-// WeCom; SMTP later). libcurl is loaded with dlopen("libcurl.so.4") at the
-// first request, not linked: linking it (and what it pulls in) costs every
-// `vigil up` about 5.5 MiB of resident memory, most of which never sends a
+// WeCom, the SMS gateway; SMTP is smtp_client.h). libcurl is loaded with
+// dlopen("libcurl.so.4") at the first request (curl_lib.h), not linked: linking it (and what it
+// pulls in) costs every `vigil up` about 5.5 MiB of resident memory, most of which never sends a
 // message. Without libcurl a request fails with a message naming the
 // package (Debian: libcurl4).
 //

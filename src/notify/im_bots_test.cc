@@ -10,6 +10,7 @@
 
 #include "core/manual_clock_env.h"
 #include "net/http_server.h"
+#include "notify/test_alerts.h"
 
 namespace vigil::notify {
 namespace {
@@ -19,31 +20,8 @@ using alert::AlertState;
 using alert::Severity;
 using nlohmann::json;
 
-Alert Firing(const std::string& gpu, Severity s = Severity::kCritical) {
-  Alert a;
-  a.id = "a1b2c3d4e5f60718";
-  a.rule = "gpu_temperature_high";
-  a.severity = s;
-  a.state = AlertState::kFiring;
-  a.labels = {{"UUID", "GPU-1"},  {"alertname", "gpu_temperature_high"},
-              {"gpu", gpu},       {"modelName", "NVIDIA H100 80GB HBM3"},
-              {"node", "gpu-07"}, {"severity", "critical"}};
-  a.value = 95;
-  a.threshold = 90;
-  a.fired_at_ms = 1'764'641'139'000;
-  a.summary_en = "GPU " + gpu + " on gpu-07 at 95 °C (alert at 90 °C)";
-  a.summary_zh = "gpu-07 上的 GPU " + gpu + " 温度 95 °C（告警阈值 90 °C）";
-  return a;
-}
-
-alert::Notification Group(int alerts) {
-  alert::Notification n;
-  n.receiver = "im";
-  n.group_labels = {{"node", "gpu-07"}};
-  n.external_url = "http://vigil.example:9300";
-  for (int i = 0; i < alerts; ++i) n.alerts.push_back(Firing(std::to_string(i)));
-  return n;
-}
+using testing::Firing;
+using testing::Group;
 
 constexpr int64_t kNow = 1'764'641'139'000;
 

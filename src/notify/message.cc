@@ -80,6 +80,7 @@ Message BuildMessage(const alert::Notification& n, Language lang) {
               n_alerts + plural + on;
   }
   m.link = n.external_url + "/#alerts";
+  m.settings_link = n.external_url + kSettingsPath;
   for (const Alert* a : alerts) {
     MessageEntry e;
     e.resolved = a->state == AlertState::kResolved;

@@ -2,7 +2,7 @@
 // Simplified Chinese, before any channel's format: a title for the group and
 // one entry per alert (what, how bad, value against threshold, since when,
 // where, a link). Every channel family renders this one model (im_bots.h;
-// email and SMS later), so what a notification says is decided once.
+// email.h, sms.h), so what a notification says is decided once.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -31,7 +31,12 @@ struct Message {
   std::string severity;               // the most severe firing alert's, else "resolved"
   std::vector<MessageEntry> entries;  // firing first, most severe first
   std::string link;                   // the Alerts page
+  std::string settings_link;          // the UI's notification settings (unsubscribe)
 };
+
+// Where the UI's notification settings are, below its external URL: what
+// an email's List-Unsubscribe header and footer point to.
+inline constexpr const char* kSettingsPath = "/#settings&tab=notifications";
 
 Message BuildMessage(const alert::Notification& n, Language language);
 
