@@ -14,8 +14,9 @@ command -v npm >/dev/null 2>&1 || build_pkgs+=(nodejs npm)
 # chromium drives the UI's browser test; the CJK fonts make Chinese legible in
 # its screenshots.
 # python3-prometheus-client is the real peer of the push test (push_to_gateway);
-# python3-torch and python3-tqdm run a real training loop (torch_e2e_test).
-test_pkgs=(prometheus prometheus-node-exporter python3 python3-prometheus-client curl procps chromium
+# python3-torch and python3-tqdm run a real training loop (torch_e2e_test);
+# python3-aiosmtpd is the real SMTP server of notify_email_sms_e2e_test.
+test_pkgs=(prometheus prometheus-node-exporter python3 python3-prometheus-client python3-aiosmtpd curl procps chromium
   fonts-noto-cjk python3-torch python3-tqdm)
 bench_pkgs=(libbenchmark-dev victoria-metrics netdata rsyslog ripgrep zstd)
 

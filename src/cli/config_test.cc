@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/channels.h"
 #include "core/temp_dir.h"
 
 namespace vigil::cli {
@@ -138,6 +139,91 @@ TEST(ConfigTest, ReadsImBotChannels) {
       bad(R"({"notify": {"channels": [{"name": "a", "type": "webhook", "url": "http://x/", "secret": "s"}]}})")
           .find("url, headers and quiet_hours only"),
       std::string::npos);
+}
+
+TEST(ConfigTest, ReadsEmailAndSmsChannels) {
+  auto c = ParseConfig(R"({"notify": {"channels": [
+      {"name": "mail", "type": "email", "smtp": "smtp.lab.example:587", "starttls": true,
+       "username": "vigil", "password": "pw", "from": "Vigil <vigil@lab.example>",
+       "to": ["a@lab.example"], "language": "zh"},
+      {"name": "sms", "type": "sms", "url": "https://sms.example/send?to={{to}}",
+       "body": "{\"text\": \"{{message}}\"}", "to": ["+8613800000000"],
+       "headers": {"Authorization": "Bearer x"}, "max_per_day": 5, "cost_per_message": 0.05,
+       "max_cost_per_day": 1, "timezone": "Asia/Shanghai"}]}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const ChannelConfig& mail = c->notify.channels[0];
+  EXPECT_EQ(mail.smtp, "smtp.lab.example:587");
+  EXPECT_EQ(mail.starttls, true);
+  EXPECT_EQ(mail.to, std::vector<std::string>{"a@lab.example"});
+  auto email = EmailOptionsOf(mail, "m");
+  ASSERT_TRUE(email.ok());
+  EXPECT_EQ(email->server.tls, net::SmtpTls::kStartTls);
+  EXPECT_EQ(email->server.port, 587);
+  const ChannelConfig& sms = c->notify.channels[1];
+  EXPECT_EQ(sms.max_per_day, 5);
+  auto o = SmsOptionsOf(sms, "s");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->cost_per_message_micros, 50'000);
+  EXPECT_EQ(o->max_cost_per_day_micros, 1'000'000);
+  EXPECT_EQ(o->utc_offset(1'764'640'800), 8 * 3600);
+  // Implicit TLS: smtps:// or port 465.
+  ChannelConfig implicit = mail;
+  implicit.starttls.reset();
+  implicit.smtp = "smtps://smtp.lab.example";
+  EXPECT_EQ(EmailOptionsOf(implicit, "m")->server.tls, net::SmtpTls::kImplicit);
+  EXPECT_EQ(EmailOptionsOf(implicit, "m")->server.port, 465);
+  implicit.smtp = "smtp.lab.example:465";
+  EXPECT_EQ(EmailOptionsOf(implicit, "m")->server.tls, net::SmtpTls::kImplicit);
+
+  auto bad = [](const std::string& channel) {
+    auto r = ParseConfig(R"({"notify": {"channels": [)" + channel + "]}}");
+    return r.ok() ? std::string("accepted") : r.status().message();
+  };
+  std::string m = R"("name": "m", "type": "email", "from": "v@x.org", "to": ["a@x.org"], )";
+  EXPECT_NE(bad("{" + m + R"("smtp": "smtp.x.org"})").find(".smtp must be"), std::string::npos);
+  EXPECT_NE(bad("{" + m +
+                R"("smtp": "x:25", "starttls": false, "username": "u", "password": "TOPSECRET"})")
+                .find("clear text"),
+            std::string::npos);
+  EXPECT_EQ(bad("{" + m +
+                R"("smtp": "x:25", "starttls": false, "username": "u", "password": "TOPSECRET"})")
+                .find("TOPSECRET"),
+            std::string::npos);
+  EXPECT_NE(bad("{" + m + R"("smtp": "x:587", "username": "u"})").find("both"), std::string::npos);
+  EXPECT_NE(
+      bad("{" + m + R"("smtp": "x:587", "url": "http://x/"})").find(".url is not a key of email"),
+      std::string::npos);
+  EXPECT_NE(bad("{" + m + R"("smtp": "x:587", "max_per_day": 3})").find("max_per_day is for sms"),
+            std::string::npos);
+  EXPECT_NE(bad("{" + m + R"("smtp": "x:587", "starttls": "yes"})").find("true or false"),
+            std::string::npos);
+  EXPECT_NE(
+      bad(R"({"name": "m", "type": "email", "smtp": "x:587", "from": "nobody", "to": ["a@x.org"]})")
+          .find(".from"),
+      std::string::npos);
+  EXPECT_NE(
+      bad(R"({"name": "m", "type": "email", "smtp": "x:587", "from": "v@x.org"})").find("\"to\""),
+      std::string::npos);
+  std::string s = R"("name": "s", "type": "sms", "to": ["+86 138"], )";
+  EXPECT_NE(bad("{" + s + R"("url": "https://x/?t={{text}}"})").find("{{text}}"),
+            std::string::npos);
+  EXPECT_NE(bad("{" + s + R"("url": "https://x/", "body": "{\"t\": {{message}}}"})").find("JSON"),
+            std::string::npos);
+  EXPECT_NE(
+      bad("{" + s + R"("url": "https://x/", "max_cost_per_day": 1})").find("cost_per_message"),
+      std::string::npos);
+  EXPECT_NE(bad("{" + s + R"("url": "https://x/", "max_per_day": -1})").find("max_per_day"),
+            std::string::npos);
+  EXPECT_NE(bad("{" + s + R"("url": "https://x/", "smtp": "x:25"})").find("smtp is for email"),
+            std::string::npos);
+  EXPECT_NE(bad("{" + s + R"("url": "https://x/", "timezone": "Mars/Base"})").find(".timezone"),
+            std::string::npos);
+  EXPECT_NE(
+      bad(R"({"name": "s", "type": "sms", "url": "https://x/", "to": ["call me"]})").find("phone"),
+      std::string::npos);
+  EXPECT_NE(bad(R"({"name": "w", "type": "webhook", "url": "http://x/", "to": ["a"]})")
+                .find("to is for email and sms"),
+            std::string::npos);
 }
 
 TEST(ConfigTest, AlertMistakesAreNamed) {

@@ -127,3 +127,51 @@ class ServerAgentCase:
         self.server = start_foreground(
             ["server", "--home", os.path.join(self.root, "server"),
              "--listen", f"127.0.0.1:{self.port}"], self.env, self.logs, wait_url=self.url)
+
+
+def make_ca_and_cert(d):
+    """A CA and a server certificate for 127.0.0.1 signed by it (openssl CLI)."""
+    import subprocess
+    def run(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=vigil test CA",
+        "-keyout", "ca.key", "-out", "ca.pem")
+    with open(os.path.join(d, "ext.cnf"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "srv.key",
+        "-out", "srv.csr")
+    run("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-days", "2", "-extfile", "ext.cnf", "-out", "srv.pem")
+    return os.path.join(d, "ca.pem"), os.path.join(d, "srv.pem"), os.path.join(d, "srv.key")
+
+
+def up_on_fake_gpu(home, work, scenario):
+    """`vigil up` in the background on a fake GPU driven by `scenario` (the
+    text of a fake NVML scenario), with data and config.json under `home`;
+    returns its environment (for `vigil notify`, `vigil down`) and its port."""
+    import subprocess
+    path = os.path.join(work, "gpu.scenario")
+    with open(path, "w") as f:
+        f.write(scenario)
+    port = free_port()
+    env = dict(os.environ, VIGIL_NVML_LIBRARY=os.environ["VIGIL_FAKE_NVML"],
+               VIGIL_FAKE_NVML_SCENARIO=path, VIGIL_HOME=home)
+    env.pop("VIGIL_URL", None)
+    up = subprocess.run([os.environ["VIGIL_BIN"], "up", "--listen", f"127.0.0.1:{port}"],
+                        capture_output=True, text=True, env=env, timeout=60)
+    assert up.returncode == 0, up.stdout + up.stderr
+    return env, port
+
+
+# One GPU at 95 °C for 25 s (critical: it slows down at 90 °C), then at 60 °C:
+# an alert that fires, then resolves (the notification tests).
+HOT_GPU_SCENARIO = """
+driver_version 550.54.15
+cuda_version 12.4
+gpus 1
+gpu all model "NVIDIA H100 80GB HBM3"
+gpu all temp_slowdown_c 90
+curve all gpu_util 0:95
+curve all power_w 0:500
+curve 0 temp 0:95 25:95 26:60 step
+"""

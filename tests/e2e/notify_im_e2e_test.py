@@ -32,37 +32,11 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import free_port, wait_for  # noqa: E402
+from e2e_util import HOT_GPU_SCENARIO, make_ca_and_cert, up_on_fake_gpu, wait_for  # noqa: E402
 
 VIGIL = os.environ["VIGIL_BIN"]
 FEISHU_SECRET = "feishu-test-secret"
 DING_SECRET = "SECdingtalk-test"
-
-SCENARIO = """
-driver_version 550.54.15
-cuda_version 12.4
-gpus 1
-gpu all model "NVIDIA H100 80GB HBM3"
-gpu all temp_slowdown_c 90
-curve all gpu_util 0:95
-curve all power_w 0:500
-curve 0 temp 0:95 25:95 26:60 step
-"""
-
-
-def make_ca_and_cert(d):
-    """A CA and a server certificate for 127.0.0.1 signed by it (openssl CLI)."""
-    def run(*args):
-        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=vigil test CA",
-        "-keyout", "ca.key", "-out", "ca.pem")
-    with open(os.path.join(d, "ext.cnf"), "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1\n")
-    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "srv.key",
-        "-out", "srv.csr")
-    run("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-days", "2", "-extfile", "ext.cnf", "-out", "srv.pem")
-    return os.path.join(d, "ca.pem"), os.path.join(d, "srv.pem"), os.path.join(d, "srv.key")
 
 
 class Bots(http.server.BaseHTTPRequestHandler):
@@ -150,9 +124,6 @@ class ImBotsE2E(unittest.TestCase):
         cls.home = tempfile.mkdtemp(prefix="vigil-im-e2e-")
         cls.work = tempfile.mkdtemp(prefix="vigil-im-work-")
         ca, cert, key = make_ca_and_cert(cls.work)
-        scenario = os.path.join(cls.work, "hot.scenario")
-        with open(scenario, "w") as f:
-            f.write(SCENARIO)
         cls.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Bots)
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls.load_cert_chain(cert, key)
@@ -170,13 +141,7 @@ class ImBotsE2E(unittest.TestCase):
         ]
         with open(os.path.join(cls.home, "config.json"), "w") as f:
             json.dump({"alerts": {"time_scale": 0.05}, "notify": {"channels": channels}}, f)
-        cls.port = free_port()
-        cls.env = dict(os.environ, VIGIL_NVML_LIBRARY=os.environ["VIGIL_FAKE_NVML"],
-                       VIGIL_FAKE_NVML_SCENARIO=scenario, VIGIL_HOME=cls.home)
-        cls.env.pop("VIGIL_URL", None)
-        up = subprocess.run([VIGIL, "up", "--listen", f"127.0.0.1:{cls.port}"],
-                            capture_output=True, text=True, env=cls.env, timeout=60)
-        assert up.returncode == 0, up.stdout + up.stderr
+        cls.env, cls.port = up_on_fake_gpu(cls.home, cls.work, HOT_GPU_SCENARIO)
 
     @classmethod
     def tearDownClass(cls):
