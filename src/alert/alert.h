@@ -49,6 +49,10 @@ struct Alert {
   // Rendered for a person, English and Simplified Chinese.
   std::string summary_en;
   std::string summary_zh;
+  // Lines beyond the summary, "" when none: an ended run's summary
+  // (run_summary.h) on job_finished and job_crashed.
+  std::string description_en;
+  std::string description_zh;
   // A JSON object; "{}" until diagnosis fills it (the diagnosis issue).
   std::string diagnosis = "{}";
   bool operator==(const Alert&) const = default;

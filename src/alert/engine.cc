@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "alert/run_summary.h"
 #include "core/log.h"
 
 namespace vigil::alert {
@@ -176,6 +177,47 @@ void AlertEngine::EvaluationLoop() {
   }
 }
 
+// Alerts of the run (other than its end) that became active while it ran:
+// the ones still active and those in the history.
+size_t AlertEngine::AlertsDuring(const diagnose::JobReport& r) const {
+  auto of_run = [&](const Alert& a) {
+    if (a.rule == "job_finished" || a.rule == "job_crashed") return false;
+    if (a.active_at_ms < r.job.start_time_ms || a.active_at_ms > r.job.last_seen_ms) return false;
+    if (!LabelOf(a, "run").empty()) return LabelOf(a, "run") == r.job.id;
+    return LabelOf(a, "job") == r.job.name && LabelOf(a, "node") == r.node;
+  };
+  std::set<std::string> ids;
+  for (const auto& [id, a] : tracker_.active()) {
+    if (of_run(a)) ids.insert(id + "@" + std::to_string(a.active_at_ms));
+  }
+  if (auto history = store_->History(1000); history.ok()) {
+    for (const Alert& a : *history) {
+      if (of_run(a)) ids.insert(a.id + "@" + std::to_string(a.active_at_ms));
+    }
+  }
+  return ids.size();
+}
+
+std::pair<std::string, std::string> AlertEngine::DescribeEnd(const diagnose::JobReport& r,
+                                                             const std::string& exit_reason) {
+  const std::string key = r.node + "/" + r.job.id;
+  auto it = run_summaries_.find(key);
+  if (it != run_summaries_.end()) return it->second;
+  const int64_t now_ms = sources_.env->NowMillis();
+  RunSummaryInput in;
+  in.report = &r;
+  in.exit_reason = exit_reason;
+  in.alerts_during_run = AlertsDuring(r);
+  in.price_per_gpu_hour = options_.config.price_per_gpu_hour;
+  in.currency = options_.config.currency;
+  in.now_ms = now_ms;
+  RunSummary s = SummarizeRun(*sources_.query, in);
+  auto text = std::make_pair(RenderRunSummary(s, false), RenderRunSummary(s, true));
+  // Kept once its data has settled (lines flushed at exit arrive late).
+  if (now_ms - r.job.last_seen_ms >= kFollowEndedMs) run_summaries_.emplace(key, text);
+  return text;
+}
+
 int64_t AlertEngine::JobsEvalMs() const {
   const int64_t scaled = static_cast<int64_t>(5000 * options_.config.time_scale);
   return std::clamp<int64_t>(scaled, 0, 5000);
@@ -237,10 +279,21 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
   // job snapshot arrives (Wake: a crash or an end is news now).
   const bool jobs_due =
       any_job_rule && sources_.reporter != nullptr &&
-      (jobs_forced_.exchange(false) || now_ms - last_jobs_eval_ms_ >= JobsEvalMs());
+      (jobs_forced_.exchange(false) || now_ms - last_jobs_eval_ms_ >= JobsEvalMs() ||
+       now_ms < follow_ended_until_ms_);
   if (jobs_due) {
     reports = sources_.reporter->Reports();
     last_jobs_eval_ms_ = now_ms;
+    // A run that just ended: its last lines (often flushed at exit) reach
+    // the store a moment after its end is known; job rules run at every
+    // evaluation for a few seconds, so the end's notification, sent after
+    // group_wait, carries the summary with them.
+    for (const diagnose::JobReport& r : reports) {
+      if (r.job.ended && now_ms - r.job.last_seen_ms < kFollowEndedMs) {
+        follow_ended_until_ms_ =
+            std::max(follow_ended_until_ms_, r.job.last_seen_ms + kFollowEndedMs);
+      }
+    }
   }
   JobContext context;
   context.ended_after_ms = started_ms_ - options_.ended_grace_ms;
@@ -249,6 +302,12 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
         GpuUtilisation(&queries_, options_.config.time_scale, now_ms, &scope_.gpu_model);
     scope_.gpu_job = GpuJobs(reports);
     context.scope = scope_;
+    context.describe_end = [this](const diagnose::JobReport& r, const std::string& reason) {
+      return DescribeEnd(r, reason);
+    };
+    std::set<std::string> listed;
+    for (const diagnose::JobReport& r : reports) listed.insert(r.node + "/" + r.job.id);
+    std::erase_if(run_summaries_, [&](const auto& e) { return !listed.count(e.first); });
   }
   std::map<std::string, int64_t> last_report;
   if (any_node_rule && sources_.jobs != nullptr) last_report = sources_.jobs->LastReports();

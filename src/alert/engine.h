@@ -147,6 +147,14 @@ class AlertEngine {
   // Each GPU's job and model, refreshed with the job rules (evaluation
   // thread only).
   ScopeContext scope_;
+  // Ended runs' descriptions (run_summary.h) by node/run id, computed once
+  // per run and dropped with its report (evaluation thread only, under mu_).
+  std::pair<std::string, std::string> DescribeEnd(const diagnose::JobReport& r,
+                                                  const std::string& exit_reason);
+  size_t AlertsDuring(const diagnose::JobReport& r) const;
+  std::map<std::string, std::pair<std::string, std::string>> run_summaries_;
+  static constexpr int64_t kFollowEndedMs = 3000;
+  int64_t follow_ended_until_ms_ = 0;  // evaluation thread only
 
   mutable std::mutex mu_;
   std::vector<RuleStatus> rules_;

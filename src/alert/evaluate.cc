@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <tuple>
 
 #include "alert/rules.h"
 
@@ -260,17 +261,23 @@ std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
       out.push_back(std::move(*s));
     }
   };
+  // An ended run: its alert carries the run's summary.
+  auto ended = [&](const diagnose::JobReport& r) {
+    std::string reason = EndReason(r);
+    const size_t before = out.size();
+    add(JobLabels(r), 1, true, {{"reason", reason}});
+    if (context.describe_end && out.size() > before) {
+      std::tie(out.back().description_en, out.back().description_zh) =
+          context.describe_end(r, reason);
+    }
+  };
   for (const diagnose::JobReport& r : reports) {
     switch (rule.job_check) {
       case JobCheck::kCrashed:
-        if ((r.state == "crashed" || r.state == "killed") && EndedRecently(r, context)) {
-          add(JobLabels(r), 1, true, {{"reason", EndReason(r)}});
-        }
+        if ((r.state == "crashed" || r.state == "killed") && EndedRecently(r, context)) ended(r);
         break;
       case JobCheck::kFinished:
-        if ((r.state == "completed" || r.state == "exited") && EndedRecently(r, context)) {
-          add(JobLabels(r), 1, true, {{"reason", EndReason(r)}});
-        }
+        if ((r.state == "completed" || r.state == "exited") && EndedRecently(r, context)) ended(r);
         break;
       case JobCheck::kStalled:
         if (r.state == "stalled" && r.progress.last_change_ms) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -85,6 +86,11 @@ struct JobContext {
   std::map<std::string, double> gpu_util;
   int64_t ended_after_ms = 0;
   ScopeContext scope;
+  // An ended run's description, English and Chinese (run_summary.h), for
+  // job_finished and job_crashed; none when unset.
+  std::function<std::pair<std::string, std::string>(const diagnose::JobReport&,
+                                                    const std::string& exit_reason)>
+      describe_end;
 };
 
 std::vector<Sample> JobSamples(const Rule& rule, const Level& level,

@@ -168,6 +168,10 @@ Rule GpuThrottled() {
 
 Rule GpuEccErrors() {
   Rule r;
+  // An hour of a counter per GPU, every second, was the engine's costliest
+  // query; an ECC count is no reason to wake someone within the second (a
+  // double-bit error also raises Xid 48, which gpu_xid sees at once).
+  r.eval_every_ms = kTrendEvalMs;
   r.id = "gpu_ecc_errors";
   r.expr = "increase(DCGM_FI_DEV_ECC_SBE_VOL_TOTAL[${1h}])";
   r.levels = {L(Severity::kWarning, 10, 10, 0),

@@ -45,6 +45,9 @@ struct Sample {
   int64_t for_ms = -1;
   std::string summary_en;
   std::string summary_zh;
+  // More for a person than the one line (Alert::description_en).
+  std::string description_en;
+  std::string description_zh;
 };
 
 class AlertTracker {

@@ -27,6 +27,8 @@ ParsedMailbox ParseMailbox(std::string_view mailbox) {
 
 std::string Clip(const std::string& s) { return std::string(CutUtf8(s, kEmailMaxField)); }
 
+constexpr size_t kEmailMaxDetails = 12;  // lines of an entry's details
+
 bool Zh(const EmailOptions& o) { return o.language == Language::kChinese; }
 
 // The message with its bounds applied: at most kEmailMaxEntries alerts (a
@@ -36,6 +38,8 @@ Message Bounded(Message m, bool zh) {
   m.entries.resize(std::min(m.entries.size(), kEmailMaxEntries));
   for (MessageEntry& e : m.entries) {
     for (std::string* f : {&e.headline, &e.value, &e.where, &e.since}) *f = Clip(*f);
+    if (e.details.size() > kEmailMaxDetails) e.details.resize(kEmailMaxDetails);
+    for (std::string& d : e.details) d = Clip(d);
   }
   if (more > 0) {
     MessageEntry e;
@@ -63,7 +67,11 @@ std::string PlainText(const Message& m, const alert::Notification& n, bool zh) {
   std::string out = m.title + "\n\n";
   for (const MessageEntry& e : m.entries) {
     out += "[" + Mark(e, zh) + "] " + e.headline + "\n";
-    for (const std::string* f : {&e.value, &e.where, &e.since, &e.link}) {
+    for (const std::string* f : {&e.value, &e.where}) {
+      if (!f->empty()) out += "  " + *f + "\n";
+    }
+    for (const std::string& d : e.details) out += "  " + d + "\n";
+    for (const std::string* f : {&e.since, &e.link}) {
       if (!f->empty()) out += "  " + *f + "\n";
     }
     out += "\n";
@@ -91,9 +99,11 @@ std::string Html(const Message& m, const alert::Notification& n, bool zh) {
   for (const MessageEntry& e : m.entries) {
     out += "<div style=\"margin:0 0 12px 0;padding:4px 8px;border-left:4px solid " +
            std::string(Colour(e)) + "\">\n<b>[" + esc(Mark(e, zh)) + "]</b> " + esc(e.headline);
-    for (const std::string* f : {&e.value, &e.where, &e.since}) {
+    for (const std::string* f : {&e.value, &e.where}) {
       if (!f->empty()) out += "<br>\n" + esc(*f);
     }
+    for (const std::string& d : e.details) out += "<br>\n" + esc(d);
+    if (!e.since.empty()) out += "<br>\n" + esc(e.since);
     if (!e.link.empty()) {
       out += "<br>\n<a href=\"" + esc(e.link) + "\">" + (zh ? "详情" : "Details") + "</a>";
     }

@@ -19,6 +19,7 @@ std::string EntryMarkdown(const MessageEntry& e, const std::string& bold, bool z
   std::string out = bold + "[" + mark + "] " + bold + e.headline + "\n";
   if (!e.value.empty()) out += "> " + e.value + "\n";
   if (!e.where.empty()) out += "> " + e.where + "\n";
+  for (const std::string& d : e.details) out += "> " + d + "\n";
   out += "> " + e.since + "\n";
   return out;
 }

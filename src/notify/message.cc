@@ -95,6 +95,14 @@ Message BuildMessage(const alert::Notification& n, Language lang) {
     e.since = e.resolved ? (zh ? "恢复于 " : "resolved at ") + Minute(a->resolved_at_ms)
                          : (zh ? "开始于 " : "since ") + Minute(since);
     e.where = Where(*a, lang);
+    const std::string& details =
+        zh && !a->description_zh.empty() ? a->description_zh : a->description_en;
+    for (size_t start = 0; start < details.size();) {
+      size_t nl = details.find('\n', start);
+      if (nl == std::string::npos) nl = details.size();
+      if (nl > start) e.details.push_back(details.substr(start, nl - start));
+      start = nl + 1;
+    }
     e.link = n.external_url + "/#alerts&id=" + a->id;
     m.entries.push_back(std::move(e));
   }

@@ -23,6 +23,8 @@ struct MessageEntry {
   std::string value;     // "value 95, threshold 90" (empty for flag rules)
   std::string since;     // "since 2026-12-02 06:35 UTC" / "resolved at ..."
   std::string where;     // "node gpu-07 · GPU 3 (NVIDIA H100 80GB HBM3) · job llama"
+  // More lines for a person (an ended run's summary), each on its own line.
+  std::vector<std::string> details;
   std::string link;      // the alert's page in the UI
 };
 

@@ -40,11 +40,15 @@ std::string Number(double v) {
 }
 
 std::map<std::string, std::string> Annotations(const Alert& a) {
-  return {{"summary", a.summary_en},
-          {"summary_zh", a.summary_zh},
-          {"rule", a.rule},
-          {"value", Number(a.value)},
-          {"threshold", Number(a.threshold)}};
+  std::map<std::string, std::string> out = {{"summary", a.summary_en},
+                                            {"summary_zh", a.summary_zh},
+                                            {"rule", a.rule},
+                                            {"value", Number(a.value)},
+                                            {"threshold", Number(a.threshold)}};
+  // Alertmanager's convention: a one-line summary, then a description.
+  if (!a.description_en.empty()) out["description"] = a.description_en;
+  if (!a.description_zh.empty()) out["description_zh"] = a.description_zh;
+  return out;
 }
 
 void WriteMap(JsonWriter* w, const std::map<std::string, std::string>& m) {

@@ -185,12 +185,19 @@ class AlertsE2E(unittest.TestCase):
         self.assertEqual(got[0][1]["labels"]["severity"], "critical")
         self.assertTrue(got[0][1]["labels"].get("run"))
         done = subprocess.run([VIGIL, "run", "--name", "tidy", "--", "/usr/bin/python3", "-c",
-                               "import time; print('loss 1.0'); time.sleep(1.5); print('done')"],
+                               "import time; print('loss 1.0', flush=True); time.sleep(4); print('done')"],
                               env=self.env, capture_output=True, text=True, timeout=60)
         self.assertEqual(done.returncode, 0)
         fin = wait_for(lambda: [x for x in received("job_finished", "firing")
                                 if x[1]["labels"].get("job") == "tidy"], 30, "job_finished at the webhook")
         self.assertEqual(fin[0][1]["labels"]["severity"], "info")
+        # The end's notification carries the run's summary (one message, not two).
+        summary = fin[0][1]["annotations"]["description"]
+        self.assertIn("Ran ", summary)
+        self.assertIn("final loss 1", summary)  # read from the run's own training_loss
+        self.assertIn("alerts during the run", summary)
+        self.assertIn("运行", fin[0][1]["annotations"]["description_zh"])
+        self.assertIn("exit", got[0][1]["annotations"]["description"])
         time.sleep(3)
         crashes = [x for x in received("job_crashed", "firing") if x[1]["labels"].get("job") == "crashy"]
         self.assertEqual(len(crashes), 1, "one notification per crash")

@@ -200,6 +200,7 @@ Status LogAgent::Start() {
         "drops what it already has");
   }
   VIGIL_ASSIGN_OR_RETURN(watcher_, FileWatcher::Create());
+  WatchSpool();
   thread_ = std::thread([this] { Loop(); });
   return Status::Ok();
 }
@@ -267,7 +268,11 @@ void LogAgent::Loop() {
   bool more_to_read = true;
   while (!stop_) {
     int64_t now = env_->MonotonicMillis();
-    if (first_discovery_ || now - last_discovery_ms_ >= options_.discovery_interval_ms) {
+    FileChanges changes = watcher_->TakeChanges();
+    // A full pass now and then catches what no event announced (a file
+    // system without inotify events for it, a read that failed).
+    bool full = more_to_read || now - last_full_pass_ms_ >= options_.full_pass_interval_ms;
+    if (DiscoveryDue(now, changes)) {
       // The batch points at sources that discovery may close: send it first.
       if (!batch.empty()) {
         (void)SendBatch(&batch, /*retry_until_stopped=*/true);
@@ -277,12 +282,9 @@ void LogAgent::Loop() {
       Discover(first_discovery_);
       first_discovery_ = false;
       last_discovery_ms_ = now;
+      full = true;  // what it found is read at once
     }
-    // A full pass now and then catches what no event announced (a file
-    // system without inotify events for it, a read that failed).
-    bool full = more_to_read || now - last_full_pass_ms_ >= options_.full_pass_interval_ms;
     if (full) last_full_pass_ms_ = now;
-    FileChanges changes = watcher_->TakeChanges();
     bool more = ReadInto(&batch, full ? nullptr : &changes);
     more_to_read = more;
     FlushIdle(&batch, /*all=*/false);
@@ -313,6 +315,25 @@ void LogAgent::Loop() {
   if (!st.ok()) Logf(LogLevel::kWarn, "log checkpoint: %s", st.ToString().c_str());
 }
 
+bool LogAgent::DiscoveryDue(int64_t now, const FileChanges& changes) const {
+  if (first_discovery_ || now - last_discovery_ms_ >= options_.discovery_interval_ms) return true;
+  // A new file in `vigil run`'s spool is a job that just started: its lines
+  // (a crash at start-up among them) are followed at once, not at the next
+  // round. Not with a polled spool, which would look new at every pass.
+  const std::string& spool = options_.discovery.run_spool_dir;
+  bool news =
+      retry_discovery_ || (!spool.empty() && !watcher_->polling() && changes.dirs.count(spool));
+  return news && now - last_discovery_ms_ >= kMinDiscoveryGapMs;
+}
+
+void LogAgent::WatchSpool() {
+  const std::string& spool = options_.discovery.run_spool_dir;
+  if (spool.empty() || options_.discover_override) return;
+  if (!env_->CreateDirs(spool).ok()) return;
+  // A name no file has: every event in the directory marks the directory.
+  (void)watcher_->Watch(JoinPath(spool, "*"));
+}
+
 bool LogAgent::LabelRun(discover::LogSource* spec) const {
   if (!options_.run_of || !discover::HasRunAnchor(*spec)) return true;  // no run to look for
   auto at = std::lower_bound(spec->labels.begin(), spec->labels.end(), std::string_view("run"),
@@ -324,7 +345,7 @@ bool LogAgent::LabelRun(discover::LogSource* spec) const {
   return true;
 }
 
-void LogAgent::LabelRuns(std::vector<discover::LogSource>* found) const {
+std::set<std::string> LogAgent::LabelRuns(std::vector<discover::LogSource>* found) const {
   std::vector<discover::LogSource*> unknown;
   for (discover::LogSource& spec : *found) {
     bool followed = std::any_of(sources_.begin(), sources_.end(),
@@ -334,9 +355,28 @@ void LogAgent::LabelRuns(std::vector<discover::LogSource>* found) const {
   // A new job's file is often found before the tracker has seen the job:
   // one tracker pass, then ask again (a stream's labels never change once
   // it is followed).
-  if (unknown.empty() || !options_.refresh_runs) return;
-  options_.refresh_runs();
-  for (discover::LogSource* spec : unknown) LabelRun(spec);
+  std::set<std::string> still_unknown;
+  if (unknown.empty()) return still_unknown;
+  if (options_.refresh_runs) options_.refresh_runs();
+  for (discover::LogSource* spec : unknown) {
+    if (!LabelRun(spec)) still_unknown.insert(spec->path);
+  }
+  return still_unknown;
+}
+
+bool LogAgent::WaitForRun(const discover::LogSource& spec, const std::set<std::string>& unknown,
+                          int64_t now) {
+  const std::string& path = spec.path;
+  // A spool file whose sidecar (with the job's pid) is not written yet.
+  const std::string& spool = options_.discovery.run_spool_dir;
+  const bool unanchored = !spool.empty() && spec.writer_pid == 0 && path.size() > spool.size() &&
+                          path.compare(0, spool.size(), spool) == 0;
+  if (!unknown.count(path) && !unanchored) return false;
+  auto [it, first_seen] = run_wait_since_.emplace(path, now);
+  (void)first_seen;
+  if (now - it->second >= kRunWaitMs) return false;  // followed without the label
+  retry_discovery_ = true;
+  return true;
 }
 
 void LogAgent::Discover(bool first) {
@@ -363,7 +403,12 @@ void LogAgent::Discover(bool first) {
   }
   int64_t now = env_->MonotonicMillis();
   for (auto& s : sources_) s->discovered = false;
-  LabelRuns(&found);
+  const std::set<std::string> unknown_run = LabelRuns(&found);
+  retry_discovery_ = false;
+  std::erase_if(run_wait_since_, [&](const auto& e) {
+    return std::none_of(found.begin(), found.end(),
+                        [&](const discover::LogSource& f) { return f.path == e.first; });
+  });
   for (auto& spec : found) {
     auto it = std::find_if(sources_.begin(), sources_.end(),
                            [&](const auto& s) { return s->spec.path == spec.path; });
@@ -372,6 +417,11 @@ void LogAgent::Discover(bool first) {
       (*it)->last_discovered_ms = now;
       continue;
     }
+    // Found before its job's run is known (discovery right after a new
+    // spool file): wait for the tracker a little (never longer than a
+    // discovery interval), so that its lines carry their run's label. Its
+    // lines wait in the file, from its start.
+    if (!first && WaitForRun(spec, unknown_run, now)) continue;
     const bool at_start = first;
     TailerOptions to = options_.tailer;
     std::vector<SourceCheckpoint> cps = checkpoints_->ForPath(spec.path);

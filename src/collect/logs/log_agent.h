@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -139,6 +140,23 @@ class LogAgent {
   void Loop();
   Result<std::unique_ptr<CheckpointStore>> OpenCheckpoints() const;
   void Discover(bool first);
+  // Whether discovery runs now: its interval has passed, or a new file
+  // appeared in the run spool (at most every kMinDiscoveryGapMs).
+  bool DiscoveryDue(int64_t now, const FileChanges& changes) const;
+  void WatchSpool();
+  static constexpr int64_t kMinDiscoveryGapMs = 250;
+  // Paths of new sources whose run is not known yet (LabelRun), after one
+  // tracker refresh.
+  std::set<std::string> LabelRuns(std::vector<discover::LogSource>* found) const;
+  // Whether a new source of unknown run waits for the next discovery (at
+  // most kRunWaitMs since first found) rather than being followed unlabelled.
+  // So does a new spool file whose sidecar (naming its job's pid) is not
+  // written yet.
+  bool WaitForRun(const discover::LogSource& spec, const std::set<std::string>& unknown,
+                  int64_t now);
+  static constexpr int64_t kRunWaitMs = 3000;
+  std::map<std::string, int64_t> run_wait_since_;  // agent thread only
+  bool retry_discovery_ = false;                   // agent thread only
   // Reads what each source has (only those `only` marks, when given);
   // true when the batch filled up before every source was read.
   bool ReadInto(Batch* batch, const FileChanges* only);
@@ -163,7 +181,6 @@ class LogAgent {
   bool LabelRun(discover::LogSource* spec) const;
   // Labels the new sources among `found` with their runs (LabelRun), with
   // one refresh of the tracker for those not known.
-  void LabelRuns(std::vector<discover::LogSource>* found) const;
   uint64_t sequence_ = 0;
   ship::Backoff backoff_;
 

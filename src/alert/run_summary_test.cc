@@ -1,0 +1,137 @@
+// An ended run's summary, read from its own series in a real store through
+// the query engine: numbers checked against what was written.
+#include "alert/run_summary.h"
+
+#include <gtest/gtest.h>
+
+#include "core/manual_clock_env.h"
+#include "core/temp_dir.h"
+
+namespace vigil::alert {
+namespace {
+
+constexpr int64_t kT0 = 1'764'633'600'000;  // 2025-12-02 00:00 UTC
+constexpr int64_t kStepMs = 15'000;
+
+class RunSummaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env_.now = kT0;
+    tsdb::Options o;
+    o.dir = tmp_.path() + "/tsdb";
+    o.env = &env_;
+    auto db = tsdb::Db::Open(o);
+    ASSERT_TRUE(db.ok());
+    db_ = std::move(db).value();
+    query_ = std::make_unique<query::Engine>(db_.get());
+  }
+  void TearDown() override { (void)db_->Close(); }
+
+  void Add(const std::string& name, wire::Labels labels, int64_t t, double v) {
+    labels.insert(labels.begin(), {"__name__", name});
+    wire::MetricBatch b;
+    b.series.push_back({std::move(labels), {{t, v}}});
+    ASSERT_TRUE(db_->Append(b).ok());
+  }
+
+  // A run of one hour on GPUs 0 and 1 of node n1: GPU 0 busy at 90 %, GPU 1
+  // idle (2 %) for its first 15 minutes then at 80 %; memory up to 70 GiB;
+  // the loss falls from 2.0 to 1.0 with its best (0.9) ten minutes before
+  // the end; 1000 samples/s; an eval loss at the end.
+  diagnose::JobReport OneHourRun() {
+    for (int64_t t = kT0; t <= kT0 + 3'600'000; t += kStepMs) {
+      double minute = static_cast<double>(t - kT0) / 60'000;
+      Add("DCGM_FI_DEV_GPU_UTIL", {{"gpu", "0"}, {"node", "n1"}}, t, 90);
+      Add("DCGM_FI_DEV_GPU_UTIL", {{"gpu", "1"}, {"node", "n1"}}, t, minute < 15 ? 2 : 80);
+      Add("DCGM_FI_DEV_GPU_UTIL", {{"gpu", "2"}, {"node", "n1"}}, t, 0);  // not the run's
+      Add("DCGM_FI_DEV_FB_USED", {{"gpu", "0"}, {"node", "n1"}}, t, minute < 30 ? 40960 : 71680);
+      Add("DCGM_FI_DEV_FB_USED", {{"gpu", "2"}, {"node", "n1"}}, t, 80000);
+      double loss = minute > 49 && minute < 51 ? 0.9 : 2.0 - minute / 60;
+      Add("training_loss", {{"job", "train"}, {"node", "n1"}, {"run", "r-1"}}, t, loss);
+      Add("training_loss", {{"job", "train"}, {"node", "n1"}, {"run", "r-0"}}, t, 0.1);
+      Add("training_samples_per_second", {{"job", "train"}, {"node", "n1"}, {"run", "r-1"}}, t,
+          1000);
+    }
+    Add("training_eval_loss", {{"job", "train"}, {"node", "n1"}, {"run", "r-1"}}, kT0 + 3'600'000,
+        1.25);
+    env_.now = kT0 + 3'601'000;
+    diagnose::JobReport r;
+    r.node = "n1";
+    r.job.id = "r-1";
+    r.job.name = "train";
+    r.job.start_time_ms = kT0;
+    r.job.last_seen_ms = kT0 + 3'600'000;
+    r.job.ended = true;
+    r.by_run = true;
+    r.gpus = {{"0", "GPU-a", std::nullopt}, {"1", "GPU-b", std::nullopt}};
+    return r;
+  }
+
+  TempDir tmp_;
+  ManualClockEnv env_;
+  std::unique_ptr<tsdb::Db> db_;
+  std::unique_ptr<query::Engine> query_;
+};
+
+TEST_F(RunSummaryTest, NumbersComeFromTheRunsOwnSeries) {
+  diagnose::JobReport r = OneHourRun();
+  RunSummaryInput in{&r, "exit status 0", 3, 2.5, "USD"};
+  RunSummary s = SummarizeRun(*query_, in);
+  EXPECT_EQ(s.duration_ms, 3'600'000);
+  EXPECT_EQ(s.gpus, 2u);
+  EXPECT_DOUBLE_EQ(s.gpu_hours, 2.0);
+  ASSERT_TRUE(s.mean_gpu_util);
+  // GPU 0 at 90; GPU 1 at 2 for a quarter, 80 after: about (90 + 60.5) / 2.
+  EXPECT_NEAR(*s.mean_gpu_util, 75.2, 1.0);
+  ASSERT_TRUE(s.idle_fraction);
+  EXPECT_NEAR(*s.idle_fraction, 0.125, 0.02);  // GPU 1's first quarter, of two GPUs
+  ASSERT_TRUE(s.gpu_memory_peak_mib);
+  EXPECT_EQ(*s.gpu_memory_peak_mib, 71680);  // GPU 2's 80000 is another job's
+  ASSERT_TRUE(s.final_loss);
+  EXPECT_NEAR(*s.final_loss, 1.0, 1e-9);
+  ASSERT_TRUE(s.best_loss);
+  EXPECT_NEAR(*s.best_loss, 0.9, 1e-9);  // not run r-0's 0.1
+  ASSERT_EQ(s.eval.count("eval_loss"), 1u);
+  EXPECT_EQ(s.eval.at("eval_loss"), 1.25);
+  ASSERT_TRUE(s.throughput);
+  EXPECT_EQ(s.throughput->first, "samples/s");
+  EXPECT_NEAR(s.throughput->second, 1000, 1e-9);
+
+  std::string en = RenderRunSummary(s, false);
+  EXPECT_NE(en.find("Ran 1h on 2 GPUs (2.00 GPU-hours)"), std::string::npos) << en;
+  EXPECT_NE(en.find("GPU memory peak 70.0 GiB"), std::string::npos) << en;
+  EXPECT_NE(en.find("final loss 1, best 0.9"), std::string::npos) << en;
+  EXPECT_NE(en.find("eval_loss 1.25"), std::string::npos) << en;
+  EXPECT_NE(en.find("cost about 5.00 USD, of which idle"), std::string::npos) << en;
+  EXPECT_NE(en.find("3 alerts during the run"), std::string::npos) << en;
+  EXPECT_NE(en.find("exit: exit status 0"), std::string::npos) << en;
+  std::string zh = RenderRunSummary(s, true);
+  EXPECT_NE(zh.find("GPU 小时"), std::string::npos) << zh;
+  EXPECT_NE(zh.find("费用约 5.00 USD"), std::string::npos) << zh;
+}
+
+// What a run never reported is left out, not shown as zero.
+TEST_F(RunSummaryTest, ARunWithoutGpusOrTrainingSeriesSaysOnlyWhatIsKnown) {
+  diagnose::JobReport r;
+  r.node = "n1";
+  r.job.id = "r-9";
+  r.job.name = "etl";
+  r.job.start_time_ms = kT0;
+  r.job.last_seen_ms = kT0 + 100'000;
+  r.job.ended = true;
+  r.by_run = true;
+  RunSummaryInput in{&r, "killed by signal 9", 0, 2.5, "USD"};
+  RunSummary s = SummarizeRun(*query_, in);
+  EXPECT_FALSE(s.mean_gpu_util);
+  EXPECT_FALSE(s.final_loss);
+  EXPECT_FALSE(s.throughput);
+  std::string en = RenderRunSummary(s, false);
+  EXPECT_EQ(en, "Ran 2m, no GPU\n0 alerts during the run\nexit: killed by signal 9");
+}
+
+TEST(PromQLStringTest, QuotesAndBackslashesAreEscaped) {
+  EXPECT_EQ(PromQLString("a\"b\\c"), "\"a\\\"b\\\\c\"");
+}
+
+}  // namespace
+}  // namespace vigil::alert
