@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "alert/test_store.h"
 #include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 
@@ -24,17 +25,11 @@ class Recorder final : public Notifier {
 class AlertEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    tsdb::Options o;
-    o.dir = tmp_.path() + "/tsdb";
-    // The store's clock is the test's: its background maintenance (cutting
-    // chunks, retention) must not see today's date and drop the test's data.
-    o.env = &env_;
-    auto db = tsdb::Db::Open(o);
-    ASSERT_TRUE(db.ok());
-    db_ = std::move(db).value();
-    query_ = std::make_unique<query::Engine>(db_.get());
+    store_.Open(tmp_.path(), &env_);
+    db_ = store_.db.get();
+    query_ = store_.query.get();
   }
-  void TearDown() override { (void)db_->Close(); }
+  void TearDown() override { store_.Close(); }
 
   // One sample of the GPU's temperature and slowdown threshold at `now`.
   void Temperature(double celsius) {
@@ -59,7 +54,7 @@ class AlertEngineTest : public ::testing::Test {
     o.dispatch.group_interval_ms = 5000;
     o.channels = {{"hook", &hook_}};
     AlertEngineSources s;
-    s.query = query_.get();
+    s.query = query_;
     s.env = &env_;
     auto e = AlertEngine::Create(s, o);
     EXPECT_TRUE(e.ok()) << e.status().ToString();
@@ -85,8 +80,9 @@ class AlertEngineTest : public ::testing::Test {
 
   TempDir tmp_;
   ManualClockEnv env_{1'764'000'000'000};
-  std::unique_ptr<tsdb::Db> db_;
-  std::unique_ptr<query::Engine> query_;
+  TestStore store_;
+  tsdb::Db* db_ = nullptr;
+  query::Engine* query_ = nullptr;
   Recorder hook_;
 };
 
@@ -199,7 +195,7 @@ TEST_F(AlertEngineTest, BadConfigurationIsRefusedByName) {
   AlertEngineOptions o;
   o.dispatch.channels = {"nope"};
   AlertEngineSources s;
-  s.query = query_.get();
+  s.query = query_;
   auto e = AlertEngine::Create(s, o);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("nope"), std::string::npos);
@@ -272,7 +268,7 @@ TEST_F(AlertEngineTest, QuietHoursForAnUnknownChannelAreRefused) {
   AlertEngineOptions o;
   o.dispatch.quiet_hours["nope"] = QuietHours{};
   AlertEngineSources s;
-  s.query = query_.get();
+  s.query = query_;
   auto e = AlertEngine::Create(s, o);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("nope"), std::string::npos);

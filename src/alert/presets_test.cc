@@ -11,6 +11,7 @@
 #include <set>
 
 #include "alert/engine.h"
+#include "alert/test_store.h"
 #include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 
@@ -28,25 +29,18 @@ struct Point {
 class PresetsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    tsdb::Options o;
-    o.dir = tmp_.path() + "/tsdb";
-    // The store's clock is the test's: its background maintenance (cutting
-    // chunks, retention) must not see today's date and drop the test's data.
-    o.env = &env_;
-    auto db = tsdb::Db::Open(o);
-    ASSERT_TRUE(db.ok());
-    db_ = std::move(db).value();
-    query_ = std::make_unique<query::Engine>(db_.get());
+    store_.Open(tmp_.path(), &env_);
+    db_ = store_.db.get();
     AlertEngineOptions ao;
     ao.store.path = tmp_.path() + "/alerts.db";
     AlertEngineSources s;
-    s.query = query_.get();
+    s.query = store_.query.get();
     s.env = &env_;
     auto e = AlertEngine::Create(s, ao);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     engine_ = std::move(e).value();
   }
-  void TearDown() override { (void)db_->Close(); }
+  void TearDown() override { store_.Close(); }
 
   // Plays `minutes`, a step every kStepS seconds: `points(t)` (seconds since
   // the start) is appended, then the engine evaluates.
@@ -104,8 +98,8 @@ class PresetsTest : public ::testing::Test {
   TempDir tmp_;
   const int64_t start_ = 1'764'000'000'000;
   ManualClockEnv env_{start_};
-  std::unique_ptr<tsdb::Db> db_;
-  std::unique_ptr<query::Engine> query_;
+  TestStore store_;
+  tsdb::Db* db_ = nullptr;
   std::unique_ptr<AlertEngine> engine_;
   std::map<std::string, std::set<std::string>> fired_, active_;
   std::map<std::string, Alert> first_;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "alert/test_store.h"
 #include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 
@@ -13,25 +14,32 @@ namespace {
 constexpr int64_t kT0 = 1'764'633'600'000;  // 2025-12-02 00:00 UTC
 constexpr int64_t kStepMs = 15'000;
 
+// A run of node n1 that started at kT0 and ran `ms`, labelled by run.
+diagnose::JobReport Ended(const std::string& id, const std::string& name, int64_t ms) {
+  diagnose::JobReport r;
+  r.node = "n1";
+  r.job.id = id;
+  r.job.name = name;
+  r.job.start_time_ms = kT0;
+  r.job.last_seen_ms = kT0 + ms;
+  r.job.ended = true;
+  r.by_run = true;
+  return r;
+}
+
 class RunSummaryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     env_.now = kT0;
-    tsdb::Options o;
-    o.dir = tmp_.path() + "/tsdb";
-    o.env = &env_;
-    auto db = tsdb::Db::Open(o);
-    ASSERT_TRUE(db.ok());
-    db_ = std::move(db).value();
-    query_ = std::make_unique<query::Engine>(db_.get());
+    store_.Open(tmp_.path(), &env_);
   }
-  void TearDown() override { (void)db_->Close(); }
+  void TearDown() override { store_.Close(); }
 
   void Add(const std::string& name, wire::Labels labels, int64_t t, double v) {
     labels.insert(labels.begin(), {"__name__", name});
     wire::MetricBatch b;
     b.series.push_back({std::move(labels), {{t, v}}});
-    ASSERT_TRUE(db_->Append(b).ok());
+    ASSERT_TRUE(store_.db->Append(b).ok());
   }
 
   // A run of one hour on GPUs 0 and 1 of node n1: GPU 0 busy at 90 %, GPU 1
@@ -55,28 +63,20 @@ class RunSummaryTest : public ::testing::Test {
     Add("training_eval_loss", {{"job", "train"}, {"node", "n1"}, {"run", "r-1"}}, kT0 + 3'600'000,
         1.25);
     env_.now = kT0 + 3'601'000;
-    diagnose::JobReport r;
-    r.node = "n1";
-    r.job.id = "r-1";
-    r.job.name = "train";
-    r.job.start_time_ms = kT0;
-    r.job.last_seen_ms = kT0 + 3'600'000;
-    r.job.ended = true;
-    r.by_run = true;
+    diagnose::JobReport r = Ended("r-1", "train", 3'600'000);
     r.gpus = {{"0", "GPU-a", std::nullopt}, {"1", "GPU-b", std::nullopt}};
     return r;
   }
 
   TempDir tmp_;
   ManualClockEnv env_;
-  std::unique_ptr<tsdb::Db> db_;
-  std::unique_ptr<query::Engine> query_;
+  TestStore store_;
 };
 
 TEST_F(RunSummaryTest, NumbersComeFromTheRunsOwnSeries) {
   diagnose::JobReport r = OneHourRun();
   RunSummaryInput in{&r, "exit status 0", 3, 2.5, "USD"};
-  RunSummary s = SummarizeRun(*query_, in);
+  RunSummary s = SummarizeRun(*store_.query, in);
   EXPECT_EQ(s.duration_ms, 3'600'000);
   EXPECT_EQ(s.gpus, 2u);
   EXPECT_DOUBLE_EQ(s.gpu_hours, 2.0);
@@ -112,16 +112,9 @@ TEST_F(RunSummaryTest, NumbersComeFromTheRunsOwnSeries) {
 
 // What a run never reported is left out, not shown as zero.
 TEST_F(RunSummaryTest, ARunWithoutGpusOrTrainingSeriesSaysOnlyWhatIsKnown) {
-  diagnose::JobReport r;
-  r.node = "n1";
-  r.job.id = "r-9";
-  r.job.name = "etl";
-  r.job.start_time_ms = kT0;
-  r.job.last_seen_ms = kT0 + 100'000;
-  r.job.ended = true;
-  r.by_run = true;
+  diagnose::JobReport r = Ended("r-9", "etl", 100'000);
   RunSummaryInput in{&r, "killed by signal 9", 0, 2.5, "USD"};
-  RunSummary s = SummarizeRun(*query_, in);
+  RunSummary s = SummarizeRun(*store_.query, in);
   EXPECT_FALSE(s.mean_gpu_util);
   EXPECT_FALSE(s.final_loss);
   EXPECT_FALSE(s.throughput);
