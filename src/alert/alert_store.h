@@ -63,6 +63,10 @@ class AlertStore {
   // Deletes the silences that ended before now_ms - silence_retention_ms.
   Status PruneSilences(int64_t now_ms);
 
+  // The connection, for what keeps its own tables in alerts.db and commits
+  // with the store (the delivery log); same thread rule as the store.
+  store::SqliteDb* db() { return db_.get(); }
+
  private:
   AlertStore(AlertStoreOptions options, std::unique_ptr<store::SqliteDb> db);
   Status Trim(int64_t now_ms);

@@ -5,6 +5,7 @@
 
 #include "alert/run_summary.h"
 #include "core/log.h"
+#include "store/common/sqlite.h"
 
 namespace vigil::alert {
 namespace {
@@ -92,6 +93,8 @@ Result<std::unique_ptr<AlertEngine>> AlertEngine::Create(AlertEngineSources sour
   }
   auto store = AlertStore::Open(options.store);
   if (!store.ok()) return store.status();
+  auto log = DeliveryLog::Open((*store)->db(), options.delivery);
+  if (!log.ok()) return log.status().WithContext("cannot open the delivery log");
   std::unique_ptr<AlertEngine> engine(new AlertEngine(
       sources, std::move(options), std::move(rules).value(), std::move(store).value()));
   auto active = engine->store_->Active();
@@ -100,6 +103,7 @@ Result<std::unique_ptr<AlertEngine>> AlertEngine::Create(AlertEngineSources sour
   auto groups = engine->store_->Groups();
   if (!groups.ok()) return groups.status().WithContext("cannot read the saved alert groups");
   engine->dispatcher_.Restore(*groups);
+  engine->log_ = std::move(log).value();
   auto silences = engine->store_->Silences();
   if (!silences.ok()) return silences.status().WithContext("cannot read the saved silences");
   for (Silence& s : *silences) {
@@ -161,9 +165,15 @@ void AlertEngine::EvaluationLoop() {
       std::lock_guard lock(mu_);
       next_due = dispatcher_.NextDueMs();
     }
+    {
+      std::lock_guard lock(mu_);
+      LogDue(due, now);
+    }
     std::unique_lock lock(queue_mu_);
-    for (Notification& n : due) queue_.push_back(std::move(n));
-    if (!due.empty()) queue_cv_.notify_one();
+    if (!due.empty()) {
+      entries_added_ = true;
+      queue_cv_.notify_one();
+    }
     // A group due now that Due held back (quiet hours) waits for the next
     // evaluation: no spinning on it.
     const int64_t after = sources_.env->NowMillis();
@@ -234,36 +244,110 @@ void AlertEngine::Wake() {
 
 void AlertEngine::DeliveryLoop() {
   while (true) {
-    Notification n;
+    DeliverDue();  // what a restart left pending goes first
+    int64_t next = INT64_MAX;
     {
-      std::unique_lock lock(queue_mu_);
-      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, nothing left
-      n = std::move(queue_.front());
-      queue_.pop_front();
+      std::lock_guard lock(mu_);
+      next = log_->NextAttemptMs().value_or(INT64_MAX);
     }
-    Deliver({n});
+    const int64_t wait_ms = std::clamp<int64_t>(
+        next == INT64_MAX ? 60'000 : next - sources_.env->NowMillis(), 1, 60'000);
+    std::unique_lock lock(queue_mu_);
+    queue_cv_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                       [this] { return stopping_ || entries_added_; });
+    if (stopping_) return;
+    entries_added_ = false;
   }
 }
 
-void AlertEngine::EvaluateOnce() { Deliver(Evaluate(sources_.env->NowMillis())); }
-
-void AlertEngine::Deliver(const std::vector<Notification>& due) {
-  for (const Notification& n : due) {
-    Status st = options_.channels.at(n.receiver)->Send(n);
-    if (!st.ok()) {
-      Logf(LogLevel::kWarn, "alert notification to %s failed: %s", n.receiver.c_str(),
-           st.ToString().c_str());
-    }
+void AlertEngine::EvaluateOnce() {
+  const int64_t now = sources_.env->NowMillis();
+  std::vector<Notification> due = Evaluate(now);
+  {
     std::lock_guard lock(mu_);
-    int64_t now = sources_.env->NowMillis();
-    std::optional<GroupRecord> record = dispatcher_.Sent(n, st.ok(), now);
-    ++(st.ok() ? stats_.notifications_sent : stats_.notifications_failed);
-    if (record) {
-      Status saved = store_->SaveGroup(*record);
-      if (!saved.ok()) Logf(LogLevel::kWarn, "alert group not saved: %s", saved.ToString().c_str());
+    LogDue(due, now);
+  }
+  DeliverDue();
+}
+
+void AlertEngine::LogDue(const std::vector<Notification>& due, int64_t now_ms) {
+  for (const Notification& n : due) {
+    // The entry and the group's record commit together: after a crash
+    // either both say it was handed out, or neither does and the
+    // dispatcher hands it out again.
+    store::SqliteTxn txn(store_->db());
+    Status st = txn.Begin();
+    Result<int64_t> id = st.ok() ? log_->Add(n, now_ms, in_flight_id_) : Result<int64_t>(st);
+    if (!id.ok()) {
+      Logf(LogLevel::kWarn, "notification to %s not written to the delivery log: %s",
+           n.receiver.c_str(), id.status().ToString().c_str());
+      (void)dispatcher_.Sent(n, /*delivered=*/false, now_ms);  // the dispatcher retries it
+      continue;
+    }
+    std::optional<GroupRecord> record = dispatcher_.Sent(n, /*delivered=*/true, now_ms);
+    if (record) st = store_->SaveGroup(*record);
+    if (st.ok()) st = txn.Commit();
+    if (!st.ok()) Logf(LogLevel::kWarn, "alert group not saved: %s", st.ToString().c_str());
+  }
+}
+
+void AlertEngine::DeliverDue() {
+  while (true) {
+    std::vector<DeliveryEntry> due;
+    {
+      std::lock_guard lock(mu_);
+      auto r = log_->Due(sources_.env->NowMillis(), 16);
+      if (!r.ok()) {
+        Logf(LogLevel::kWarn, "delivery log unreadable: %s", r.status().ToString().c_str());
+        return;
+      }
+      due = std::move(r).value();
+    }
+    if (due.empty()) return;
+    for (const DeliveryEntry& e : due) {
+      {
+        std::lock_guard lock(queue_mu_);
+        if (stopping_) return;  // the rest stays pending for the next start
+      }
+      DeliverEntry(e);
     }
   }
+}
+
+void AlertEngine::DeliverEntry(const DeliveryEntry& e) {
+  auto channel = options_.channels.find(e.receiver);
+  {
+    std::lock_guard lock(mu_);
+    const int64_t now = sources_.env->NowMillis();
+    if (channel == options_.channels.end() || e.notification.alerts.empty()) {
+      // A channel removed from config.json since, or a payload this version
+      // cannot read: nothing to send it with.
+      Status st = log_->Abandon(e.id,
+                                channel == options_.channels.end()
+                                    ? "the channel \"" + e.receiver + "\" is no longer configured"
+                                    : "the entry cannot be read by this version",
+                                now);
+      if (!st.ok()) Logf(LogLevel::kWarn, "delivery log: %s", st.ToString().c_str());
+      return;
+    }
+    // Committed before the send: a crash during it re-sends this entry once.
+    Status claimed = log_->Claim(e.id, now);
+    if (!claimed.ok()) {
+      Logf(LogLevel::kWarn, "delivery log: %s", claimed.ToString().c_str());
+      return;
+    }
+    in_flight_id_ = e.id;
+  }
+  Status st = channel->second->Send(e.notification);
+  if (!st.ok()) {
+    Logf(LogLevel::kWarn, "alert notification to %s failed (attempt %lld): %s", e.receiver.c_str(),
+         static_cast<long long>(e.attempts + 1), st.ToString().c_str());
+  }
+  std::lock_guard lock(mu_);
+  in_flight_id_ = 0;
+  ++(st.ok() ? stats_.notifications_sent : stats_.notifications_failed);
+  Status recorded = log_->Finish(e.id, st, sources_.env->NowMillis());
+  if (!recorded.ok()) Logf(LogLevel::kWarn, "delivery log: %s", recorded.ToString().c_str());
 }
 
 std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
@@ -419,6 +503,16 @@ std::vector<RuleStatus> AlertEngine::Rules() const {
 AlertEngineStats AlertEngine::Stats() const {
   std::lock_guard lock(mu_);
   return stats_;
+}
+
+Result<std::vector<DeliveryEntry>> AlertEngine::Deliveries(const DeliveryFilter& filter) const {
+  std::lock_guard lock(mu_);
+  return log_->List(filter);
+}
+
+Result<DeliverySummary> AlertEngine::DeliveryCounts() const {
+  std::lock_guard lock(mu_);
+  return log_->Summary();
 }
 
 Result<std::string> AlertEngine::AddSilence(Silence silence) {

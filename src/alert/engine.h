@@ -5,20 +5,26 @@
 // their channels (dispatch.h, notification.h), less what silences mute
 // (silence.h). docs/alerts.md describes it for users.
 //
+// Delivery is durable (delivery_log.h, docs/notify.md "Delivery log"): a
+// notification the dispatcher hands out is written to the delivery log in
+// the same transaction as its group's record, and from then on the log, not
+// the dispatcher, owns its retries; on start, the log's pending entries are
+// resumed.
+//
 // Threads: Start() runs an evaluation thread and a delivery thread, so a
-// channel that hangs delays no evaluation; a group being delivered is not
-// handed out again until its outcome is known. EvaluateOnce() runs one
-// evaluation on the caller's thread (tests, with a manual clock).
+// channel that hangs delays no evaluation; the delivery thread sends the
+// log's due entries one at a time. EvaluateOnce() runs one evaluation and
+// delivers what is due on the caller's thread (tests, with a manual clock).
 //
 // Thread safety: every public method may be called from any thread; `mu_`
-// guards the tracker, the dispatcher, the store and the rule status.
+// guards the tracker, the dispatcher, the store, the delivery log and the
+// rule status; a channel's Send runs outside it.
 #pragma once
 
 #include <atomic>
 #include <climits>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +34,7 @@
 #include <vector>
 
 #include "alert/alert_store.h"
+#include "alert/delivery_log.h"
 #include "alert/dispatch.h"
 #include "alert/evaluate.h"
 #include "alert/notification.h"
@@ -52,6 +59,7 @@ struct AlertEngineOptions {
   AlertsConfig config;
   DispatchOptions dispatch;
   AlertStoreOptions store;
+  DeliveryLogOptions delivery;
   // The channels by name (not owned; they outlive the engine).
   std::map<std::string, Notifier*> channels;
   // A job that ended this long before the engine started is old news: its
@@ -110,6 +118,10 @@ class AlertEngine {
   Result<std::vector<Alert>> History(size_t limit) const;
   std::vector<RuleStatus> Rules() const;
   AlertEngineStats Stats() const;
+  // The delivery log's entries (newest first) and its counts per state and
+  // channel (/api/v1/notifications).
+  Result<std::vector<DeliveryEntry>> Deliveries(const DeliveryFilter& filter) const;
+  Result<DeliverySummary> DeliveryCounts() const;
 
   // Silences (silence.h), saved in the store at once. AddSilence fills the
   // id and the created and updated times, moves a start in the past to now,
@@ -130,7 +142,12 @@ class AlertEngine {
               std::unique_ptr<AlertStore> store);
   // Evaluates every rule at `now` and returns the notifications due.
   std::vector<Notification> Evaluate(int64_t now_ms);
-  void Deliver(const std::vector<Notification>& due);
+  // Writes what the dispatcher handed out to the delivery log (mu_ held).
+  void LogDue(const std::vector<Notification>& due, int64_t now_ms);
+  // Sends the log's entries due now, one at a time, until none is due.
+  void DeliverDue();
+  // Sends one entry and records its outcome.
+  void DeliverEntry(const DeliveryEntry& e);
   void EvaluationLoop();
   void DeliveryLoop();
 
@@ -161,16 +178,18 @@ class AlertEngine {
   AlertTracker tracker_;
   Dispatcher dispatcher_;
   std::unique_ptr<AlertStore> store_;
+  std::unique_ptr<DeliveryLog> log_;
+  int64_t in_flight_id_ = 0;  // the entry being sent, never superseded
   SilenceSet silences_;
   int64_t silences_pruned_ms_ = 0;
   AlertEngineStats stats_;
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
-  std::deque<Notification> queue_;
   std::condition_variable stop_cv_;
-  bool stopping_ = false;  // guarded by queue_mu_
-  bool woken_ = false;     // guarded by queue_mu_
+  bool stopping_ = false;       // guarded by queue_mu_
+  bool woken_ = false;          // guarded by queue_mu_
+  bool entries_added_ = false;  // guarded by queue_mu_: the delivery thread looks now
   std::thread eval_thread_;
   std::thread delivery_thread_;
 };

@@ -52,6 +52,7 @@ class AlertEngineTest : public ::testing::Test {
     o.store.path = tmp_.path() + "/alerts.db";
     o.dispatch.channels = {"hook"};
     o.dispatch.group_interval_ms = 5000;
+    o.delivery.max_backoff_ms = 2000;
     o.channels = {{"hook", &hook_}};
     AlertEngineSources s;
     s.query = query_;
@@ -176,6 +177,38 @@ TEST_F(AlertEngineTest, AFailedDeliveryIsRetried) {
   EXPECT_EQ(hook_.sent.size(), tries + 1);
   Play(e.get(), 95, 10);
   EXPECT_EQ(hook_.sent.size(), tries + 1);  // delivered: quiet until something changes
+}
+
+// Durable delivery: what a refusing channel did not take is in the delivery
+// log, and a restarted engine sends it once when the channel takes it.
+TEST_F(AlertEngineTest, APendingDeliveryIsResumedAfterARestartAndSentOnce) {
+  hook_.fail = true;
+  {
+    auto e = NewEngine();
+    Play(e.get(), 95, 35);
+    ASSERT_GE(hook_.sent.size(), 1u);
+    auto pending = e->Deliveries({DeliveryState::kPending, "", 10});
+    ASSERT_TRUE(pending.ok());
+    ASSERT_EQ(pending->size(), 1u);
+    EXPECT_GE((*pending)[0].attempts, 1);
+    EXPECT_NE((*pending)[0].last_answer.find("receiver down"), std::string::npos);
+    auto counts = e->DeliveryCounts();
+    ASSERT_TRUE(counts.ok());
+    EXPECT_TRUE(counts->channels["hook"].failing);
+  }
+  hook_.fail = false;
+  hook_.sent.clear();
+  auto e = NewEngine();
+  Play(e.get(), 95, 3);
+  ASSERT_EQ(hook_.sent.size(), 1u);
+  EXPECT_EQ(hook_.sent[0].alerts.at(0).severity, Severity::kCritical);
+  Play(e.get(), 95, 30);
+  EXPECT_EQ(hook_.sent.size(), 1u);  // delivered: never again
+  auto counts = e->DeliveryCounts();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(counts->counts[DeliveryState::kDelivered], 1);
+  EXPECT_EQ(counts->counts[DeliveryState::kPending], 0);
+  EXPECT_FALSE(counts->channels["hook"].failing);
 }
 
 TEST_F(AlertEngineTest, RulesReportTheirHealth) {
