@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "alert/alert_json.h"
+#include "api/delivery_routes.h"
 #include "api/params.h"
 #include "core/json_writer.h"
 #include "core/strings.h"
@@ -422,6 +423,7 @@ void AddAlertRoutes(net::Router* router, alert::AlertEngine* engine) {
     router->HandlePrefix(method, "/api/v1/silence/",
                          [engine](const net::HttpRequest& req) { return OneSilence(engine, req); });
   }
+  AddDeliveryRoutes(router, engine);
 }
 
 }  // namespace vigil::api

@@ -366,5 +366,49 @@ TEST_F(AlertRoutesTest, SilencesChangeOnlyAsJsonAndNotFromAnotherOrigin) {
   EXPECT_EQ(Send("GET", path, "", Fields{host, {"Origin", "http://evil.example"}}).status, 200);
 }
 
+class Refusing final : public alert::Notifier {
+ public:
+  Status Send(const alert::Notification&) override {
+    return Unavailable("http://127.0.0.1:1 answered HTTP 500: down");
+  }
+};
+
+// The delivery log through the API: the entry a refusing channel left
+// pending, with its attempts and answer, the counts, and the channel failing.
+TEST_F(AlertRoutesTest, NotificationsShowTheDeliveryLogAndAFailingChannel) {
+  Refusing hook;
+  alert::AlertEngineOptions ao;
+  ao.dispatch.channels = {"hook"};
+  ao.channels = {{"hook", &hook}};
+  alert::AlertEngineSources s;
+  s.query = query_.get();
+  s.env = &env_;
+  engine_ = std::move(alert::AlertEngine::Create(s, ao)).value();
+  AddAlertRoutes(&router_, engine_.get());
+  for (int i = 0; i < 40; ++i) {
+    env_.now += 1000;
+    Memory(98);
+    engine_->EvaluateOnce();
+  }
+  json j = Get("/api/v1/notifications");
+  ASSERT_TRUE(j.is_object()) << j;
+  const json& d = j["data"];
+  EXPECT_EQ(d["counts"]["pending"], 1) << d;
+  ASSERT_EQ(d["channels"].size(), 1u);
+  EXPECT_EQ(d["channels"][0]["name"], "hook");
+  EXPECT_EQ(d["channels"][0]["failing"], true);
+  EXPECT_NE(d["channels"][0]["last_error"].get<std::string>().find("HTTP 500"), std::string::npos);
+  ASSERT_EQ(d["entries"].size(), 1u);
+  const json& e = d["entries"][0];
+  EXPECT_EQ(e["state"], "pending");
+  EXPECT_GE(e["attempts"].get<int>(), 2);
+  EXPECT_TRUE(e["next_attempt_at"].is_string());
+  EXPECT_EQ(e["alerts"][0]["rule"], "gpu_memory_near_full");
+  EXPECT_EQ(Get("/api/v1/notifications", {{"state", "delivered"}})["data"]["entries"].size(), 0u);
+  EXPECT_EQ(Get("/api/v1/notifications", {{"receiver", "other"}})["data"]["entries"].size(), 0u);
+  Get("/api/v1/notifications", {{"state", "lost"}}, 400);
+  Get("/api/v1/notifications", {{"limit", "5000"}}, 400);
+}
+
 }  // namespace
 }  // namespace vigil::api

@@ -100,6 +100,30 @@ void PrintAgent(const json& s, const std::string& url) {
   }
 }
 
+// The delivery log's counts, and each failing channel with its last
+// refusal (docs/notify.md "Delivery log"). Says nothing when the instance
+// has no alert engine (the route is missing) or nothing was ever sent.
+void PrintNotifications(const std::string& base) {
+  auto resp = net::HttpGet(base + "/api/v1/notifications?limit=0", std::chrono::seconds(5));
+  if (!resp.ok() || resp->status != 200) return;
+  json j = json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return;
+  const json& d = j.value("data", json::object());
+  const json& c = d.value("counts", json::object());
+  double total = 0;
+  for (const auto& [state, n] : c.items()) total += n.is_number() ? n.get<double>() : 0;
+  if (total == 0) return;
+  std::printf("Notify:    %.0f delivered, %.0f pending, %.0f failed, %.0f capped\n",
+              Num(c, "delivered"), Num(c, "pending"), Num(c, "failed"), Num(c, "capped"));
+  for (const auto& ch : d.value("channels", json::array())) {
+    if (!ch.value("failing", false)) continue;
+    const json& cc = ch.value("counts", json::object());
+    std::printf("           channel %s FAILING (%.0f pending, %.0f failed): %s\n",
+                Str(ch, "name").c_str(), Num(cc, "pending"), Num(cc, "failed"),
+                Str(ch, "last_error").c_str());
+  }
+}
+
 }  // namespace
 
 int RunStatus(const StatusFlags& flags) {
@@ -133,6 +157,7 @@ int RunStatus(const StatusFlags& flags) {
     PrintAgent(s, base);
   } else {
     PrintHuman(s, base);
+    PrintNotifications(base);
   }
   return 0;
 }

@@ -17,7 +17,8 @@
 //                                             "timezone": "Asia/Shanghai"}}],
 //               "routes": [{"match": {"severity": "critical"}, "channels": ["hook"]}],
 //               "group_by": ["node", "job"], "group_wait": "1s",
-//               "group_interval": "30s", "repeat_interval": "4h"}}
+//               "group_interval": "30s", "repeat_interval": "4h",
+//               "delivery_max_age": "24h"}}
 //
 // (docs/config.md has every key.) Unknown keys are refused with their name,
 // so a typo is not silently ignored.
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "alert/delivery_log.h"
 #include "alert/dispatch.h"
 #include "alert/quiet_hours.h"
 #include "alert/rules.h"
@@ -85,6 +87,8 @@ struct NotifyConfig {
   std::vector<ChannelConfig> channels;
   // Routes, grouping; channels and quiet_hours filled from `channels`.
   alert::DispatchOptions dispatch;
+  // Retries of the delivery log; `delivery_max_age` sets max_age_ms.
+  alert::DeliveryLogOptions delivery;
 };
 
 struct Config {

@@ -315,5 +315,13 @@ TEST(ConfigTest, MistakesAreNamed) {
   }
 }
 
+TEST(ConfigTest, ReadsTheDeliveryLogsMaxAge) {
+  auto c = ParseConfig(R"({"notify": {"delivery_max_age": "2h"}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->notify.delivery.max_age_ms, 7'200'000);
+  EXPECT_EQ(ParseConfig("{}")->notify.delivery.max_age_ms, 24 * 3600'000);
+  EXPECT_FALSE(ParseConfig(R"({"notify": {"delivery_max_age": "soon"}})").ok());
+}
+
 }  // namespace
 }  // namespace vigil::cli

@@ -160,6 +160,10 @@ Status OpenAlerts(const InstanceOptions& options, ServerSide* impl) {
   o.dispatch.group_wait_ms = scaled(o.dispatch.group_wait_ms);
   o.dispatch.group_interval_ms = scaled(o.dispatch.group_interval_ms);
   o.dispatch.repeat_interval_ms = scaled(o.dispatch.repeat_interval_ms);
+  o.delivery = options.notify.delivery;
+  o.delivery.initial_backoff_ms = scaled(o.delivery.initial_backoff_ms);
+  o.delivery.max_backoff_ms = scaled(o.delivery.max_backoff_ms);
+  o.delivery.max_age_ms = scaled(o.delivery.max_age_ms);
   auto listen = net::ParseListenAddress(options.listen);
   o.dispatch.external_url = LocalUrl(options.listen, listen.ok() ? listen->port : 9300);
   o.store.path = options.paths.data_dir() + "/alerts.db";
