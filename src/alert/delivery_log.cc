@@ -1,7 +1,9 @@
 #include "alert/delivery_log.h"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -41,6 +43,39 @@ uint64_t Mix(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
+}
+
+// An answer with every URL cut to its scheme and host: a channel's path,
+// query and user info may carry its secret (a Slack hook path, WeCom's
+// `key`, a token in a webhook URL), and the log keeps answers for days.
+std::string RedactUrls(std::string_view in) {
+  std::string out;
+  size_t i = 0;
+  while (true) {
+    const size_t sep = in.find("://", i);
+    if (sep == std::string_view::npos) break;
+    size_t host = sep + 3, end = host;
+    while (end < in.size() && !std::isspace(static_cast<unsigned char>(in[end]))) ++end;
+    // The authority: up to the first '/', '?' or '#'; user info dropped.
+    size_t auth_end = host;
+    while (auth_end < end && in[auth_end] != '/' && in[auth_end] != '?' && in[auth_end] != '#') {
+      ++auth_end;
+    }
+    std::string_view authority = in.substr(host, auth_end - host);
+    if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+      authority.remove_prefix(at + 1);
+    }
+    // Punctuation after the URL ("...: refused") is the message's, not the URL's.
+    size_t keep = end;
+    while (keep > auth_end && std::strchr(":,;.)'\"", in[keep - 1]) != nullptr) --keep;
+    out.append(in.substr(i, host - i));
+    out.append(authority);
+    if (auth_end < keep) out.append("/...");
+    out.append(in.substr(keep, end - keep));  // keep == auth_end without a path
+    i = end;
+  }
+  out.append(in.substr(i));
+  return out;
 }
 
 DeliveryEntry ReadEntry(const store::SqliteStmt& s) {
@@ -252,8 +287,8 @@ Status DeliveryLog::Claim(int64_t id, int64_t now_ms) {
 
 Status DeliveryLog::Finish(int64_t id, const Status& outcome, int64_t now_ms) {
   // A refusal past the max age fails the entry; the next attempt's time was
-  // set by Claim. The answer is the channel's message, which names a URL's
-  // scheme and host only (docs/notify.md): no secret reaches the log.
+  // set by Claim. The answer keeps URLs' scheme and host only (RedactUrls):
+  // no secret reaches the log.
   const char* sql =
       outcome.ok() ? "UPDATE deliveries SET state = 'delivered', updated_ms = ?2, last_answer = ?3 "
                      "WHERE id = ?1 AND state = 'pending'"
@@ -266,7 +301,7 @@ Status DeliveryLog::Finish(int64_t id, const Status& outcome, int64_t now_ms) {
   auto stmt = db_->Prepare(sql);
   if (!stmt.ok()) return stmt.status();
   const std::string answer =
-      outcome.ok() ? "" : std::string(CutUtf8(outcome.ToString(), kMaxAnswerBytes));
+      outcome.ok() ? "" : std::string(CutUtf8(RedactUrls(outcome.ToString()), kMaxAnswerBytes));
   stmt->BindInt64(1, id);
   stmt->BindInt64(2, now_ms);
   stmt->BindText(3, answer);
@@ -284,7 +319,7 @@ Status DeliveryLog::Abandon(int64_t id, const std::string& why, int64_t now_ms) 
   if (!stmt.ok()) return stmt.status();
   stmt->BindInt64(1, id);
   stmt->BindInt64(2, now_ms);
-  stmt->BindText(3, CutUtf8(why, kMaxAnswerBytes));
+  stmt->BindText(3, CutUtf8(RedactUrls(why), kMaxAnswerBytes));
   return stmt->Run();
 }
 

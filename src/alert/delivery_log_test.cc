@@ -159,6 +159,20 @@ TEST_F(DeliveryLogTest, ARestartResumesPendingEntriesAndAClaimedOneOnce) {
   EXPECT_EQ(due[1].attempts, 1);
 }
 
+TEST_F(DeliveryLogTest, AnAnswerKeepsNoSecretOfAUrl) {
+  int64_t id = *log_->Add(Group({Hot("0", AlertState::kFiring)}), 0);
+  ASSERT_TRUE(log_->Claim(id, 0).ok());
+  ASSERT_TRUE(log_->Finish(id,
+                           Unavailable("webhook https://hooks.example/services/T/B/SECRET?key=k1 "
+                                       "answered HTTP 500; http://user:pw@relay:8080/x: refused"),
+                           1)
+                  .ok());
+  const std::string answer = Only().last_answer;
+  EXPECT_EQ(answer,
+            "unavailable: webhook https://hooks.example/... answered HTTP 500; "
+            "http://relay:8080/...: refused");
+}
+
 TEST_F(DeliveryLogTest, ACapHoldsAnEntryBackForGood) {
   int64_t id = *log_->Add(Group({Hot("0", AlertState::kFiring)}), 0);
   ASSERT_TRUE(log_->Claim(id, 0).ok());

@@ -57,7 +57,10 @@ struct DispatchOptions {
   int64_t group_wait_ms = 1000;
   int64_t group_interval_ms = 30'000;
   int64_t repeat_interval_ms = 4 * 3600'000;
-  int64_t retry_ms = 2000;            // after a failed send
+  // After Sent(delivered = false): the engine reports that only when it
+  // could not write the notification to the delivery log, which owns the
+  // retries of sends.
+  int64_t retry_ms = 2000;
   std::vector<std::string> channels;  // every configured channel's name
   std::vector<Route> routes;
   std::string external_url;

@@ -29,7 +29,10 @@ class Notifier {
  public:
   virtual ~Notifier() = default;
   // Delivers one notification; an error means it did not arrive and the
-  // group is sent again at the next dispatch (Alertmanager retries too).
+  // same notification is tried again after a backoff (the delivery log,
+  // delivery_log.h), except kResourceExhausted: a cap of the channel held it
+  // back on purpose (recorded as capped, not retried). The error's message
+  // is kept as the receiver's answer, its URLs cut to scheme and host.
   virtual Status Send(const Notification& notification) = 0;
 };
 
