@@ -163,11 +163,8 @@ void AlertEngine::EvaluationLoop() {
     int64_t next_due;
     {
       std::lock_guard lock(mu_);
-      next_due = dispatcher_.NextDueMs();
-    }
-    {
-      std::lock_guard lock(mu_);
       LogDue(due, now);
+      next_due = dispatcher_.NextDueMs();
     }
     std::unique_lock lock(queue_mu_);
     if (!due.empty()) {
@@ -309,12 +306,12 @@ void AlertEngine::DeliverDue() {
         std::lock_guard lock(queue_mu_);
         if (stopping_) return;  // the rest stays pending for the next start
       }
-      DeliverEntry(e);
+      if (!DeliverEntry(e)) return;  // the log is failing: try again later
     }
   }
 }
 
-void AlertEngine::DeliverEntry(const DeliveryEntry& e) {
+bool AlertEngine::DeliverEntry(const DeliveryEntry& e) {
   auto channel = options_.channels.find(e.receiver);
   {
     std::lock_guard lock(mu_);
@@ -328,13 +325,15 @@ void AlertEngine::DeliverEntry(const DeliveryEntry& e) {
                                     : "the entry cannot be read by this version",
                                 now);
       if (!st.ok()) Logf(LogLevel::kWarn, "delivery log: %s", st.ToString().c_str());
-      return;
+      return st.ok();
     }
     // Committed before the send: a crash during it re-sends this entry once.
+    // NotFound: superseded since it was read, nothing to send.
     Status claimed = log_->Claim(e.id, now);
+    if (claimed.code() == StatusCode::kNotFound) return true;
     if (!claimed.ok()) {
       Logf(LogLevel::kWarn, "delivery log: %s", claimed.ToString().c_str());
-      return;
+      return false;
     }
     in_flight_id_ = e.id;
   }
@@ -348,6 +347,7 @@ void AlertEngine::DeliverEntry(const DeliveryEntry& e) {
   ++(st.ok() ? stats_.notifications_sent : stats_.notifications_failed);
   Status recorded = log_->Finish(e.id, st, sources_.env->NowMillis());
   if (!recorded.ok()) Logf(LogLevel::kWarn, "delivery log: %s", recorded.ToString().c_str());
+  return recorded.ok();
 }
 
 std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {

@@ -146,8 +146,9 @@ class AlertEngine {
   void LogDue(const std::vector<Notification>& due, int64_t now_ms);
   // Sends the log's entries due now, one at a time, until none is due.
   void DeliverDue();
-  // Sends one entry and records its outcome.
-  void DeliverEntry(const DeliveryEntry& e);
+  // Sends one entry and records its outcome; false when the log could not
+  // record it (the round stops rather than spin on it).
+  bool DeliverEntry(const DeliveryEntry& e);
   void EvaluationLoop();
   void DeliveryLoop();
 

@@ -211,6 +211,28 @@ TEST_F(AlertEngineTest, APendingDeliveryIsResumedAfterARestartAndSentOnce) {
   EXPECT_FALSE(counts->channels["hook"].failing);
 }
 
+// While the channel refuses, the group's news piles up as one entry, not one
+// per group_interval: when it takes messages again it gets the group as it
+// is now, once.
+TEST_F(AlertEngineTest, AGroupsNewerNewsSupersedesWhatTheChannelHasNotTaken) {
+  auto e = NewEngine();
+  hook_.fail = true;
+  Play(e.get(), 86, 64);  // the warning fires, and is refused
+  ASSERT_GE(hook_.sent.size(), 1u);
+  Play(e.get(), 91, 40);  // critical; the warning is muted by it
+  auto all = e->Deliveries({});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].state, DeliveryState::kPending);
+  EXPECT_EQ((*all)[1].state, DeliveryState::kSuperseded);
+  hook_.fail = false;
+  hook_.sent.clear();
+  Play(e.get(), 91, 10);
+  ASSERT_EQ(hook_.sent.size(), 1u);
+  ASSERT_EQ(hook_.sent[0].alerts.size(), 1u);
+  EXPECT_EQ(hook_.sent[0].alerts[0].severity, Severity::kCritical);
+}
+
 TEST_F(AlertEngineTest, RulesReportTheirHealth) {
   auto e = NewEngine();
   Play(e.get(), 70, 1);
