@@ -220,8 +220,9 @@ std::pair<std::string, std::string> AlertEngine::DescribeEnd(const diagnose::Job
   in.now_ms = now_ms;
   RunSummary s = SummarizeRun(*sources_.query, in);
   auto text = std::make_pair(RenderRunSummary(s, false), RenderRunSummary(s, true));
-  // Kept once its data has settled (lines flushed at exit arrive late).
-  if (now_ms - r.job.last_seen_ms >= kFollowEndedMs) run_summaries_.emplace(key, text);
+  // Kept once its data has settled: lines flushed at exit, or read late on
+  // a loaded node, still reach the alert's description until then.
+  if (now_ms - r.job.last_seen_ms >= kSummarySettledMs) run_summaries_.emplace(key, text);
   return text;
 }
 

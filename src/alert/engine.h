@@ -172,6 +172,7 @@ class AlertEngine {
   size_t AlertsDuring(const diagnose::JobReport& r) const;
   std::map<std::string, std::pair<std::string, std::string>> run_summaries_;
   static constexpr int64_t kFollowEndedMs = 3000;
+  static constexpr int64_t kSummarySettledMs = 60'000;
   int64_t follow_ended_until_ms_ = 0;  // evaluation thread only
 
   mutable std::mutex mu_;

@@ -25,7 +25,7 @@ struct MessageEntry {
   std::string where;     // "node gpu-07 · GPU 3 (NVIDIA H100 80GB HBM3) · job llama"
   // More lines for a person (an ended run's summary), each on its own line.
   std::vector<std::string> details;
-  std::string link;      // the alert's page in the UI
+  std::string link;  // the alert's page in the UI
 };
 
 struct Message {
