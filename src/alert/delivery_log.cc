@@ -250,7 +250,8 @@ Result<int64_t> DeliveryLog::Add(Notification n, int64_t now_ms, int64_t in_flig
     if (!mark.ok()) return mark.status();
     mark->BindInt64(1, old);
     mark->BindInt64(2, now_ms);
-    mark->BindText(3, "superseded by entry " + std::to_string(id));
+    const std::string why = "superseded by entry " + std::to_string(id);
+    mark->BindText(3, why);
     VIGIL_RETURN_IF_ERROR(mark->Run());
   }
   return id;
@@ -319,7 +320,8 @@ Status DeliveryLog::Abandon(int64_t id, const std::string& why, int64_t now_ms) 
   if (!stmt.ok()) return stmt.status();
   stmt->BindInt64(1, id);
   stmt->BindInt64(2, now_ms);
-  stmt->BindText(3, CutUtf8(RedactUrls(why), kMaxAnswerBytes));
+  const std::string redacted = RedactUrls(why);
+  stmt->BindText(3, CutUtf8(redacted, kMaxAnswerBytes));
   return stmt->Run();
 }
 

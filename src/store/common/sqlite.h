@@ -29,9 +29,14 @@ class SqliteStmt {
 
   // Parameters are 1-based, as in SQLite.
   void BindInt64(int i, int64_t v);
-  // The bytes must stay alive until the statement is reset.
+  // The bytes are not copied: they must stay alive until the statement is
+  // run or reset. A temporary std::string would dangle, so binding one does
+  // not compile; name it first.
   void BindBlob(int i, std::string_view v);
   void BindText(int i, std::string_view v);
+  void BindText(int i, const char* v) { BindText(i, std::string_view(v)); }
+  void BindBlob(int i, std::string&& v) = delete;
+  void BindText(int i, std::string&& v) = delete;
   // True while a row is available; false when done. Errors go to `status`.
   bool Step(Status* status);
   // Runs a statement that returns no rows.
