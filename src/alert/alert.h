@@ -53,6 +53,10 @@ struct Alert {
   // (run_summary.h) on job_finished and job_crashed.
   std::string description_en;
   std::string description_zh;
+  // The Unix user running the job the alert is about ("" when none): whose
+  // alert it is (recipients.h). Not a label: a GPU's alert keeps its
+  // identity when another user's job takes the GPU.
+  std::string owner;
   // A JSON object; "{}" until diagnosis fills it (the diagnosis issue).
   std::string diagnosis = "{}";
   bool operator==(const Alert&) const = default;

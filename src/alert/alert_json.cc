@@ -35,6 +35,7 @@ void WriteAlert(JsonWriter* w, const Alert& a, bool inhibited, bool silenced) {
   }
   w->Key("summary").String(a.summary_en);
   w->Key("summary_zh").String(a.summary_zh);
+  if (!a.owner.empty()) w->Key("owner").String(a.owner);
   if (!a.description_en.empty()) w->Key("description").String(a.description_en);
   if (!a.description_zh.empty()) w->Key("description_zh").String(a.description_zh);
   // The diagnosis is an object of its own, kept as it was written.
@@ -97,6 +98,7 @@ Result<Alert> ParseAlert(std::string_view text) {
   a.threshold = real("threshold");
   a.summary_en = str("summary");
   a.summary_zh = str("summary_zh");
+  a.owner = str("owner");
   a.description_en = str("description");
   a.description_zh = str("description_zh");
   if (auto it = j.find("diagnosis"); it != j.end() && it->is_object()) a.diagnosis = it->dump();

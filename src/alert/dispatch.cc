@@ -59,23 +59,51 @@ std::set<std::string> Inhibited(const std::map<std::string, Alert>& active) {
   return muted;
 }
 
-Dispatcher::Dispatcher(DispatchOptions options) : options_(std::move(options)) {}
+Dispatcher::Dispatcher(DispatchOptions options) : options_(std::move(options)) {
+  for (const Recipient& r : options_.recipients) {
+    owned_channels_.insert(r.channels.begin(), r.channels.end());
+  }
+}
 
 void Dispatcher::Restore(const std::vector<GroupRecord>& groups) {
   for (const GroupRecord& g : groups) restored_[g.key] = g;
 }
 
 std::vector<std::string> Dispatcher::ChannelsFor(const Alert& alert) const {
-  if (options_.routes.empty()) return options_.channels;
   std::vector<std::string> out;
+  auto add = [&out](const std::string& c) {
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  auto takes = [&](const std::string& c) {
+    auto cls = options_.channel_classes.find(c);
+    return ChannelTakes(
+        cls == options_.channel_classes.end() ? ChannelClass::kEverything : cls->second, alert);
+  };
+  if (options_.routes.empty()) {
+    for (const std::string& c : options_.channels) {
+      if (owned_channels_.count(c) == 0 && takes(c)) add(c);
+    }
+  }
   for (const Route& route : options_.routes) {
     bool match = std::all_of(route.match.begin(), route.match.end(),
                              [&](const auto& kv) { return LabelOf(alert, kv.first) == kv.second; });
     if (!match) continue;
-    for (const std::string& c : route.channels) {
-      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    for (const std::string& c : route.channels) add(c);
+    for (const Recipient& r : options_.recipients) {
+      if (std::find(route.recipients.begin(), route.recipients.end(), r.name) ==
+          route.recipients.end()) {
+        continue;
+      }
+      for (const std::string& c : r.channels) {
+        if (takes(c)) add(c);
+      }
     }
   }
+  for (const std::string& c :
+       RecipientChannelsFor(alert, options_.recipients, options_.channel_classes)) {
+    add(c);
+  }
+  if (options_.inbox) add(kInboxReceiver);
   return out;
 }
 

@@ -16,7 +16,10 @@
 //   when it is no longer muted and still fires, its group announces it as a
 //   new alert.
 // - Routing: each alert goes to the channels of every route whose `match`
-//   labels it has (no routes: to every channel).
+//   labels it has (no routes: to every channel no recipient owns), and to
+//   the channels of the recipients it is for (recipients.h), each channel
+//   taking what its kind takes by severity (SMS: critical only); and, when
+//   the inbox is on, to the in-app inbox (kInboxReceiver) — every alert.
 // - Grouping: per channel, alerts with the same values of `group_by`
 //   (default node and job) form one group, notified together: first
 //   `group_wait` after the group appears, then when its firing set changes
@@ -44,12 +47,17 @@
 
 #include "alert/notification.h"
 #include "alert/quiet_hours.h"
+#include "alert/recipients.h"
 
 namespace vigil::alert {
 
+// The in-app inbox's receiver name (no configured channel may take it).
+inline constexpr char kInboxReceiver[] = "inbox";
+
 struct Route {
   std::map<std::string, std::string> match;  // label -> value, all must hold
-  std::vector<std::string> channels;
+  std::vector<std::string> channels;         // whatever the severity
+  std::vector<std::string> recipients;       // their channels, by the severity policy
 };
 
 struct DispatchOptions {
@@ -63,6 +71,13 @@ struct DispatchOptions {
   int64_t retry_ms = 2000;
   std::vector<std::string> channels;  // every configured channel's name
   std::vector<Route> routes;
+  // People and teams (recipients.h), and each channel's class for the
+  // severity policy (absent: kEverything). A channel a recipient names
+  // takes only its recipients' alerts and explicit routes.
+  std::vector<Recipient> recipients;
+  std::map<std::string, ChannelClass> channel_classes;
+  // Every alert also goes to kInboxReceiver (the engine keeps the inbox).
+  bool inbox = false;
   std::string external_url;
   // Per channel name: when its non-critical notifications wait.
   std::map<std::string, QuietHours> quiet_hours;
@@ -139,6 +154,7 @@ class Dispatcher {
   wire::Labels GroupLabels(const Alert& alert) const;
 
   DispatchOptions options_;
+  std::set<std::string> owned_channels_;  // named by a recipient
   std::map<std::string, Group> groups_;
   std::map<std::string, GroupRecord> restored_;
   std::vector<std::string> dropped_;

@@ -91,10 +91,17 @@ Result<std::unique_ptr<AlertEngine>> AlertEngine::Create(AlertEngineSources sour
       return InvalidArgument("notify: quiet hours for unknown channel \"" + name + "\"");
     }
   }
+  options.dispatch.inbox = options.inbox;
   auto store = AlertStore::Open(options.store);
   if (!store.ok()) return store.status();
   auto log = DeliveryLog::Open((*store)->db(), options.delivery);
   if (!log.ok()) return log.status().WithContext("cannot open the delivery log");
+  std::unique_ptr<Inbox> inbox;
+  if (options.inbox) {
+    auto opened = Inbox::Open((*store)->db(), options.inbox_options, options.dispatch.recipients);
+    if (!opened.ok()) return opened.status().WithContext("cannot open the inbox");
+    inbox = std::move(opened).value();
+  }
   std::unique_ptr<AlertEngine> engine(new AlertEngine(
       sources, std::move(options), std::move(rules).value(), std::move(store).value()));
   auto active = engine->store_->Active();
@@ -104,6 +111,7 @@ Result<std::unique_ptr<AlertEngine>> AlertEngine::Create(AlertEngineSources sour
   if (!groups.ok()) return groups.status().WithContext("cannot read the saved alert groups");
   engine->dispatcher_.Restore(*groups);
   engine->log_ = std::move(log).value();
+  engine->inbox_ = std::move(inbox);
   auto silences = engine->store_->Silences();
   if (!silences.ok()) return silences.status().WithContext("cannot read the saved silences");
   for (Silence& s : *silences) {
@@ -275,10 +283,10 @@ void AlertEngine::LogDue(const std::vector<Notification>& due, int64_t now_ms) {
     // dispatcher hands it out again.
     store::SqliteTxn txn(store_->db());
     Status st = txn.Begin();
-    Result<int64_t> id = st.ok() ? log_->Add(n, now_ms, in_flight_id_) : Result<int64_t>(st);
+    Result<int64_t> id = st.ok() ? Record(n, now_ms) : Result<int64_t>(st);
     if (!id.ok()) {
-      Logf(LogLevel::kWarn, "notification to %s not written to the delivery log: %s",
-           n.receiver.c_str(), id.status().ToString().c_str());
+      Logf(LogLevel::kWarn, "notification to %s not written: %s", n.receiver.c_str(),
+           id.status().ToString().c_str());
       (void)dispatcher_.Sent(n, /*delivered=*/false, now_ms);  // the dispatcher retries it
       continue;
     }
@@ -287,6 +295,16 @@ void AlertEngine::LogDue(const std::vector<Notification>& due, int64_t now_ms) {
     if (st.ok()) st = txn.Commit();
     if (!st.ok()) Logf(LogLevel::kWarn, "alert group not saved: %s", st.ToString().c_str());
   }
+}
+
+Result<int64_t> AlertEngine::Record(const Notification& n, int64_t now_ms) {
+  // The inbox is local: its items are the delivery, in this transaction.
+  if (inbox_ != nullptr && n.receiver == kInboxReceiver) {
+    auto added = inbox_->Add(n, now_ms);
+    if (!added.ok()) return added.status();
+    return int64_t{*added};
+  }
+  return log_->Add(n, now_ms, in_flight_id_);
 }
 
 void AlertEngine::DeliverDue() {
@@ -346,7 +364,16 @@ bool AlertEngine::DeliverEntry(const DeliveryEntry& e) {
   std::lock_guard lock(mu_);
   in_flight_id_ = 0;
   ++(st.ok() ? stats_.notifications_sent : stats_.notifications_failed);
-  Status recorded = log_->Finish(e.id, st, sources_.env->NowMillis());
+  const int64_t now = sources_.env->NowMillis();
+  store::SqliteTxn txn(store_->db());
+  Status recorded = txn.Begin();
+  if (recorded.ok()) recorded = log_->Finish(e.id, st, now);
+  // What a cap held back (an SMS past its daily cap) goes to the inbox,
+  // with the reason, in the same transaction as the entry's `capped`.
+  if (recorded.ok() && st.code() == StatusCode::kResourceExhausted && inbox_ != nullptr) {
+    recorded = inbox_->AddHeldBack(e.notification, st.message(), now);
+  }
+  if (recorded.ok()) recorded = txn.Commit();
   if (!recorded.ok()) Logf(LogLevel::kWarn, "delivery log: %s", recorded.ToString().c_str());
   return recorded.ok();
 }
@@ -514,6 +541,25 @@ Result<std::vector<DeliveryEntry>> AlertEngine::Deliveries(const DeliveryFilter&
 Result<DeliverySummary> AlertEngine::DeliveryCounts() const {
   std::lock_guard lock(mu_);
   return log_->Summary();
+}
+
+Result<std::vector<InboxItem>> AlertEngine::InboxItems(const InboxFilter& filter) const {
+  std::lock_guard lock(mu_);
+  if (inbox_ == nullptr) return FailedPrecondition("the inbox is off");
+  return inbox_->List(filter);
+}
+
+Result<InboxCounts> AlertEngine::InboxCountsFor(const std::string& recipient) const {
+  std::lock_guard lock(mu_);
+  if (inbox_ == nullptr) return FailedPrecondition("the inbox is off");
+  return inbox_->Counts(recipient);
+}
+
+Result<int64_t> AlertEngine::MarkInbox(const std::string& recipient,
+                                       const std::vector<int64_t>& ids, bool read) {
+  std::lock_guard lock(mu_);
+  if (inbox_ == nullptr) return FailedPrecondition("the inbox is off");
+  return inbox_->Mark(recipient, ids, read);
 }
 
 Result<std::string> AlertEngine::AddSilence(Silence silence) {

@@ -37,6 +37,7 @@
 #include "alert/delivery_log.h"
 #include "alert/dispatch.h"
 #include "alert/evaluate.h"
+#include "alert/inbox.h"
 #include "alert/notification.h"
 #include "alert/rules.h"
 #include "alert/silence.h"
@@ -62,6 +63,9 @@ struct AlertEngineOptions {
   DeliveryLogOptions delivery;
   // The channels by name (not owned; they outlive the engine).
   std::map<std::string, Notifier*> channels;
+  // The in-app inbox (inbox.h): every alert lands there too.
+  bool inbox = true;
+  InboxOptions inbox_options;
   // A job that ended this long before the engine started is old news: its
   // crash does not fire now.
   int64_t ended_grace_ms = 10 * 60'000;
@@ -122,6 +126,13 @@ class AlertEngine {
   // channel (/api/v1/notifications).
   Result<std::vector<DeliveryEntry>> Deliveries(const DeliveryFilter& filter) const;
   Result<DeliverySummary> DeliveryCounts() const;
+  // The in-app inbox (inbox.h); FailedPrecondition when it is off.
+  Result<std::vector<InboxItem>> InboxItems(const InboxFilter& filter) const;
+  Result<InboxCounts> InboxCountsFor(const std::string& recipient) const;
+  Result<int64_t> MarkInbox(const std::string& recipient, const std::vector<int64_t>& ids,
+                            bool read);
+  // The configured people and teams (recipients.h).
+  const std::vector<Recipient>& Recipients() const { return options_.dispatch.recipients; }
 
   // Silences (silence.h), saved in the store at once. AddSilence fills the
   // id and the created and updated times, moves a start in the past to now,
@@ -142,8 +153,12 @@ class AlertEngine {
               std::unique_ptr<AlertStore> store);
   // Evaluates every rule at `now` and returns the notifications due.
   std::vector<Notification> Evaluate(int64_t now_ms);
-  // Writes what the dispatcher handed out to the delivery log (mu_ held).
+  // Writes what the dispatcher handed out to the delivery log, and what it
+  // handed to the inbox into the inbox (mu_ held).
   void LogDue(const std::vector<Notification>& due, int64_t now_ms);
+  // Writes one notification where it goes: the inbox's into the inbox, the
+  // others into the delivery log (inside LogDue's transaction).
+  Result<int64_t> Record(const Notification& n, int64_t now_ms);
   // Sends the log's entries due now, one at a time, until none is due.
   void DeliverDue();
   // Sends one entry and records its outcome; false when the log could not
@@ -181,7 +196,8 @@ class AlertEngine {
   Dispatcher dispatcher_;
   std::unique_ptr<AlertStore> store_;
   std::unique_ptr<DeliveryLog> log_;
-  int64_t in_flight_id_ = 0;  // the entry being sent, never superseded
+  std::unique_ptr<Inbox> inbox_;  // null when the inbox is off
+  int64_t in_flight_id_ = 0;      // the entry being sent, never superseded
   SilenceSet silences_;
   int64_t silences_pruned_ms_ = 0;
   AlertEngineStats stats_;

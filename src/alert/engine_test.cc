@@ -16,10 +16,12 @@ class Recorder final : public Notifier {
  public:
   Status Send(const Notification& n) override {
     sent.push_back(n);
+    if (capped) return ResourceExhausted("capped: 10 messages today");
     return fail ? Unavailable("receiver down") : Status::Ok();
   }
   std::vector<Notification> sent;
   bool fail = false;
+  bool capped = false;
 };
 
 class AlertEngineTest : public ::testing::Test {
@@ -177,6 +179,35 @@ TEST_F(AlertEngineTest, AFailedDeliveryIsRetried) {
   EXPECT_EQ(hook_.sent.size(), tries + 1);
   Play(e.get(), 95, 10);
   EXPECT_EQ(hook_.sent.size(), tries + 1);  // delivered: quiet until something changes
+}
+
+// The inbox: one item when the alert fires, one when it resolves, none for
+// repeats; what the channel's cap held back lands there as held_back.
+TEST_F(AlertEngineTest, EveryAlertLandsInTheInboxAndWhatACapHeldBackToo) {
+  auto e = NewEngine();
+  hook_.capped = true;
+  Play(e.get(), 95, 36);  // critical after 30 s, then group_wait
+  auto items = e->InboxItems({});
+  ASSERT_TRUE(items.ok()) << items.status().ToString();
+  std::vector<std::string> kinds;
+  for (const InboxItem& i : *items) {
+    kinds.push_back(i.kind + "/" + SeverityName(i.alert.severity));
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"held_back/critical", "firing/critical"}));
+  EXPECT_EQ((*items)[0].note, "hook: capped: 10 messages today");
+  EXPECT_EQ(hook_.sent.size(), 1u);  // capped: never retried
+  EXPECT_EQ(e->InboxCountsFor("")->unread, 2);
+  Play(e.get(), 60, 5);
+  items = e->InboxItems({});
+  kinds.clear();
+  for (const InboxItem& i : *items) kinds.push_back(i.kind);
+  // The resolution, and its message to the capped channel held back too.
+  EXPECT_EQ(kinds, (std::vector<std::string>{"held_back", "resolved", "held_back", "firing"}));
+  // A restart hands nothing out again.
+  e.reset();
+  e = NewEngine();
+  Play(e.get(), 60, 5);
+  EXPECT_EQ(e->InboxItems({})->size(), 4u);
 }
 
 // Durable delivery: what a refusing channel did not take is in the delivery

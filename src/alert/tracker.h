@@ -48,6 +48,7 @@ struct Sample {
   // More for a person than the one line (Alert::description_en).
   std::string description_en;
   std::string description_zh;
+  std::string owner;  // Alert::owner: the Unix user of the series' job
 };
 
 class AlertTracker {

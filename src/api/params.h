@@ -32,6 +32,13 @@ net::HttpResponse Error(int status, std::string_view type, std::string_view msg)
 // 400 bad_data for bad input, 503 timeout, 422 execution, 500 otherwise.
 net::HttpResponse FromStatus(const Status& st);
 
+// Whether a request may change state (POST, PUT, DELETE) from a browser:
+// 403 when it comes from a page of another origin, 415 when its body is not
+// JSON (which a foreign page cannot send without a CORS preflight this
+// server never grants); nothing when it may. `what` ("change silences")
+// goes into the answer. params.cc explains the reasoning.
+std::optional<net::HttpResponse> RefuseForeign(const net::HttpRequest& req, std::string_view what);
+
 // Unix seconds ("1435781451.781") or RFC3339 ("2015-07-01T20:10:51.781Z"), in ms.
 Result<int64_t> ParseTime(std::string_view s);
 // The parameter `key` as a time, or `fallback` when absent or empty.

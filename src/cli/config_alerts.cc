@@ -1,4 +1,5 @@
 // The `alerts` and `notify` sections of config.json (docs/config.md).
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -284,11 +285,67 @@ Status ParseRoute(const json& j, size_t i, alert::Route* r) {
       }
     } else if (key == "channels") {
       VIGIL_ASSIGN_OR_RETURN(r->channels, StringList(v, at + ".channels"));
+    } else if (key == "recipients") {
+      VIGIL_ASSIGN_OR_RETURN(r->recipients, StringList(v, at + ".recipients"));
     } else {
       return Bad("unknown key " + at + "." + key);
     }
   }
   return Status::Ok();
+}
+
+// {"name": "alice", "kind": "person", "users": ["alice"], "team": "vision",
+//  "channels": [...], "language": "zh", "quiet_hours": {...}}; a recipient's
+// language and quiet hours become those of its channels that set none.
+struct RecipientConfig {
+  alert::Recipient recipient;
+  std::optional<alert::QuietHours> quiet_hours;
+};
+
+Status ParseRecipient(const json& j, size_t i, RecipientConfig* out) {
+  std::string at = "notify.recipients[" + std::to_string(i) + "]";
+  if (!j.is_object()) return Bad(at + " must be an object");
+  alert::Recipient& r = out->recipient;
+  for (const auto& [key, v] : j.items()) {
+    if (key == "users" || key == "channels") {
+      VIGIL_ASSIGN_OR_RETURN(key == "users" ? r.users : r.channels, StringList(v, at + "." + key));
+      continue;
+    }
+    if (key == "quiet_hours") {
+      VIGIL_ASSIGN_OR_RETURN(out->quiet_hours, ParseQuietHours(v, at + ".quiet_hours"));
+      continue;
+    }
+    if (!v.is_string()) return Bad(at + "." + key + " must be a string");
+    const std::string value = v.get<std::string>();
+    if (key == "kind") {
+      if (value != "person" && value != "team") return Bad(at + ".kind must be person or team");
+      r.team = value == "team";
+    } else if (key == "language") {
+      if (value != "en" && value != "zh") return Bad(at + ".language must be \"en\" or \"zh\"");
+      r.language = value;
+    } else {
+      std::string* into = key == "name"   ? &r.name
+                          : key == "team" ? &r.team_name
+                          : key == "lead" ? &r.lead
+                                          : nullptr;
+      if (into == nullptr) return Bad("unknown key " + at + "." + key);
+      *into = value;
+    }
+  }
+  return Status::Ok();
+}
+
+// Recipients' languages and quiet hours reach their channels that set none.
+void InheritFromRecipients(const std::vector<RecipientConfig>& recipients,
+                           std::vector<ChannelConfig>* channels) {
+  for (const RecipientConfig& rc : recipients) {
+    for (ChannelConfig& c : *channels) {
+      const auto& named = rc.recipient.channels;
+      if (std::find(named.begin(), named.end(), c.name) == named.end()) continue;
+      if (c.language.empty() && c.type != "webhook") c.language = rc.recipient.language;
+      if (!c.quiet_hours) c.quiet_hours = rc.quiet_hours;
+    }
+  }
 }
 
 }  // namespace
@@ -324,6 +381,7 @@ Status ParseAlertsSection(const json& j, alert::AlertsConfig* out) {
 Status ParseNotifySection(const json& j, NotifyConfig* out) {
   if (!j.is_object()) return Bad("\"notify\" must be an object");
   alert::DispatchOptions& d = out->dispatch;
+  std::vector<RecipientConfig> recipients;
   for (const auto& [key, v] : j.items()) {
     if (key == "channels") {
       if (!v.is_array()) return Bad("notify.channels must be a list");
@@ -339,6 +397,11 @@ Status ParseNotifySection(const json& j, NotifyConfig* out) {
         VIGIL_RETURN_IF_ERROR(ParseRoute(v[i], i, &r));
         d.routes.push_back(std::move(r));
       }
+    } else if (key == "recipients") {
+      if (!v.is_array()) return Bad("notify.recipients must be a list");
+      for (size_t i = 0; i < v.size(); ++i) {
+        VIGIL_RETURN_IF_ERROR(ParseRecipient(v[i], i, &recipients.emplace_back()));
+      }
     } else if (key == "group_by") {
       VIGIL_ASSIGN_OR_RETURN(d.group_by, StringList(v, "notify.group_by"));
     } else if (key == "group_wait") {
@@ -353,17 +416,29 @@ Status ParseNotifySection(const json& j, NotifyConfig* out) {
       return Bad("unknown key notify." + key);
     }
   }
+  InheritFromRecipients(recipients, &out->channels);
   std::set<std::string> names;
   for (const ChannelConfig& c : out->channels) {
+    if (c.name == alert::kInboxReceiver) {
+      return Bad("notify.channels: \"inbox\" is the in-app inbox's name; choose another");
+    }
     if (!names.insert(c.name).second)
       return Bad("notify.channels: two channels named \"" + c.name + "\"");
     d.channels.push_back(c.name);
+    d.channel_classes[c.name] = alert::ChannelClassOf(c.type);
     if (c.quiet_hours) d.quiet_hours[c.name] = *c.quiet_hours;
   }
+  for (RecipientConfig& rc : recipients) d.recipients.push_back(std::move(rc.recipient));
+  VIGIL_RETURN_IF_ERROR(alert::ValidateRecipients(d.recipients, d.channels));
   for (size_t i = 0; i < d.routes.size(); ++i) {
+    const std::string at = "notify.routes[" + std::to_string(i) + "]: ";
     for (const std::string& c : d.routes[i].channels) {
-      if (names.count(c) == 0) {
-        return Bad("notify.routes[" + std::to_string(i) + "]: unknown channel \"" + c + "\"");
+      if (names.count(c) == 0) return Bad(at + "unknown channel \"" + c + "\"");
+    }
+    for (const std::string& name : d.routes[i].recipients) {
+      if (std::none_of(d.recipients.begin(), d.recipients.end(),
+                       [&](const alert::Recipient& r) { return r.name == name; })) {
+        return Bad(at + "unknown recipient \"" + name + "\"");
       }
     }
   }

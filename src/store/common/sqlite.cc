@@ -100,6 +100,8 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
 
 SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
 
+int64_t SqliteDb::Changes() const { return sqlite3_changes64(db_); }
+
 Status SqliteDb::Exec(const std::string& sql) {
   char* err = nullptr;
   int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);

@@ -65,6 +65,8 @@ class SqliteDb {
   SqliteDb& operator=(const SqliteDb&) = delete;
 
   Status Exec(const std::string& sql);
+  // Rows the last INSERT, UPDATE or DELETE on this connection changed.
+  int64_t Changes() const;
   Result<SqliteStmt> Prepare(const std::string& sql);
   const std::string& path() const { return path_; }
 
