@@ -1,13 +1,14 @@
 // Job detection from /proc (docs/discovery.md "Jobs").
 //
-// Three passes over one snapshot of the process table:
+// Three passes over one snapshot of the process table, then one read per job:
 //   1. read every process's stat, cmdline, comm and (for all but shells and
 //      daemons) maps: what it is (launcher, framework, trainer);
 //   2. read environ of the processes with evidence: ranks and rendezvous;
 //   3. group: a member's nearest member ancestor makes it a helper (or a rank,
 //      when its rank environment differs); otherwise its outermost launcher
 //      ancestor (up to an interactive shell) and its rendezvous
-//      (MASTER_ADDR:PORT) say which job it is, merged with a union-find.
+//      (MASTER_ADDR:PORT) say which job it is, merged with a union-find;
+//   4. each job's owner: the real uid in its anchor's status (users.h).
 // Every read is bounded, every walk up the tree is bounded (a ppid loop in a
 // fake or racing /proc ends there), and a process that vanishes mid-scan is
 // simply missing.
@@ -581,6 +582,14 @@ class Scanner {
     return raw.ok() ? ContainerIdFromCgroup(*raw) : std::string();
   }
 
+  // The real uid: read for a job's anchor only, not every process of a pass;
+  // a departed process's from its snapshot (its status is gone).
+  int64_t Uid(int pid) {
+    auto it = departed_.find(pid);
+    if (it != departed_.end()) return it->second->uid;
+    return ReadRealUid(env_, root_, pid);
+  }
+
  private:
   Env* env_;
   std::string root_;
@@ -625,8 +634,9 @@ class UnionFind {
 
 class Grouper {
  public:
-  Grouper(std::vector<std::unique_ptr<Proc>>* procs, Scanner* scanner, std::string boot_id)
-      : procs_(*procs), scanner_(scanner), boot_id_(std::move(boot_id)) {
+  Grouper(std::vector<std::unique_ptr<Proc>>* procs, Scanner* scanner, std::string boot_id,
+          UserNames* users)
+      : procs_(*procs), scanner_(scanner), boot_id_(std::move(boot_id)), users_(users) {
     for (size_t i = 0; i < procs_.size(); ++i) by_pid_[procs_[i]->pid] = static_cast<int>(i);
     for (size_t i = 0; i < procs_.size(); ++i) uf_.Add();
   }
@@ -771,10 +781,12 @@ class Grouper {
   std::vector<DetectedJob> Assemble();
   DetectedJob BuildJob(const std::vector<int>& members);
   std::string VigilRunName(int from) const;
+  void SetOwner(int anchor, const std::vector<int>& sorted, DetectedJob* job);
 
   std::vector<std::unique_ptr<Proc>>& procs_;
   Scanner* scanner_;
   std::string boot_id_;  // ReadBootId: part of every job id
+  UserNames* users_;
   std::unordered_map<int, int> by_pid_;
   UnionFind uf_;
   std::unordered_map<std::string, int> keys_;
@@ -800,6 +812,17 @@ std::string Grouper::VigilRunName(int from) const {
     return "";
   }
   return "";
+}
+
+// The job's owner: its anchor's uid (the process its id names, so the owner
+// is as stable as the id), else, when that status cannot be read, the first
+// process's that can (launchers first, then ranks).
+void Grouper::SetOwner(int anchor, const std::vector<int>& sorted, DetectedJob* job) {
+  job->uid = scanner_->Uid(procs_[anchor]->pid);
+  for (size_t k = 0; k < sorted.size() && job->uid == kUnknownUid; ++k) {
+    if (sorted[k] != anchor) job->uid = scanner_->Uid(procs_[sorted[k]]->pid);
+  }
+  job->user = users_->NameOf(job->uid);
 }
 
 std::vector<DetectedJob> Grouper::Assemble() {
@@ -871,6 +894,7 @@ DetectedJob Grouper::BuildJob(const std::vector<int>& members) {
   const Proc& a = *procs_[anchor];
   job.id = FormatJobId(a.pid, a.start_ticks, boot_id_) + anchor_suffix;
   job.launcher = std::string(a.launcher.name);
+  SetOwner(anchor, sorted, &job);
 
   int ranks = 0;
   JobName best{"", JobNameKind::kFallback};
@@ -1085,7 +1109,8 @@ Result<std::vector<DetectedJob>> DetectJobs(const JobDetectionOptions& options) 
       procs.push_back(std::move(p));
     }
   }
-  Grouper grouper(&procs, &scanner, ReadBootId(env, options.proc_root));
+  Grouper grouper(&procs, &scanner, ReadBootId(env, options.proc_root),
+                  options.users != nullptr ? options.users : UserNames::Default());
   return grouper.Run();
 }
 

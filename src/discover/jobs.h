@@ -29,6 +29,7 @@
 #include "core/env.h"
 #include "core/status.h"
 #include "discover/proc_snapshot.h"
+#include "discover/users.h"
 
 namespace vigil::discover {
 
@@ -87,6 +88,12 @@ struct DetectedJob {
   std::string master_addr;
   int master_port = 0;
   int64_t start_time_ms = 0;  // earliest start among `processes`
+  // Who runs it: the real uid of its anchor (the process its id names; when
+  // that cannot be read, of its first process that can), kUnknownUid when
+  // none can; and that uid's name on this node (UserNames: its digits when
+  // it has none, "" when the uid is unknown). docs/jobs.md "Owner".
+  int64_t uid = kUnknownUid;
+  std::string user;
   bool operator==(const DetectedJob&) const = default;
 };
 
@@ -105,6 +112,8 @@ struct JobDetectionOptions {
   // and listed with JobProcess::departed. A job that crashed at start-up
   // between two passes is found this way.
   std::vector<ProcSnapshot> departed;
+  // Names jobs' owners (DetectedJob::user); not owned. nullptr: UserNames::Default().
+  UserNames* users = nullptr;
 };
 
 // One snapshot of the jobs on this node, ordered by start time then id.

@@ -105,6 +105,19 @@ class FakeJobProc : public testing::FakeProc {
 
   void Cgroup(int pid, const std::string& text) { WriteFile(PidDir(pid) + "/cgroup", text); }
 
+  // /proc/<pid>/status as the kernel writes it, with the real uid `uid` (the
+  // effective, saved and filesystem ones differ, as under a setuid helper).
+  void Status(int pid, int64_t uid) {
+    std::string u = std::to_string(uid);
+    WriteFile(PidDir(pid) + "/status",
+              "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\n"
+              "Tgid:\t" +
+                  std::to_string(pid) + "\nNgid:\t0\nPid:\t" + std::to_string(pid) +
+                  "\nPPid:\t1\nTracerPid:\t0\n"
+                  "Uid:\t" +
+                  u + "\t0\t0\t0\nGid:\t" + u + "\t" + u + "\t" + u + "\t" + u + "\n");
+  }
+
   // A process with a framework mapped and its environment.
   void Framework(int pid, int ppid, const std::vector<std::string>& argv,
                  const std::vector<std::string>& libs, const std::vector<std::string>& env = {},
@@ -785,6 +798,22 @@ TEST_F(JobsTest, OddProcContentNeverCrashes) {
   EXPECT_FALSE(missing.ok());
 }
 
+// Detection over the real /proc until it lists a job anchored at `pid` (a
+// child just spawned), for about 2 s at most; the last pass's jobs in `jobs`.
+std::optional<DetectedJob> DetectRealJob(pid_t pid, std::vector<DetectedJob>* jobs) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    auto r = DetectJobs(JobDetectionOptions{});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return std::nullopt;
+    *jobs = std::move(*r);
+    for (const DetectedJob& j : *jobs) {
+      if (!j.processes.empty() && j.processes[0].pid == pid) return j;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return std::nullopt;
+}
+
 // A real child that looks like torchrun (argv[0] says so) is found in the real
 // /proc, with a start time that agrees with the wall clock; whatever else runs
 // on this machine is detected as well-formed jobs (VIGIL_DISCOVER_PRINT=1
@@ -799,17 +828,8 @@ TEST(RealProcTest, FindsARealLauncherChild) {
                           .count();
   pid_t pid = 0;
   ASSERT_EQ(::posix_spawn(&pid, sleep_path, nullptr, nullptr, argv, environ), 0);
-  const DetectedJob* found = nullptr;
   std::vector<DetectedJob> jobs;
-  for (int attempt = 0; attempt < 100 && found == nullptr; ++attempt) {
-    auto r = DetectJobs(JobDetectionOptions{});
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    jobs = std::move(*r);
-    for (const DetectedJob& j : jobs) {
-      if (!j.processes.empty() && j.processes[0].pid == pid) found = &j;
-    }
-    if (found == nullptr) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  std::optional<DetectedJob> found = DetectRealJob(pid, &jobs);
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   for (const DetectedJob& j : jobs) {
@@ -821,7 +841,7 @@ TEST(RealProcTest, FindsARealLauncherChild) {
                   j.launcher.c_str(), j.trainer.c_str(), j.world_size, j.processes.size());
     }
   }
-  ASSERT_NE(found, nullptr);
+  ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->launcher, "torchrun");
   EXPECT_EQ(found->processes[0].role, JobProcessRole::kLauncher);
   EXPECT_EQ(found->processes[0].ppid, static_cast<int>(::getpid()));
@@ -897,6 +917,104 @@ TEST_F(JobsTest, CheapFirstLooksFollowTheDetectionRules) {
   EXPECT_TRUE(HasJobEvidence(snap(803)));   // a rank by its environment
   EXPECT_FALSE(HasJobEvidence(snap(804)));  // a web app is no job
   EXPECT_FALSE(HasJobEvidence(snap(805)));  // never a job of its own
+}
+
+}  // namespace
+}  // namespace vigil::discover
+
+namespace vigil::discover {
+namespace {
+
+// Issue 15, "whose job is it": the owner is the real uid of the job's anchor
+// (its launcher), named by the node's user database.
+TEST_F(JobsTest, AJobsOwnerIsItsAnchorsRealUid) {
+  UserNames users(UserNamesOptions{.lookup = [](uint32_t uid) -> std::optional<std::string> {
+    if (uid == 1000) return "alice";
+    return std::nullopt;
+  }});
+  auto detect = [&] {
+    JobDetectionOptions o;
+    o.proc_root = proc_.root();
+    o.self_pid = 99999;
+    o.users = &users;
+    auto r = DetectJobs(o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::vector<DetectedJob>{};
+  };
+  proc_.Add(900, 60, {"/usr/local/bin/torchrun", "--nproc_per_node", "2", "train.py"}, "torchrun",
+            3000);
+  proc_.Status(900, 1000);
+  for (int i = 0; i < 2; ++i) {
+    proc_.Framework(901 + i, 900, {"/usr/bin/python3", "train.py"}, kTorch, RankEnv(i, 2), 3010);
+    proc_.Status(901 + i, 2000 + i);  // not the launcher's: the launcher decides
+  }
+  auto jobs = detect();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].uid, 1000);
+  EXPECT_EQ(jobs[0].user, "alice");
+
+  // Its launcher's status unreadable: the first process's that can be read.
+  std::filesystem::remove(proc_.PidDir(900) + "/status");
+  jobs = detect();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].uid, 2000);
+  EXPECT_EQ(jobs[0].user, "2000");  // no name on this node (a container's uid): its digits
+
+  // None readable: unknown.
+  for (int pid : {901, 902}) std::filesystem::remove(proc_.PidDir(pid) + "/status");
+  jobs = detect();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].uid, kUnknownUid);
+  EXPECT_EQ(jobs[0].user, "");
+}
+
+TEST_F(JobsTest, ADepartedJobsOwnerComesFromItsSnapshot) {
+  proc_.Add(910, 60, {"/usr/bin/python3", "train.py", "config/train_gpt2.py"}, "python3", 6100);
+  proc_.Status(910, 1000);
+  auto snap = CaptureProcess(Env::Default(), proc_.root(), 910);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  EXPECT_EQ(snap->uid, 1000);
+  std::filesystem::remove_all(proc_.PidDir(910));
+  UserNames users(UserNamesOptions{.lookup = [](uint32_t) { return std::string("bob"); }});
+  JobDetectionOptions o;
+  o.proc_root = proc_.root();
+  o.self_pid = 99999;
+  o.departed = {*snap};
+  o.users = &users;
+  auto jobs = DetectJobs(o);
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_TRUE((*jobs)[0].processes[0].departed);
+  EXPECT_EQ((*jobs)[0].uid, 1000);
+  EXPECT_EQ((*jobs)[0].user, "bob");
+}
+
+// A real process of another user: root forks, the child takes uid 65534
+// (nobody) and execs a "torchrun"; detection over the real /proc names it.
+TEST(RealProcTest, AJobOfAnotherUserIsOwnedByThem) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to setuid";
+  const char* sleep_path = std::filesystem::exists("/bin/sleep") ? "/bin/sleep" : "/usr/bin/sleep";
+  constexpr uid_t kNobody = 65534;
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(127);
+    char arg0[] = "torchrun";
+    char arg1[] = "30";
+    char* argv[] = {arg0, arg1, nullptr};
+    ::execv(sleep_path, argv);
+    ::_exit(127);
+  }
+  std::vector<DetectedJob> jobs;
+  std::optional<DetectedJob> found = DetectRealJob(pid, &jobs);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(found.has_value()) << "child exited with " << status;
+  EXPECT_EQ(found->uid, kNobody);
+  EXPECT_EQ(found->user, SystemUserName(kNobody).value_or("65534"));
+  EXPECT_FALSE(found->user.empty());
+  EXPECT_EQ(ReadRealUid(Env::Default(), "/proc", static_cast<int>(::getpid())), ::getuid());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/strings.h"
+#include "discover/users.h"
 
 namespace vigil::discover {
 namespace {
@@ -74,6 +75,7 @@ Result<ProcSnapshot> CaptureProcess(Env* env, const std::string& proc_root, int 
   s.comm = ReadOrEmpty(env, PidPath(proc_root, pid, "comm"), kMaxCommBytes);
   s.environ = ReadOrEmpty(env, PidPath(proc_root, pid, "environ"), kMaxEnvironBytes);
   s.cgroup = ReadOrEmpty(env, PidPath(proc_root, pid, "cgroup"), kMaxCgroupBytes);
+  s.uid = ReadRealUid(env, proc_root, pid);
   RefreshMaps(env, proc_root, &s);
   s.cwd = ReadLinkOrEmpty(PidPath(proc_root, pid, "cwd"));
   s.stdout_path = RedirectTarget(PidPath(proc_root, pid, "fd/1"));

@@ -1,5 +1,5 @@
 // What a process is, read once from /proc and kept: the facts job detection
-// needs (stat, cmdline, comm, maps, environ, cgroup) and what a job's report
+// needs (stat, cmdline, comm, maps, environ, cgroup, the uid in status) and what a job's report
 // needs after the process is gone (its working directory, the files its
 // stdout and stderr go to). A job that crashes at start-up (ImportError, a bad
 // path, CUDA OOM on the first batch) lives less than a detection pass; its
@@ -54,7 +54,10 @@ struct ProcSnapshot {
   // is compacted (CompactMaps), which is all EvidenceFromMaps reads.
   std::string stat, cmdline, comm, maps, environ, cgroup;
   bool maps_read = false;  // false: unreadable (another user's process)
-  std::string cwd;         // readlink of cwd, "" when unreadable
+  // The real uid of its `status` (ParseRealUid), -1 when unreadable: its
+  // owner, once the process and its status are gone.
+  int64_t uid = -1;
+  std::string cwd;  // readlink of cwd, "" when unreadable
   // Regular files fd 1 and 2 point at (a redirect), "" otherwise (a tty, a
   // pipe, a socket, a deleted file).
   std::string stdout_path, stderr_path;
