@@ -34,9 +34,10 @@ bool WithinBounds(const wire::JobsSnapshot& s) {
   for (const auto& j : s.jobs) {
     if (j.id.empty()) return false;
     for (const std::string* t : {&j.id, &j.name, &j.kind, &j.framework, &j.launcher, &j.trainer,
-                                 &j.container_id, &j.master_addr}) {
+                                 &j.container_id, &j.user, &j.master_addr}) {
       if (!StringOk(*t)) return false;
     }
+    if (j.uid != wire::kUnknownJobUid && (j.uid < 0 || j.uid > wire::kMaxJobUid)) return false;
     if (j.processes.size() > wire::kMaxJobProcesses) return false;
     for (const auto& p : j.processes) {
       if (!StringOk(p.role) || !StringOk(p.cmdline)) return false;

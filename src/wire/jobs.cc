@@ -17,7 +17,8 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------
 // Encoding. The order of the keys is the document's (docs/wire.md): the
 // history files and snapshots written before this codec existed must compare
-// byte for byte with what it writes for the same data.
+// byte for byte with what it writes for the same data, but for the fields
+// added since (a job's "user" and "uid", after "container_id").
 
 void WriteKernelEvent(const KernelEventRecord& k, JsonWriter* w) {
   w->Key("time_ms").Int(k.time_ms).Key("pid").Int(k.pid);
@@ -53,6 +54,7 @@ void WriteJob(const JobRecord& j, JsonWriter* w) {
   w->Key("launcher").String(j.launcher).Key("trainer").String(j.trainer);
   w->Key("world_size").Int(j.world_size);
   w->Key("container_id").String(j.container_id);
+  w->Key("user").String(j.user).Key("uid").Int(j.uid);
   w->Key("master_addr").String(j.master_addr).Key("master_port").Int(j.master_port);
   w->Key("start_time_ms").Int(j.start_time_ms);
   w->Key("first_seen_ms").Int(j.first_seen_ms).Key("last_seen_ms").Int(j.last_seen_ms);
@@ -240,8 +242,8 @@ Slot SnapshotReader::Resolve(Ctx ctx, std::string_view k) {
     s->clear();
     return Slot{s, identity, Ctx::kSkip};
   };
-  auto i64 = [](int64_t* v) {
-    *v = 0;
+  auto i64 = [](int64_t* v, int64_t fallback = 0) {
+    *v = fallback;
     return Slot{v, false, Ctx::kSkip};
   };
   auto i32 = [](int* v, int fallback = 0) {
@@ -277,6 +279,8 @@ Slot SnapshotReader::Resolve(Ctx ctx, std::string_view k) {
       if (k == "trainer") return str(&job_.trainer);
       if (k == "world_size") return i32(&job_.world_size);
       if (k == "container_id") return str(&job_.container_id);
+      if (k == "user") return str(&job_.user);
+      if (k == "uid") return i64(&job_.uid, kUnknownJobUid);
       if (k == "master_addr") return str(&job_.master_addr);
       if (k == "master_port") return i32(&job_.master_port);
       if (k == "start_time_ms") return i64(&job_.start_time_ms);
@@ -398,6 +402,8 @@ bool SnapshotReader::end_object() {
   stack_.pop_back();
   switch (c) {
     case Ctx::kJob:
+      // A uid outside uid_t names no one: out of its type's range.
+      if (job_.uid < 0 || job_.uid > kMaxJobUid) job_.uid = kUnknownJobUid;
       if (!job_.id.empty() && job_.id.size() <= kMaxJobsStringBytes) {
         out_.jobs.push_back(std::move(job_));
       }

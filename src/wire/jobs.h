@@ -59,6 +59,10 @@ inline constexpr size_t kMaxNodeKernelEvents = 1024;  // a tracker keeps 256 by 
 // a job whose id, or a node event whose job_id, is longer is skipped (a cut
 // id could name another job).
 inline constexpr size_t kMaxJobsStringBytes = 4096;  // a process's cmdline is cut at 4 KiB
+// A job's uid when it is not known; a decoded uid is this or a uid_t that
+// names someone, 0 to 4294967294 ((uid_t)-1 is no one).
+inline constexpr int64_t kUnknownJobUid = -1;
+inline constexpr int64_t kMaxJobUid = 4294967294;
 
 // One detail of an event: "pid" 4243, "process" "python".
 struct JobEventDetail {
@@ -122,6 +126,12 @@ struct JobRecord {
   std::string trainer;    // "transformers", "vllm", ... or ""
   int world_size = 0;
   std::string container_id;  // "" on the host
+  // Who runs it (docs/wire.md "Job"): the real uid of its anchor process,
+  // kUnknownJobUid when not known (unreadable, or a document of an older
+  // agent), and that uid's name on its node (its decimal digits when the
+  // node has no name for it, "" when the uid is unknown).
+  std::string user;
+  int64_t uid = kUnknownJobUid;
   std::string master_addr;
   int master_port = 0;
   int64_t start_time_ms = 0;

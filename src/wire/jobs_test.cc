@@ -12,13 +12,26 @@ namespace {
 // What the encoder before this codec (collect/jobs/job_history.cc,
 // EncodeSnapshot over TrackedJob) wrote for FullSnapshot(): written by a
 // throwaway program built against that code. Files and agents in the field
-// hold exactly this, so it must decode, and re-encode to the same bytes.
+// hold exactly this, so it must decode, and re-encode to the same bytes but
+// for the fields added since (WithNewFields).
 constexpr std::string_view kOldSnapshot =
     R"json({"version":1,"node":"gpu-7","time_ms":1764464400000,"jobs":[{"id":"4242-1764460800000","name":"train \"big\" \\ 模型 \u003cb\u003e\u0026\n","kind":"training","framework":"pytorch","launcher":"torchrun","trainer":"transformers","world_size":2,"container_id":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","master_addr":"10.0.0.1","master_port":29500,"start_time_ms":1764460800000,"first_seen_ms":1764460805000,"last_seen_ms":1764464400000,"ended":true,"processes":[{"pid":4242,"ppid":1,"role":"launcher","rank":-1,"local_rank":-1,"start_time_ms":1764460800000,"cmdline":"torchrun --nproc_per_node 2 train.py"},{"pid":4243,"ppid":4242,"role":"rank","rank":1,"local_rank":1,"start_time_ms":1764460800500,"cmdline":"python train.py"},{"pid":4250,"ppid":4243,"role":"helper","rank":-1,"local_rank":-1,"start_time_ms":1764460801000,"cmdline":"python train.py"}],"run_exit":{"ended_ms":1764464401000,"exit_code":null,"signal":9,"signal_name":"KILL"},"kernel_events":[{"time_ms":1764464399000,"pid":4243,"event":"oom_killed","line":1,"details":[{"key":"pid","value":"4243","number":true},{"key":"process","value":"python","number":false}]}]},{"id":"run-7-1","name":"","kind":"inference","framework":"","launcher":"","trainer":"","world_size":0,"container_id":"","master_addr":"","master_port":0,"start_time_ms":0,"first_seen_ms":5,"last_seen_ms":6,"ended":false,"processes":[],"run_exit":{"ended_ms":5,"exit_code":3,"signal":0,"signal_name":""},"kernel_events":[]}],"node_events":[{"time_ms":1764464399500,"pid":0,"event":"xid","line":1,"details":[{"key":"xid","value":"79","number":true},{"key":"pci","value":"0000:3b:00","number":false}],"job_id":""},{"time_ms":1764464399000,"pid":4243,"event":"oom_killed","line":1,"details":[{"key":"pid","value":"4243","number":true},{"key":"process","value":"python","number":false}],"job_id":"4242-1764460800000"}]})json";
 
 // The history file the old code wrote (EncodeJobs) for the same two jobs.
 constexpr std::string_view kOldHistory =
     R"json({"version":1,"node":"","time_ms":0,"jobs":[{"id":"4242-1764460800000","name":"train \"big\" \\ 模型 \u003cb\u003e\u0026\n","kind":"training","framework":"pytorch","launcher":"torchrun","trainer":"transformers","world_size":2,"container_id":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","master_addr":"10.0.0.1","master_port":29500,"start_time_ms":1764460800000,"first_seen_ms":1764460805000,"last_seen_ms":1764464400000,"ended":true,"processes":[{"pid":4242,"ppid":1,"role":"launcher","rank":-1,"local_rank":-1,"start_time_ms":1764460800000,"cmdline":"torchrun --nproc_per_node 2 train.py"},{"pid":4243,"ppid":4242,"role":"rank","rank":1,"local_rank":1,"start_time_ms":1764460800500,"cmdline":"python train.py"},{"pid":4250,"ppid":4243,"role":"helper","rank":-1,"local_rank":-1,"start_time_ms":1764460801000,"cmdline":"python train.py"}],"run_exit":{"ended_ms":1764464401000,"exit_code":null,"signal":9,"signal_name":"KILL"},"kernel_events":[{"time_ms":1764464399000,"pid":4243,"event":"oom_killed","line":1,"details":[{"key":"pid","value":"4243","number":true},{"key":"process","value":"python","number":false}]}]},{"id":"run-7-1","name":"","kind":"inference","framework":"","launcher":"","trainer":"","world_size":0,"container_id":"","master_addr":"","master_port":0,"start_time_ms":0,"first_seen_ms":5,"last_seen_ms":6,"ended":false,"processes":[],"run_exit":{"ended_ms":5,"exit_code":3,"signal":0,"signal_name":""},"kernel_events":[]}],"node_events":[]})json";
+
+// What this codec writes for a document of the old encoder: the same, with
+// the fields added since (a job's owner) at their defaults.
+std::string WithNewFields(std::string_view old) {
+  std::string out(old);
+  const std::string at = R"(,"master_addr":)";
+  const std::string owner = R"(,"user":"","uid":-1)";
+  for (size_t i = out.find(at); i != std::string::npos; i = out.find(at, i + owner.size() + 1)) {
+    out.insert(i, owner);
+  }
+  return out;
+}
 
 KernelEventRecord OomKill() {
   return {1'764'464'399'000,
@@ -101,10 +114,42 @@ std::string Error(std::string_view json) {
 }
 
 TEST(JobsSnapshotTest, EncodesWhatTheOldEncoderWrote) {
-  EXPECT_EQ(EncodeJobsSnapshot(FullSnapshot()), kOldSnapshot);
+  EXPECT_EQ(EncodeJobsSnapshot(FullSnapshot()), WithNewFields(kOldSnapshot));
   JobsSnapshot history;
   history.jobs = {FullJob(), PlainJob()};
-  EXPECT_EQ(EncodeJobsSnapshot(history), kOldHistory);
+  EXPECT_EQ(EncodeJobsSnapshot(history), WithNewFields(kOldHistory));
+}
+
+// Issue 15: a job's owner, after its container (docs/wire.md "Job").
+TEST(JobsSnapshotTest, AJobsOwnerIsWrittenAndReadBack) {
+  JobsSnapshot in = FullSnapshot();
+  in.jobs[0].user = "alice";
+  in.jobs[0].uid = 1000;
+  const std::string doc = EncodeJobsSnapshot(in);
+  EXPECT_NE(doc.find(R"("container_id":")" + std::string(64, 'a') +
+                     R"(","user":"alice","uid":1000,"master_addr":)"),
+            std::string::npos);
+  EXPECT_NE(doc.find(R"("container_id":"","user":"","uid":-1,"master_addr":)"), std::string::npos);
+  EXPECT_EQ(Decoded(doc), in);
+
+  // A uid that names no one is unknown; the name is a string like the others.
+  JobsSnapshot s = Decoded(WithJobs(
+      R"({"id":"a","uid":4294967294},{"id":"b","uid":4294967295},{"id":"c","uid":-2},)"
+      R"({"id":"d","uid":"1000","user":7},{"id":"e","uid":0,"user":"root"},)"
+      R"({"id":"f","uid":null,"user":null},{"id":"g","uid":1.5},{"id":"h","uid":5,"uid":-1})"));
+  ASSERT_EQ(s.jobs.size(), 8u);
+  EXPECT_EQ(s.jobs[0].uid, 4294967294);
+  for (size_t i : {1, 2, 3, 5, 6, 7}) {
+    EXPECT_EQ(s.jobs[i].uid, kUnknownJobUid) << s.jobs[i].id;
+    EXPECT_EQ(s.jobs[i].user, "") << s.jobs[i].id;
+  }
+  EXPECT_EQ(s.jobs[4].uid, 0);
+  EXPECT_EQ(s.jobs[4].user, "root");
+
+  // Bounded like every string.
+  s = Decoded(
+      WithJobs(R"({"id":"a","user":")" + std::string(kMaxJobsStringBytes + 9, 'u') + R"("})"));
+  EXPECT_EQ(s.jobs.at(0).user.size(), kMaxJobsStringBytes);
 }
 
 TEST(JobsSnapshotTest, EveryFieldSurvivesARoundTrip) {
@@ -113,15 +158,19 @@ TEST(JobsSnapshotTest, EveryFieldSurvivesARoundTrip) {
   in.jobs[1].processes = {{INT_MAX, INT_MIN, "future-role", INT_MAX, INT_MIN, INT64_MIN, ""}};
   in.jobs[1].world_size = INT_MIN;
   in.jobs[1].start_time_ms = INT64_MAX;
+  in.jobs[1].user = "研究员 \"x\"";
+  in.jobs[1].uid = kMaxJobUid;
   in.node_events[0].kernel.event.kind = "a_kind_from_a_newer_agent";
   in.node_events[0].kernel.event.details.push_back({"nul", std::string("a\0b", 3), false});
   EXPECT_EQ(Decoded(EncodeJobsSnapshot(in)), in);
 }
 
-TEST(JobsSnapshotTest, OldDocumentsDecodeAndReencodeByteForByte) {
+TEST(JobsSnapshotTest, OldDocumentsDecodeAndReencodeWithTheNewFieldsOnly) {
   JobsSnapshot s = Decoded(kOldSnapshot);
   EXPECT_EQ(s, FullSnapshot());
-  EXPECT_EQ(EncodeJobsSnapshot(s), kOldSnapshot);
+  EXPECT_EQ(s.jobs[0].user, "");  // no owner in an old document: unknown
+  EXPECT_EQ(s.jobs[0].uid, kUnknownJobUid);
+  EXPECT_EQ(EncodeJobsSnapshot(s), WithNewFields(kOldSnapshot));
 
   JobsSnapshot h = Decoded(kOldHistory);
   EXPECT_EQ(h.node, "");
@@ -130,7 +179,7 @@ TEST(JobsSnapshotTest, OldDocumentsDecodeAndReencodeByteForByte) {
   EXPECT_EQ(h.jobs[0], FullJob());
   EXPECT_FALSE(h.jobs[0].run_exit->exit_code.has_value());
   EXPECT_EQ(h.jobs[1].run_exit->exit_code, 3);
-  EXPECT_EQ(EncodeJobsSnapshot(h), kOldHistory);
+  EXPECT_EQ(EncodeJobsSnapshot(h), WithNewFields(kOldHistory));
 }
 
 TEST(JobsSnapshotTest, TheHistoryExampleInTheDocsDecodes) {
