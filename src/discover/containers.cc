@@ -281,6 +281,8 @@ std::vector<RunRecord> ReadRunRecords(const std::string& spool_dir, size_t limit
     auto meta = internal::ReadJsonFile(JoinPath(spool_dir, f), internal::kMaxRunSidecarBytes);
     if (!meta) continue;
     RunRecord r;
+    struct stat st {};
+    if (::stat(JoinPath(spool_dir, f).c_str(), &st) == 0) r.file_uid = st.st_uid;
     int64_t v = 0;
     r.name = internal::StringAt(*meta, "name");
     if (auto cmd = meta->find("cmd"); cmd != meta->end() && cmd->is_array()) {

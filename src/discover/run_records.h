@@ -24,6 +24,9 @@ struct RunRecord {
   std::optional<int> exit_code;
   int signal = 0;
   std::string signal_name;  // "TERM", "KILL", ...
+  // The owner of the record's file: the user `vigil run` ran as, when its
+  // command's /proc entry is gone or unreadable. -1 when unknown.
+  int64_t file_uid = -1;
 };
 
 // Every readable record in `spool_dir` (at most `limit`, any order);

@@ -51,6 +51,8 @@ wire::JobRecord ToWire(const TrackedJob& t) {
   r.trainer = j.trainer;
   r.world_size = j.world_size;
   r.container_id = j.container_id;
+  r.user = j.user;
+  r.uid = j.uid;
   r.master_addr = j.master_addr;
   r.master_port = j.master_port;
   r.start_time_ms = j.start_time_ms;
@@ -76,6 +78,8 @@ TrackedJob FromWire(const wire::JobRecord& r) {
   j.trainer = r.trainer;
   j.world_size = r.world_size;
   j.container_id = r.container_id;
+  j.user = r.user;
+  j.uid = r.uid;
   j.master_addr = r.master_addr;
   j.master_port = r.master_port;
   j.start_time_ms = r.start_time_ms;

@@ -21,6 +21,8 @@ TrackedJob FullJob() {
   j.trainer = "transformers";
   j.world_size = 2;
   j.container_id = std::string(64, 'a');
+  j.user = "alice";
+  j.uid = 1000;
   j.master_addr = "10.0.0.1";
   j.master_port = 29500;
   j.start_time_ms = 1'764'460'800'000;
@@ -178,6 +180,8 @@ TEST(JobHistoryTest, JobsAndTheirEvidenceSurviveARestartOfTheTracker) {
   {
     JobTracker tracker(o);
     running = {Job("300-1", 300, 0), Job("400-2", 400, t0)};
+    running[0].user = "nobody";  // whose it was, kept once it ended
+    running[0].uid = 65534;
     ASSERT_TRUE(tracker.Poll().ok());
     env.now += 5000;
     running = {Job("400-2", 400, t0)};
@@ -207,6 +211,8 @@ TEST(JobHistoryTest, JobsAndTheirEvidenceSurviveARestartOfTheTracker) {
   EXPECT_EQ(jobs[1].job.id, "300-1");
   EXPECT_TRUE(jobs[1].ended);
   EXPECT_EQ(jobs[1].last_seen_ms, t0);
+  EXPECT_EQ(jobs[1].job.user, "nobody");
+  EXPECT_EQ(jobs[1].job.uid, 65534);
   EXPECT_EQ(jobs[1].kernel_events.size(), 1u);  // read again, not doubled
 }
 

@@ -56,9 +56,13 @@ RunExit ExitOf(const discover::RunRecord& r) {
   return x;
 }
 
-// A job for a `vigil run` command that detection did not recognise.
-discover::DetectedJob JobOfRecord(const discover::RunRecord& r) {
+// A job for a `vigil run` command that detection did not recognise. Its
+// owner is its command's (`uid`, read while it runs), else the record file's.
+discover::DetectedJob JobOfRecord(const discover::RunRecord& r, int64_t uid,
+                                  discover::UserNames* users) {
   discover::DetectedJob j;
+  j.uid = uid != discover::kUnknownUid ? uid : r.file_uid;
+  j.user = users->NameOf(j.uid);
   j.id = "run-" + std::to_string(r.pid) + "-" + std::to_string(r.started_ms);
   j.name = r.name;
   j.start_time_ms = r.started_ms;
@@ -75,7 +79,8 @@ discover::DetectedJob JobOfRecord(const discover::RunRecord& r) {
 JobTracker::JobTracker(JobTrackerOptions options)
     : options_(std::move(options)),
       env_(options_.env ? options_.env : Env::Default()),
-      boot_id_(discover::ReadBootId(env_, options_.detection.proc_root)) {
+      boot_id_(discover::ReadBootId(env_, options_.detection.proc_root)),
+      users_(options_.detection.users ? options_.detection.users : discover::UserNames::Default()) {
   watcher_ = options_.watcher;
   if (watcher_ == nullptr && options_.watch_processes) {
     ProcessWatcherOptions w = options_.watch;
@@ -490,7 +495,8 @@ void JobTracker::ApplyRunRecords(const std::vector<discover::RunRecord>& records
     }
     const bool running = !r.ended && env_->FileExists(proc + "/" + std::to_string(r.pid));
     if (owner == nullptr && running) {
-      owner = Seen(JobOfRecord(r), now, pass);  // unrecognised: a job because the user says so
+      // Unrecognised: a job because the user says so.
+      owner = Seen(JobOfRecord(r, discover::ReadRealUid(env_, proc, r.pid), users_), now, pass);
     } else if (owner != nullptr && running && !owner->ended &&
                !pass->seen_ids.contains(*owner_id)) {
       // Its record's command still runs: alive, though detection did not list it.
@@ -499,7 +505,7 @@ void JobTracker::ApplyRunRecords(const std::vector<discover::RunRecord>& records
     }
     if (owner == nullptr && r.ended) {
       // Ended, perhaps before this instance started: history from the record.
-      discover::DetectedJob job = JobOfRecord(r);
+      discover::DetectedJob job = JobOfRecord(r, discover::kUnknownUid, users_);
       auto [it, fresh] = jobs_.try_emplace(job.id);
       if (fresh) {
         it->second.job = std::move(job);

@@ -187,7 +187,8 @@ class JobTracker {
 
   JobTrackerOptions options_;
   Env* env_;
-  const std::string boot_id_;  // this boot's: history jobs of another are gone
+  const std::string boot_id_;         // this boot's: history jobs of another are gone
+  discover::UserNames* const users_;  // names the owners of `vigil run` records' jobs
   mutable std::mutex mu_;
   std::map<std::string, TrackedJob> jobs_;   // by id; guarded by mu_
   std::deque<NodeKernelEvent> node_events_;  // guarded by mu_

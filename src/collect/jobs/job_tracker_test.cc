@@ -162,15 +162,21 @@ TEST(JobTrackerTest, ARecordOfAReusedPidIsItsOwnJobNotTheDetectedOnes) {
 
 // A command detection does not recognise (a shell script) is a job when the
 // user ran it under `vigil run`.
-TEST(JobTrackerTest, AnUnrecognisedVigilRunCommandIsAJob) {
-  TempDir dir;
-  ManualClockEnv env;
+// A tracker whose jobs come from the `vigil run` records in `spool` alone.
+JobTrackerOptions RecordsOnly(Env* env, const std::string& spool) {
   JobTrackerOptions o;
-  o.env = &env;
-  o.run_spool_dir = dir.path();
+  o.env = env;
+  o.run_spool_dir = spool;
   o.detect_override = [] {
     return Result<std::vector<discover::DetectedJob>>(std::vector<discover::DetectedJob>{});
   };
+  return o;
+}
+
+TEST(JobTrackerTest, AnUnrecognisedVigilRunCommandIsAJob) {
+  TempDir dir;
+  ManualClockEnv env;
+  JobTrackerOptions o = RecordsOnly(&env, dir.path());
   JobTracker tracker(o);
   const int alive = ::getpid();
   std::ofstream(dir.path() + "/etl.1-2.json")
@@ -181,6 +187,9 @@ TEST(JobTrackerTest, AnUnrecognisedVigilRunCommandIsAJob) {
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].job.name, "etl");
   EXPECT_FALSE(jobs[0].ended);
+  // Its owner is its command's (this test's) real uid.
+  EXPECT_EQ(jobs[0].job.uid, ::getuid());
+  EXPECT_EQ(jobs[0].job.user, discover::UserNames::Default()->NameOf(::getuid()));
   // Later passes: still running while its command runs (no running ->
   // exited -> killed flap).
   const int64_t started = env.now;
@@ -203,6 +212,32 @@ TEST(JobTrackerTest, AnUnrecognisedVigilRunCommandIsAJob) {
   EXPECT_TRUE(jobs[0].ended);
   ASSERT_TRUE(jobs[0].run_exit.has_value());
   EXPECT_EQ(jobs[0].run_exit->exit_code, 3);
+}
+
+// A `vigil run` that ended before this instance started: its command's
+// /proc entry is gone, so the owner is whoever wrote the record.
+TEST(JobTrackerTest, AnEndedRecordsJobIsOwnedByTheRecordsWriter) {
+  TempDir dir;
+  ManualClockEnv env;
+  JobTrackerOptions o = RecordsOnly(&env, dir.path());
+  discover::UserNames users(discover::UserNamesOptions{
+      .lookup = [](uint32_t uid) { return std::optional("user" + std::to_string(uid)); }});
+  o.detection.users = &users;
+  const std::string record = dir.path() + "/etl.1-2.json";
+  std::ofstream(record) << R"({"name":"etl","pid":2147483646,"started_ms":5,"ended_ms":9,)"
+                        << R"("exit_code":0})";
+  uid_t writer = ::getuid();
+  if (::geteuid() == 0) {
+    writer = 65534;  // as `vigil run` of another user wrote it
+    ASSERT_EQ(::chown(record.c_str(), writer, writer), 0);
+  }
+  JobTracker tracker(o);
+  ASSERT_TRUE(tracker.Poll().ok());
+  auto jobs = tracker.Jobs();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_TRUE(jobs[0].ended);
+  EXPECT_EQ(jobs[0].job.uid, writer);
+  EXPECT_EQ(jobs[0].job.user, "user" + std::to_string(writer));
 }
 
 TEST(JobTrackerTest, EndedJobsAreBounded) {
