@@ -88,6 +88,8 @@ void WriteJob(const diagnose::JobReport& r, JsonWriter* w) {
     w->Null();
   }
   w->Key("node").String(r.node).Key("container_id").String(j.container_id);
+  // Whose job: who an alert about it should reach (-1 and "" when not known).
+  w->Key("user").String(j.user).Key("uid").Int(j.uid);
   w->Key("world_size").Int(j.world_size);
   w->Key("start_time_ms").Int(j.start_time_ms);
   w->Key("end_time_ms");

@@ -243,6 +243,24 @@ TEST_F(JobRoutesTest, WithoutStoresTheSnapshotAloneAnswers) {
   EXPECT_TRUE(j["data"]["jobs"][0]["last_step"].is_null());
 }
 
+// Issue 15: whose job it is, as the node named its owner; unknown for a job
+// an older agent reported.
+TEST_F(JobRoutesTest, AJobsOwner) {
+  wire::JobRecord mine = Job("1-1", "train", 100, kNow - 1000);
+  mine.user = "alice";
+  mine.uid = 1000;
+  Report("gpu-1", {mine, Job("2-2", "old-agent", 200, kNow - 2000)});
+  json j = Get();
+  ASSERT_EQ(j["data"]["jobs"].size(), 2u);
+  std::map<std::string, std::string> owners;  // name -> "user/uid"
+  for (const json& job : j["data"]["jobs"]) {
+    owners[job["name"]] =
+        job["user"].get<std::string>() + "/" + std::to_string(job["uid"].get<int64_t>());
+  }
+  EXPECT_EQ(owners["train"], "alice/1000");
+  EXPECT_EQ(owners["old-agent"], "/-1");
+}
+
 // A server lists the jobs its agents report with its own; a node whose agent
 // went quiet keeps its jobs listed, but a job it last saw running is no longer
 // known to run.

@@ -73,8 +73,8 @@ int RunJobs(const JobsFlags& flags) {
   for (const json& j : jobs) nodes.insert(Str(j, "node"));
   const bool by_node = nodes.size() > 1;
   if (by_node) std::printf("%-16s ", "NODE");
-  std::printf("%-20s %-10s %-10s %-10s %5s %-8s %-14s %-8s  %s\n", "NAME", "STATE", "FRAMEWORK",
-              "LAUNCHER", "RANKS", "GPUS", "STARTED", "TIME", "REASON");
+  std::printf("%-20s %-10s %-10s %-10s %-10s %5s %-8s %-14s %-8s  %s\n", "NAME", "STATE", "USER",
+              "FRAMEWORK", "LAUNCHER", "RANKS", "GPUS", "STARTED", "TIME", "REASON");
   for (const json& j : jobs) {
     std::string state = Str(j, "state");
     int64_t start = Int(j, "start_time_ms");
@@ -82,14 +82,17 @@ int RunJobs(const JobsFlags& flags) {
         j.contains("end_time_ms") && j["end_time_ms"].is_number() ? Int(j, "end_time_ms") : now;
     std::string framework = Str(j, "framework");
     std::string launcher = Str(j, "launcher");
+    // Whose job: "" when not known (unreadable, or an older server's answer).
+    std::string user = Str(j, "user");
     std::string gpus;  // "0,1": the GPUs its processes use, as NVML numbers them
     if (j.contains("gpus") && j["gpus"].is_array()) {
       for (const json& g : j["gpus"]) gpus += (gpus.empty() ? "" : ",") + Str(g, "gpu");
     }
     if (by_node) std::printf("%-16s ", Printable(Str(j, "node"), 16).c_str());
-    std::printf("%-20s %s%-10s%s %-10s %-10s %5lld %-8s %-14s %-8s  %s\n",
+    std::printf("%-20s %s%-10s%s %-10s %-10s %-10s %5lld %-8s %-14s %-8s  %s\n",
                 Printable(Str(j, "name"), 20).c_str(), tty ? StateColor(state) : "", state.c_str(),
-                tty ? "\033[0m" : "", framework.empty() ? "-" : framework.c_str(),
+                tty ? "\033[0m" : "", user.empty() ? "-" : Printable(user, 10).c_str(),
+                framework.empty() ? "-" : framework.c_str(),
                 launcher.empty() ? "-" : launcher.c_str(),
                 static_cast<long long>(Int(j, "world_size")),
                 gpus.empty() ? "-" : Printable(gpus, 8).c_str(), LocalTime(start).c_str(),

@@ -11,6 +11,7 @@ Environment (set by CTest): VIGIL_BIN, VIGIL_FAKE_NVML, VIGIL_SOURCE_DIR.
 import glob
 import json
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -195,6 +196,10 @@ class JobsE2E(unittest.TestCase):
                             "the torchrun launcher job")
         self.assertEqual(torchrun["state"], "running")
         self.assertEqual(torchrun["launcher"], "torchrun")
+        # Whose job (issue 15): the user who started it, named as on this node.
+        me = pwd.getpwuid(os.getuid()).pw_name
+        self.assertEqual((torchrun["user"], torchrun["uid"]), (me, os.getuid()))
+        self.assertEqual((jobs["oom-run"]["user"], jobs["oom-run"]["uid"]), (me, os.getuid()))
 
         # The loss curve, from the log lines, as a series with the job's label:
         # every value (the raw samples of a range selector).
@@ -208,6 +213,10 @@ class JobsE2E(unittest.TestCase):
         self.assertIn("crashed", p.stdout)
         self.assertIn("CUDA out of memory", p.stdout)
         self.assertIn("SIGTERM", p.stdout)
+        header = p.stdout.splitlines()[0].split()
+        self.assertEqual(header[:3], ["NAME", "STATE", "USER"])
+        oom_row = [line.split() for line in p.stdout.splitlines() if line.startswith("oom-run ")]
+        self.assertEqual(oom_row[0][2], me[:10])
 
     def test_two_runs_of_one_script_are_two_jobs_with_their_own_series(self):
         """A sweep: the same script twice at once, under one name. Each run is
