@@ -205,7 +205,7 @@ test('the Jobs tab\'s strings exist, translated, in both languages', () => {
   for (const s of STATES) keys.add(`jobstate.${s}`);
   for (const k of ['training', 'inference', 'unknown']) keys.add(`jobs.kind.${k}`);
   for (const r of ['launcher', 'rank', 'helper']) keys.add(`jobs.role.${r}`);
-  for (const c of ['name', 'state', 'framework', 'ranks', 'started', 'duration', 'reason']) keys.add(`jobs.col.${c}`);
+  for (const c of ['name', 'state', 'user', 'framework', 'ranks', 'started', 'duration', 'reason']) keys.add(`jobs.col.${c}`);
   for (const c of ['time', 'gpu', 'kind', 'details']) keys.add(`jobs.nev.${c}`);
   for (const c of ['pid', 'role', 'rank', 'localRank', 'cmdline']) keys.add(`jobs.proc.${c}`);
   for (const c of ['time', 'since', 'kind', 'message']) keys.add(`jobs.ev.${c}`);

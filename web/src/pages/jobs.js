@@ -34,6 +34,16 @@ const LIST_REFRESH_MS = 5000;
 const MAX_PROCESSES = 64;
 const GPU_PALETTE = ['--c1', '--c2', '--c3', '--c4', '--c5', '--c6', '--c7', '--c8'];
 
+// Whose job: the name its node gives its owner, with the uid when that says
+// more ("alice (1000)"); a uid with no name is its digits alone; '–' unknown
+// (an older agent's job, or its process unreadable).
+function ownerText(j) {
+  const user = String(j.user ?? '');
+  if (!user) return '–';
+  const uid = Number.isInteger(j.uid) && j.uid >= 0 ? String(j.uid) : '';
+  return uid && uid !== user ? `${user} (${uid})` : user;
+}
+
 function badge(state) {
   const b = stateBadge(state);
   return h('span', { class: `badge ${b.tone}`, 'data-state': b.text }, b.key ? t(b.key) : b.text);
@@ -76,7 +86,7 @@ class JobsPage {
 
     // The list.
     this.listTable = new DataTable({ T, testid: 'jobs-table',
-      columns: columns('jobs.col.', ['name', 'state', 'framework', 'ranks', 'started', 'duration', 'reason'], ['ranks']) });
+      columns: columns('jobs.col.', ['name', 'state', 'user', 'framework', 'ranks', 'started', 'duration', 'reason'], ['ranks']) });
     this.listEmpty = h('div', { class: 'jobs-empty', hidden: true, 'data-testid': 'jobs-empty' });
     this.listCount = h('span', { class: 'count' });
     this.listView = h('section', { class: 'card jobs-list' },
@@ -490,6 +500,7 @@ class JobsPage {
         id: String(j.id), href: jobsHash(range, String(j.id)), name: String(j.name ?? ''),
         kind: [kind, whose ? String(j.node ?? '') : ''].filter(Boolean).join(' · '), state: j.state,
         stateText: stateBadge(j.state).key ? t(stateBadge(j.state).key) : '',
+        user: String(j.user || '–'),
         fw: frameworkText(j),
         ranks: ranksText(j),
         started: dateTime(num(j.start_time_ms)), dur: Number.isFinite(dur) ? duration(dur) : '–',
@@ -506,6 +517,7 @@ class JobsPage {
     h('td', { class: 'job-cell-name' }, h('a', { href: r.href, class: 'job-link' }, r.name),
       r.kind ? h('div', { class: 'job-sub' }, r.kind) : null),
     h('td', null, badge(jobs[i].state)),
+    h('td', { class: 'nowrap', 'data-testid': 'job-user' }, r.user),
     h('td', null, r.fw),
     h('td', { class: 'num' }, r.ranks),
     h('td', { class: 'nowrap' }, r.started),
@@ -541,6 +553,7 @@ class JobsPage {
     const dur = jobDurationSec(job, now);
     const facts = [
       ['jobs.f.framework', frameworkText(job)],
+      ['jobs.f.user', ownerText(job)],
       ['jobs.f.node', job.node || '–'],
       ['jobs.f.container', job.container_id || '–'],
       ['jobs.f.ranks', ranksText(job)],
