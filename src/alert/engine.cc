@@ -36,14 +36,21 @@ std::map<std::string, double> GpuUtilisation(QueryCache* queries, double time_sc
   return out;
 }
 
-// The job on each GPU, by "<node>/<gpu>", for overrides by job name.
-std::map<std::string, std::string> GpuJobs(const std::vector<diagnose::JobReport>& reports) {
-  std::map<std::string, std::string> out;
+// The job on each GPU, by "<node>/<gpu>", for overrides by job name, and
+// whose runs and GPUs they are (Alert::owner).
+void ScopeJobs(const std::vector<diagnose::JobReport>& reports, ScopeContext* scope) {
+  scope->gpu_job.clear();
+  scope->run_owner.clear();
+  scope->gpu_owner.clear();
   for (const diagnose::JobReport& r : reports) {
-    if (r.job.ended || r.job.name.empty()) continue;
-    for (const diagnose::JobGpu& g : r.gpus) out[r.node + "/" + g.gpu] = r.job.name;
+    if (!r.job.user.empty()) scope->run_owner[r.node + "/" + r.job.id] = r.job.user;
+    if (r.job.ended) continue;
+    for (const diagnose::JobGpu& g : r.gpus) {
+      const std::string key = r.node + "/" + g.gpu;
+      if (!r.job.name.empty()) scope->gpu_job[key] = r.job.name;
+      if (!r.job.user.empty()) scope->gpu_owner[key] = r.job.user;
+    }
   }
-  return out;
 }
 
 // Each GPU's threshold of a level (overrides and the GPU's own reference
@@ -412,7 +419,7 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
   if (jobs_due) {
     context.gpu_util =
         GpuUtilisation(&queries_, options_.config.time_scale, now_ms, &scope_.gpu_model);
-    scope_.gpu_job = GpuJobs(reports);
+    ScopeJobs(reports, &scope_);
     context.scope = scope_;
     context.describe_end = [this](const diagnose::JobReport& r, const std::string& reason) {
       return DescribeEnd(r, reason);

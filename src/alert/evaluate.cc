@@ -156,6 +156,21 @@ SeriesScope ScopeOf(const wire::Labels& labels, const ScopeContext& context) {
   return out;
 }
 
+std::string OwnerOf(const wire::Labels& labels, const ScopeContext& context) {
+  const std::string node(wire::LabelValue(labels, "node"));
+  std::string_view run = wire::LabelValue(labels, "run");
+  if (!run.empty()) {
+    auto it = context.run_owner.find(node + "/" + std::string(run));
+    if (it != context.run_owner.end()) return it->second;
+  }
+  std::string_view gpu = wire::LabelValue(labels, "gpu");
+  if (!gpu.empty()) {
+    auto it = context.gpu_owner.find(node + "/" + std::string(gpu));
+    if (it != context.gpu_owner.end()) return it->second;
+  }
+  return "";
+}
+
 std::optional<Sample> JudgeInScope(const Rule& rule, const Level& level, wire::Labels labels,
                                    double value, double reference, int64_t now_ms,
                                    const ScopeContext& scope,
@@ -165,7 +180,10 @@ std::optional<Sample> JudgeInScope(const Rule& rule, const Level& level, wire::L
                               ? &level
                               : LevelFor(rule, level, ScopeOf(labels, scope), &reference, &scratch);
   if (in_scope == nullptr) return std::nullopt;
-  return Judge(rule, *in_scope, std::move(labels), value, reference, now_ms, extra);
+  std::string owner = OwnerOf(labels, scope);
+  auto sample = Judge(rule, *in_scope, std::move(labels), value, reference, now_ms, extra);
+  sample.owner = std::move(owner);
+  return sample;
 }
 
 Result<const query::QueryResult*> QueryCache::Run(const std::string& expr, int64_t now_ms) {
@@ -251,6 +269,7 @@ std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
     s.for_ms = in_scope->for_ms;
     s.summary_en = RenderSummary(rule.summary_en, labels, value, 0, 0, in_scope->for_ms, extra);
     s.summary_zh = RenderSummary(rule.summary_zh, labels, value, 0, 0, in_scope->for_ms, extra);
+    s.owner = OwnerOf(labels, context.scope);
     s.labels = std::move(labels);
     out.push_back(std::move(s));
   };

@@ -61,7 +61,15 @@ class QueryCache {
 struct ScopeContext {
   std::map<std::string, std::string> gpu_job;
   std::map<std::string, std::string> gpu_model;
+  // Whose alerts they are (Alert::owner): the Unix user of each job run, by
+  // "<node>/<run id>", and of the running job on each GPU, by "<node>/<gpu>".
+  std::map<std::string, std::string> run_owner;
+  std::map<std::string, std::string> gpu_owner;
 };
+
+// The owner of a series with `labels`: its run's, else its GPU's job's; ""
+// when neither is known.
+std::string OwnerOf(const wire::Labels& labels, const ScopeContext& context);
 
 // The scope of a series with `labels`: its node and job labels, its
 // modelName, else what `context` knows of its GPU.

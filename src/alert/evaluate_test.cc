@@ -137,6 +137,32 @@ TEST(StragglerTest, AGpuWithoutUtilisationIsLeftOut) {
   EXPECT_FALSE(samples[0].fire);
 }
 
+// Whose alert it is: a job's alerts are its run's user's; a GPU's series
+// alert is the user's whose running job holds the GPU; a node's, nobody's.
+TEST(OwnerTest, ARunsAndAGpusAlertsAreTheirJobsUsers) {
+  ScopeContext scope;
+  scope.run_owner["n1/4242-1-ab"] = "alice";
+  scope.gpu_owner["n1/1"] = "bob";
+  EXPECT_EQ(OwnerOf({{"job", "train"}, {"node", "n1"}, {"run", "4242-1-ab"}}, scope), "alice");
+  EXPECT_EQ(OwnerOf({{"gpu", "1"}, {"node", "n1"}}, scope), "bob");
+  EXPECT_EQ(OwnerOf({{"gpu", "1"}, {"node", "n2"}}, scope), "");
+  EXPECT_EQ(OwnerOf({{"mountpoint", "/"}, {"node", "n1"}}, scope), "");
+
+  Rule r = Straggler();
+  JobContext c = Util({95, 40});
+  c.scope = scope;
+  c.scope.run_owner["n1/4242-1-ab"] = "carol";
+  auto samples = JobSamples(r, r.levels[0], {Job(2)}, c, 0);
+  ASSERT_FALSE(samples.empty());
+  for (const Sample& s : samples) EXPECT_EQ(s.owner, "carol");
+  // The tracker keeps it on the alert.
+  AlertTracker tracker;
+  samples[0].fire = samples[0].hold = true;
+  auto changed = tracker.Apply({r.id, Severity::kWarning, 0, 0}, {samples[0]}, 0);
+  ASSERT_FALSE(changed.empty());
+  EXPECT_EQ(changed[0].owner, "carol");
+}
+
 TEST(SummaryTest, ValueAsADuration) {
   EXPECT_EQ(FormatApproxDuration(0), "0s");
   EXPECT_EQ(FormatApproxDuration(44.6), "45s");

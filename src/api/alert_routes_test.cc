@@ -410,5 +410,59 @@ TEST_F(AlertRoutesTest, NotificationsShowTheDeliveryLogAndAFailingChannel) {
   Get("/api/v1/notifications", {{"limit", "5000"}}, 400);
 }
 
+// The inbox through the API: the firing alert's item, the view's counts,
+// marking it read (only as JSON from this origin), filters, bad parameters.
+TEST_F(AlertRoutesTest, TheInboxListsCountsAndMarksItems) {
+  for (int i = 0; i < 40; ++i) {
+    env_.now += 1000;
+    Memory(98);
+    engine_->EvaluateOnce();
+  }
+  json j = Get("/api/v1/inbox");
+  ASSERT_TRUE(j.is_object()) << j;
+  const json& items = j["data"]["items"];
+  ASSERT_GE(items.size(), 1u) << j;
+  EXPECT_EQ(items[0]["kind"], "firing");
+  EXPECT_EQ(items[0]["read"], false);
+  EXPECT_EQ(items[0]["alert"]["rule"], "gpu_memory_near_full");
+  EXPECT_TRUE(items[0]["recipients"].empty());  // no recipients: everyone's
+  const int64_t unread = j["data"]["counts"]["unread"];
+  EXPECT_EQ(unread, static_cast<int64_t>(items.size()));
+  EXPECT_TRUE(j["data"]["recipients"].is_array());
+
+  const std::string mark = R"({"ids": [)" + std::to_string(items[0]["id"].get<int64_t>()) + "]}";
+  EXPECT_EQ(Send("POST", "/api/v1/inbox/read", mark,
+                 Fields{{"Host", "127.0.0.1:9300"},
+                        {"Content-Type", "application/json"},
+                        {"Origin", "http://evil.example"}})
+                .status,
+            403);
+  EXPECT_EQ(Send("POST", "/api/v1/inbox/read", mark,
+                 Fields{{"Host", "127.0.0.1:9300"}, {"Content-Type", "text/plain"}})
+                .status,
+            415);
+  EXPECT_EQ(Get("/api/v1/inbox")["data"]["counts"]["unread"], unread) << "nothing refused changed";
+  net::HttpResponse res = Send("POST", "/api/v1/inbox/read", mark);
+  ASSERT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(json::parse(res.body)["data"]["changed"], 1);
+  j = Get("/api/v1/inbox");
+  EXPECT_EQ(j["data"]["items"][0]["read"], true);
+  EXPECT_EQ(j["data"]["counts"]["unread"], unread - 1);
+  EXPECT_EQ(Get("/api/v1/inbox", {{"unread", "1"}})["data"]["items"].size(),
+            static_cast<size_t>(unread - 1));
+  EXPECT_EQ(Get("/api/v1/inbox", {{"severity", "info"}})["data"]["items"].size(), 0u);
+  Get("/api/v1/inbox", {{"severity", "loud"}}, 400);
+  Get("/api/v1/inbox", {{"limit", "501"}}, 400);
+  Get("/api/v1/inbox", {{"before", "-1"}}, 400);
+  for (const char* bad : {"[]", R"({"ids": []})", R"({"ids": [0]})", R"({"ids": ["1"]})",
+                          R"({"read": "yes"})", R"({"who": 1})", "not json"}) {
+    EXPECT_EQ(Send("POST", "/api/v1/inbox/read", bad).status, 400) << bad;
+  }
+  // Without ids: the whole view.
+  res = Send("POST", "/api/v1/inbox/read", R"({"read": true})");
+  ASSERT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(Get("/api/v1/inbox")["data"]["counts"]["unread"], 0);
+}
+
 }  // namespace
 }  // namespace vigil::api
