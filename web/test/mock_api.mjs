@@ -266,6 +266,39 @@ function parseSilence(body, now) {
     createdBy: String(j.createdBy ?? ''), comment: String(j.comment ?? '') } };
 }
 
+// The inbox (GET /api/v1/inbox, POST /api/v1/inbox/read; alert/inbox.h):
+// three items for alice and the lab, one everyone's (held back, with
+// hostile text), read marks per recipient as the server keeps them.
+export function inboxAt(t0) {
+  const ms = t0 * 1000;
+  const alert = (rule, severity, extra = {}) => ({ rule, severity, state: 'firing', labels: { node: 'mock-node', gpu: '1' },
+    summary: `${rule} on GPU 1`, summary_zh: `GPU 1 ${rule}`, ...extra });
+  return [
+    { id: 3, kind: 'firing', at_ms: ms - 60000, recipients: ['alice', 'lab'],
+      alert: alert('job_crashed', 'critical', { labels: { node: 'mock-node', job: 'train', run: 'r1' },
+        description: 'Ran 2h on 8 GPUs; final loss 1.23', description_zh: '在 8 块 GPU 上运行 2 小时；最终 loss 1.23' }) },
+    { id: 2, kind: 'held_back', at_ms: ms - 120000, recipients: [], note: 'ops-sms: capped: 10 messages today <b>x</b>',
+      alert: alert('gpu_temperature_high', 'warning', { summary: '<img src=x onerror="window.pwned=1">hot' }) },
+    { id: 1, kind: 'resolved', at_ms: ms - 180000, recipients: ['lab'], alert: alert('node_disk_full', 'warning') },
+  ];
+}
+
+function inboxView(items, reads, q) {
+  const who = q.get('recipient') ?? '';
+  const inView = (i) => who === '' || i.recipients.length === 0 || i.recipients.includes(who);
+  const read = (i) => reads.has(`${who}/${i.id}`);
+  const view = items.filter(inView);
+  const listed = view.filter((i) => (!q.get('severity') || i.alert.severity === q.get('severity'))
+    && (q.get('unread') !== '1' || !read(i)) && (!Number(q.get('before')) || i.id < Number(q.get('before'))));
+  const unread = view.filter((i) => !read(i));
+  const by = (sev) => unread.filter((i) => i.alert.severity === sev).length;
+  return { status: 'success', data: {
+    items: listed.map((i) => ({ ...i, note: i.note ?? '', at: new Date(i.at_ms).toISOString(), read: read(i) })),
+    counts: { total: view.length, unread: unread.length, unread_by_severity: { critical: by('critical'), warning: by('warning'), info: by('info') } },
+    recipients: [{ name: 'alice', kind: 'person', team: 'lab' }, { name: 'lab', kind: 'team', lead: 'bob' }],
+  } };
+}
+
 // A change from a page of another origin, or not as JSON: alert_routes.cc's answer.
 function refuseForeign(req) {
   const origin = req.headers.origin;
@@ -381,6 +414,8 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
   const started = Date.now() / 1000;
   const t0 = Math.floor(started);
   const silences = silencesAt(t0);
+  const inbox = inboxAt(t0);
+  const inboxReads = new Set(); // "<recipient>/<id>"
   // Every POST and DELETE of silences as received (the browser test reads them).
   const changes = [];
   const server = createServer(async (req, res) => {
@@ -412,6 +447,18 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
       return json(200, all ? [...active, ...history] : active);
     }
     if (url.pathname === '/api/v1/rules') return json(200, rulesAt(t0));
+    if (url.pathname === '/api/v1/inbox') return json(200, inboxView(inbox, inboxReads, url.searchParams));
+    if (url.pathname === '/api/v1/inbox/read' && req.method === 'POST') {
+      const body = await readBody(req);
+      changes.push({ method: req.method, path: url.pathname, headers: req.headers, body });
+      const refused = refuseForeign(req);
+      if (refused) return json(refused[0], { status: 'error', errorType: refused[1], error: refused[2] });
+      const j = JSON.parse(body);
+      const who = j.recipient ?? '';
+      const ids = j.ids ?? inbox.filter((i) => who === '' || !i.recipients.length || i.recipients.includes(who)).map((i) => i.id);
+      for (const id of ids) (j.read === false ? inboxReads.delete(`${who}/${id}`) : inboxReads.add(`${who}/${id}`));
+      return json(200, { status: 'success', data: { changed: ids.length } });
+    }
     if (url.pathname === '/api/v1/silences' || url.pathname.startsWith('/api/v1/silence/')) {
       const now = Date.now();
       const fail = (code, type, error) => json(code, { status: 'error', errorType: type, error });

@@ -451,7 +451,7 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     // The tab, between the overview and the logs; the range carries over in
     // links but the picker hides (a job's charts span its life).
     await page.goto(`${mbase}/#range=1h`);
-    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts']);
+    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts', 'inbox']);
     await page.click('a.tab[data-page="jobs"]');
     await page.waitForSelector('.jobs-page:not([hidden]) .job-row');
     assert.match(page.url(), /#jobs&range=1h$/);
@@ -699,7 +699,7 @@ test('alerts: sections, muted, links, rules, header badge, hostile text, empty s
     // The header's count on the overview: 3 firing (the muted one left
     // out), one critical: red, and said in words on hover.
     await page.goto(`${mbase}/#range=1h`);
-    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts']);
+    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts', 'inbox']);
     await page.waitForSelector('a.tab[data-page="alerts"] [data-testid=alerts-badge]:not([hidden])');
     const badge = await page.$eval('[data-testid=alerts-badge]', (b) => ({ text: b.textContent, cls: b.className,
       title: b.title, bg: getComputedStyle(b).backgroundColor }));
@@ -1122,6 +1122,91 @@ test('alerts: silences: list, silence an alert, the form\'s and the server\'s er
     assert.equal(await page.$$eval('img, script:not([src]), .alerts-page b', (e) => e.length), 0);
     assert.equal(await page.evaluate(() => window.__xss), undefined);
     assert.deepEqual(dialogs, [], 'no dialog: nothing ran, and Expire asks in the page');
+    assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
+  } finally {
+    await ctx.close();
+    await new Promise((r) => mock.close(r));
+  }
+});
+
+test('inbox: items for whose inbox, held back, hostile text, mark read, unread badge, Chinese', async () => {
+  const dist = mkdtempSync(path.join(tmpdir(), 'vigil-web-dist-'));
+  userDirs.push(dist);
+  const built = spawnSync(process.execPath, [path.join(SOURCE, 'web/build.mjs'), '--outdir', dist], { encoding: 'utf8' });
+  assert.equal(built.status, 0, built.stderr);
+  const mock = await startMock(0, dist);
+  const mbase = `http://127.0.0.1:${mock.address().port}`;
+  const ctx = await launch('en-US');
+  try {
+    const page = ctx.pages()[0] ?? await ctx.newPage();
+    const errors = [], dialogs = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+    await page.route('**/api/v1/logs/**', (route) => route.fulfill({ status: 200, contentType: 'application/json',
+      body: JSON.stringify({ status: 'success', data: [] }) }));
+
+    // The tab's unread count shows on another page; critical unread: crit.
+    await page.goto(`${mbase}/#jobs&range=1h`);
+    await page.waitForSelector('a.tab[data-page="inbox"] [data-testid=inbox-badge]:not([hidden])');
+    const badge = await page.$eval('[data-testid=inbox-badge]', (b) => [b.textContent, b.className, b.title]);
+    assert.deepEqual(badge, ['3', 'tab-badge crit', '3 unread in the inbox']);
+
+    await page.click('a.tab[data-page="inbox"]');
+    await page.waitForSelector('.inbox-page:not([hidden]) [data-testid=inbox-list] li');
+    const items = () => page.$$eval('[data-testid=inbox-list] li', (ls) => ls.map((l) => ({
+      id: l.dataset.id, kind: l.dataset.kind, read: l.classList.contains('read'),
+      line: l.querySelector('.inbox-line').textContent, summary: l.querySelector('.inbox-summary').textContent,
+      description: l.querySelector('.inbox-description')?.textContent ?? '', note: l.querySelector('.inbox-note')?.textContent ?? '',
+      meta: l.querySelector('.inbox-meta').textContent })));
+    let got = await items();
+    assert.deepEqual(got.map((i) => [i.id, i.kind, i.read]), [['3', 'firing', false], ['2', 'held_back', false], ['1', 'resolved', false]]);
+    assert.match(got[0].line, /^critical fired Job crashed.*mock-node.*train.*ago/);
+    assert.equal(got[0].description, 'Ran 2h on 8 GPUs; final loss 1.23');
+    assert.match(got[0].meta, /^For alice, lab.*Job.*Logs/);
+    assert.equal(got[1].summary, '<img src=x onerror="window.pwned=1">hot', 'hostile text stays text');
+    assert.equal(got[1].note, 'Held back: ops-sms: capped: 10 messages today <b>x</b>');
+    assert.equal(await page.textContent('[data-testid=inbox-counts]'), '3 unread of 3');
+
+    // Mark one read: sent as JSON, shown read, counted.
+    await page.click('[data-id="3"] [data-testid=inbox-toggle]');
+    await page.waitForSelector('[data-id="3"].read');
+    assert.equal(await page.textContent('[data-testid=inbox-counts]'), '2 unread of 3');
+    const change = mock.changes.at(-1);
+    assert.equal(change.path, '/api/v1/inbox/read');
+    assert.equal(change.headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(change.body), { recipient: '', ids: [3], read: true });
+    await page.waitForFunction(() => document.querySelector('[data-testid=inbox-badge]').textContent === '2');
+    assert.equal(await page.$eval('[data-testid=inbox-badge]', (b) => b.className), 'tab-badge warn');
+
+    // Whose inbox: alice sees hers and everyone's; the choice is remembered.
+    await page.selectOption('[data-testid=inbox-recipient]', 'alice');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=inbox-list] li').length === 2);
+    got = await items();
+    assert.deepEqual(got.map((i) => [i.id, i.read]), [['3', false], ['2', false]], 'read by everyone\'s view, not by alice');
+    await page.click('[data-testid=inbox-all-read]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=inbox-list] li.read').length === 2);
+    await page.check('[data-testid=inbox-unread]');
+    await page.waitForSelector('[data-testid=inbox-empty]:not([hidden])');
+    assert.equal(await page.textContent('[data-testid=inbox-empty]'), 'No unread item.');
+    await page.reload();
+    await page.waitForSelector('.inbox-page:not([hidden]) [data-testid=inbox-list] li');
+    assert.equal(await page.inputValue('[data-testid=inbox-recipient]'), 'alice');
+
+    // Chinese.
+    await page.selectOption('[data-testid=inbox-severity]', 'critical');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=inbox-list] li').length === 1);
+    await page.click('button.lang');
+    await page.waitForFunction(() => /标为未读/.test(document.querySelector('[data-testid=inbox-toggle]').textContent));
+    assert.match(await page.textContent('[data-testid=inbox-list] li .inbox-line'), /^严重 触发 作业崩溃 mock-node · train/);
+    assert.equal(await page.textContent('[data-testid=inbox-list] .inbox-description'), '在 8 块 GPU 上运行 2 小时；最终 loss 1.23');
+    assert.deepEqual(await page.$$eval('[data-testid=inbox-recipient] option', (o) => o.map((x) => x.textContent)),
+      ['所有人', 'alice', 'lab（团队）']);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'inbox-zh.png') });
+
+    assert.equal(await page.$$eval('img, .inbox-page b', (e) => e.length), 0);
+    assert.equal(await page.evaluate(() => window.pwned), undefined);
+    assert.deepEqual(dialogs, []);
     assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
   } finally {
     await ctx.close();

@@ -17,6 +17,7 @@ import { ALL, PAGE_TABLES, TABLES } from './i18n_tables.mjs';
 import './overview.model.test.mjs';
 import './jobs.model.test.mjs';
 import './alerts.model.test.mjs';
+import './inbox.model.test.mjs';
 import {
   FLAGS, LEVELS, PAGE, buildQuery, compareEntries, histogramStep, logsHash, makeMatcher, nsToMs, nsToSec,
   olderPage, parseLogsHash, quote, reEscape, shapeHistogram, splitHighlights,

@@ -6,3 +6,4 @@ import './overview.js';
 import './jobs.js';
 import './logs.js';
 import './alerts.js';
+import './inbox.js';
