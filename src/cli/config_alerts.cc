@@ -308,7 +308,8 @@ Status ParseRecipient(const json& j, size_t i, RecipientConfig* out) {
   alert::Recipient& r = out->recipient;
   for (const auto& [key, v] : j.items()) {
     if (key == "users" || key == "channels") {
-      VIGIL_ASSIGN_OR_RETURN(key == "users" ? r.users : r.channels, StringList(v, at + "." + key));
+      std::vector<std::string>& into = key == "users" ? r.users : r.channels;
+      VIGIL_ASSIGN_OR_RETURN(into, StringList(v, at + "." + key));
       continue;
     }
     if (key == "quiet_hours") {

@@ -65,6 +65,54 @@ TEST(ConfigTest, ReadsAlertsAndNotify) {
   EXPECT_EQ(c->notify.dispatch.repeat_interval_ms, 7'200'000);
 }
 
+// People and teams: their fields, routes naming them, their language and
+// quiet hours reaching their channels, and what is refused by name.
+TEST(ConfigTest, ReadsRecipients) {
+  auto c = ParseConfig(R"({"notify": {
+      "channels": [{"name": "a-slack", "type": "slack", "url": "https://hooks.slack.com/x"},
+                   {"name": "t-wx", "type": "wecom", "url": "https://qyapi.weixin.qq.com/x",
+                    "language": "en"},
+                   {"name": "hook", "type": "webhook", "url": "http://127.0.0.1:1/"}],
+      "recipients": [{"name": "alice", "users": ["alice", "al"], "team": "lab", "language": "zh",
+                      "channels": ["a-slack"],
+                      "quiet_hours": {"start": "22:00", "end": "07:00", "timezone": "UTC"}},
+                     {"name": "lab", "kind": "team", "lead": "alice", "channels": ["t-wx"]}],
+      "routes": [{"match": {"alertname": "node_disk_full"}, "recipients": ["alice"]}]}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const auto& d = c->notify.dispatch;
+  ASSERT_EQ(d.recipients.size(), 2u);
+  EXPECT_EQ(d.recipients[0].users, (std::vector<std::string>{"alice", "al"}));
+  EXPECT_EQ(d.recipients[0].channels, std::vector<std::string>{"a-slack"});
+  EXPECT_EQ(d.recipients[0].team_name, "lab");
+  EXPECT_TRUE(d.recipients[1].team);
+  EXPECT_EQ(d.recipients[1].lead, "alice");
+  EXPECT_EQ(d.routes[0].recipients, std::vector<std::string>{"alice"});
+  EXPECT_EQ(d.channel_classes.at("a-slack"), alert::ChannelClass::kChat);
+  EXPECT_EQ(d.channel_classes.at("hook"), alert::ChannelClass::kEverything);
+  EXPECT_EQ(c->notify.channels[0].language, "zh");  // alice's
+  EXPECT_EQ(c->notify.channels[1].language, "en");  // its own
+  EXPECT_EQ(d.quiet_hours.count("a-slack"), 1u);
+  EXPECT_EQ(d.quiet_hours.count("t-wx"), 0u);
+
+  auto bad = [](const std::string& notify) {
+    auto r = ParseConfig(R"({"notify": )" + notify + "}");
+    return r.ok() ? std::string("accepted") : r.status().message();
+  };
+  EXPECT_NE(bad(R"({"recipients": [{"name": "a", "channels": ["nope"]}]})").find("nope"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"recipients": [{"name": "a", "kind": "robot"}]})").find("person or team"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"recipients": [{"name": "a", "team": "ghosts"}]})").find("ghosts"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"recipients": [{"name": "a", "phone": "1"}]})").find("phone"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"routes": [{"match": {}, "recipients": ["nobody"]}]})").find("nobody"),
+            std::string::npos);
+  EXPECT_NE(bad(R"({"channels": [{"name": "inbox", "type": "webhook", "url": "http://x/"}]})")
+                .find("in-app inbox"),
+            std::string::npos);
+}
+
 // Thresholds per node, job and GPU model: alerts.rules.<id>.overrides.
 TEST(ConfigTest, ReadsScopedOverrides) {
   auto c = ParseConfig(R"({"alerts": {"rules": {"gpu_temperature_high": {"warning": 85,

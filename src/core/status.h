@@ -118,6 +118,8 @@ class [[nodiscard]] Result {
     if (!_vigil_st.ok()) return _vigil_st; \
   } while (0)
 
+// `lhs` is a declaration (`auto x`) or a plain variable: a conditional such
+// as `c ? a : b` would bind the assignment to `b` alone.
 #define VIGIL_ASSIGN_OR_RETURN(lhs, expr) \
   VIGIL_ASSIGN_OR_RETURN_IMPL(VIGIL_CONCAT(_vigil_res_, __LINE__), lhs, expr)
 #define VIGIL_ASSIGN_OR_RETURN_IMPL(res, lhs, expr) \
