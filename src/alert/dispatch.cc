@@ -104,6 +104,11 @@ std::vector<std::string> Dispatcher::ChannelsFor(const Alert& alert) const {
     add(c);
   }
   if (options_.inbox) add(kInboxReceiver);
+  // A failing channel's own alert goes through the others only: it could
+  // not deliver it, and it would queue behind what the channel refuses.
+  if (alert.rule == "notification_channel_failing") {
+    std::erase(out, std::string(LabelOf(alert, "channel")));
+  }
   return out;
 }
 

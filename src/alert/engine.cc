@@ -471,6 +471,17 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
           if (sources_.jobs == nullptr) continue;
           samples = NodeSamples(rule, level, last_report, now_ms, scope_);
           break;
+        case RuleSource::kDelivery: {
+          auto summary = log_->Summary();
+          if (!summary.ok()) {
+            rs.health = "err";
+            rs.last_error = summary.status().ToString();
+            ++stats_.rule_errors;
+            continue;
+          }
+          samples = DeliverySamples(rule, level, *summary, now_ms, scope_);
+          break;
+        }
       }
       RecordThresholds(level, samples, scope_, &rs);
       for (Alert& a : tracker_.Apply(KeyOf(rule, level), samples, now_ms)) {

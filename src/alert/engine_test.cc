@@ -210,6 +210,48 @@ TEST_F(AlertEngineTest, EveryAlertLandsInTheInboxAndWhatACapHeldBackToo) {
   EXPECT_EQ(e->InboxItems({})->size(), 4u);
 }
 
+// A channel that keeps refusing raises notification_channel_failing after
+// its minute, through the other channel only (and the inbox); it resolves
+// once the channel takes its messages again.
+TEST_F(AlertEngineTest, AFailingChannelIsAnAlertOfItsOwnThroughTheOthers) {
+  Recorder other;
+  AlertEngineOptions o;
+  o.store.path = tmp_.path() + "/alerts.db";
+  o.dispatch.channels = {"hook", "other"};
+  o.delivery.max_backoff_ms = 2000;
+  o.channels = {{"hook", &hook_}, {"other", &other}};
+  o.dispatch.routes = {
+      {.match = {{"alertname", "gpu_temperature_high"}}, .channels = {"hook"}},
+      {.match = {{"alertname", "notification_channel_failing"}}, .channels = {"hook", "other"}}};
+  AlertEngineSources s;
+  s.query = query_;
+  s.env = &env_;
+  auto e = std::move(AlertEngine::Create(s, o)).value();
+  hook_.fail = true;
+  Play(e.get(), 95, 100);  // the GPU's alert fires at ~31 s; the hook refuses it from then on
+  auto failing = [&](const std::vector<Notification>& sent) {
+    std::vector<std::string> states;
+    for (const Notification& n : sent) {
+      for (const Alert& a : n.alerts) {
+        if (a.rule == "notification_channel_failing") {
+          EXPECT_EQ(LabelOf(a, "channel"), "hook");
+          EXPECT_NE(a.summary_en.find("Notification channel hook is failing: 1 notifications"),
+                    std::string::npos)
+              << a.summary_en;
+          EXPECT_NE(a.summary_en.find("receiver down"), std::string::npos) << a.summary_en;
+          states.push_back(AlertStateName(a.state));
+        }
+      }
+    }
+    return states;
+  };
+  EXPECT_EQ(failing(other.sent), (std::vector<std::string>{"firing"}));
+  EXPECT_TRUE(failing(hook_.sent).empty()) << "never through the failing channel itself";
+  hook_.fail = false;
+  Play(e.get(), 95, 45);  // its retry is taken; the resolution waits for group_interval
+  EXPECT_EQ(failing(other.sent), (std::vector<std::string>{"firing", "resolved"}));
+}
+
 // Durable delivery: what a refusing channel did not take is in the delivery
 // log, and a restarted engine sends it once when the channel takes it.
 TEST_F(AlertEngineTest, APendingDeliveryIsResumedAfterARestartAndSentOnce) {

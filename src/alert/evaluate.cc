@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "alert/rules.h"
+#include "core/strings.h"
 
 namespace vigil::alert {
 namespace {
@@ -351,6 +352,29 @@ std::vector<Sample> NodeSamples(const Rule& rule, const Level& level,
   for (const auto& [node, ms] : last_report_ms) {
     double silent_s = static_cast<double>(now_ms - ms) / 1000.0;
     if (auto s = JudgeInScope(rule, level, {{"node", node}}, silent_s, 0, now_ms, scope)) {
+      out.push_back(std::move(*s));
+    }
+  }
+  return out;
+}
+
+std::vector<Sample> DeliverySamples(const Rule& rule, const Level& level,
+                                    const DeliverySummary& summary, int64_t now_ms,
+                                    const ScopeContext& scope) {
+  std::vector<Sample> out;
+  for (const auto& [channel, c] : summary.channels) {
+    auto count = [&c](DeliveryState s) {
+      auto it = c.counts.find(s);
+      return it == c.counts.end() ? 0 : it->second;
+    };
+    const double undone =
+        c.failing
+            ? static_cast<double>(count(DeliveryState::kPending) + count(DeliveryState::kFailed))
+            : 0;
+    const std::map<std::string, std::string> extra = {
+        {"answer", std::string(CutUtf8(c.last_error, 200))}};
+    if (auto s =
+            JudgeInScope(rule, level, {{"channel", channel}}, undone, 0, now_ms, scope, extra)) {
       out.push_back(std::move(*s));
     }
   }

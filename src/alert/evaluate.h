@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "alert/delivery_log.h"
 #include "alert/rules.h"
 #include "alert/tracker.h"
 #include "core/status.h"
@@ -106,6 +107,13 @@ std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
                                const JobContext& context, int64_t now_ms);
 
 // Seconds since each node last reported, by node name.
+// notification_channel_failing: one sample per channel of the delivery
+// log, its value the notifications waiting or failed while it is failing
+// (0 otherwise), labelled `channel`, with its last answer as {answer}.
+std::vector<Sample> DeliverySamples(const Rule& rule, const Level& level,
+                                    const DeliverySummary& summary, int64_t now_ms,
+                                    const ScopeContext& scope);
+
 std::vector<Sample> NodeSamples(const Rule& rule, const Level& level,
                                 const std::map<std::string, int64_t>& last_report_ms,
                                 int64_t now_ms, const ScopeContext& scope = {});

@@ -418,6 +418,22 @@ Rule NodeDown() {
   return r;
 }
 
+// A channel that refuses what it is sent: its own alerts cannot reach it,
+// so this one goes through the others (dispatch.h). The value is the count
+// of its notifications still waiting or given up on.
+Rule NotificationChannelFailing() {
+  Rule r;
+  r.id = "notification_channel_failing";
+  r.source = RuleSource::kDelivery;
+  r.eval_every_ms = 5 * kSecond;
+  r.levels = {L(Severity::kWarning, 0, 0, 1 * kMinute)};
+  r.summary_en =
+      "Notification channel {channel} is failing: {value} notifications not delivered (its last "
+      "answer: {answer})";
+  r.summary_zh = "通知通道 {channel} 发送失败：{value} 条通知未送达（最近的回复：{answer}）";
+  return r;
+}
+
 }  // namespace
 
 std::vector<Rule> Presets() {
@@ -449,6 +465,7 @@ std::vector<Rule> Presets() {
       HostMemoryNearFull(),
       DiskNearFull(),
       NodeDown(),
+      NotificationChannelFailing(),
   };
 }
 
@@ -502,6 +519,11 @@ std::string LevelCondition(const Rule& rule, const Level& level) {
     case RuleSource::kNode:
       return std::string("node report: seconds since the last one ") + op + " " +
              Number(level.fire);
+    case RuleSource::kDelivery:
+      return std::string(
+                 "delivery log: a channel whose newest attempt was refused, its "
+                 "notifications waiting or failed ") +
+             op + " " + Number(level.fire);
     case RuleSource::kQuery:
       break;
   }

@@ -29,7 +29,8 @@
 
 namespace vigil::alert {
 
-enum class RuleSource { kQuery, kJob, kNode };
+// kDelivery: the delivery log's channels (notification_channel_failing).
+enum class RuleSource { kQuery, kJob, kNode, kDelivery };
 
 // The job-report checks a kJob rule applies.
 enum class JobCheck {

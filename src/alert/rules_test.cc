@@ -42,7 +42,8 @@ TEST(RulesTest, PresetIdsAreTheDocumentedOnes) {
                          "training_loss_plateau",
                          "training_grad_norm_spike",
                          "training_throughput_drop",
-                         "job_straggler_rank"}) {
+                         "job_straggler_rank",
+                         "notification_channel_failing"}) {
     EXPECT_EQ(ids.count(id), 1u) << id;
   }
 }

@@ -20,7 +20,9 @@ import { overviewHash } from './overview.model.js';
 export const RULE_IDS = [
   'gpu_underutilized', 'gpu_idle_allocated', 'gpu_memory_near_full', 'gpu_temperature_high', 'gpu_throttled',
   'gpu_ecc_errors', 'gpu_xid', 'gpu_lost', 'gpu_driver_unresponsive', 'training_loss_nan', 'job_crashed',
-  'job_finished', 'job_stalled', 'host_memory_near_full', 'disk_near_full', 'node_down',
+  'job_finished', 'job_stalled', 'host_memory_near_full', 'disk_near_full', 'node_down', 'notification_channel_failing',
+  'gpu_memory_growing', 'idle_gpu_cost', 'training_loss_diverging', 'training_loss_plateau', 'training_grad_norm_spike',
+  'training_throughput_drop', 'job_straggler_rank',
 ];
 
 export const SEVERITIES = ['critical', 'warning', 'info'];
