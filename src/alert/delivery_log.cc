@@ -45,39 +45,6 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// An answer with every URL cut to its scheme and host: a channel's path,
-// query and user info may carry its secret (a Slack hook path, WeCom's
-// `key`, a token in a webhook URL), and the log keeps answers for days.
-std::string RedactUrls(std::string_view in) {
-  std::string out;
-  size_t i = 0;
-  while (true) {
-    const size_t sep = in.find("://", i);
-    if (sep == std::string_view::npos) break;
-    size_t host = sep + 3, end = host;
-    while (end < in.size() && !std::isspace(static_cast<unsigned char>(in[end]))) ++end;
-    // The authority: up to the first '/', '?' or '#'; user info dropped.
-    size_t auth_end = host;
-    while (auth_end < end && in[auth_end] != '/' && in[auth_end] != '?' && in[auth_end] != '#') {
-      ++auth_end;
-    }
-    std::string_view authority = in.substr(host, auth_end - host);
-    if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
-      authority.remove_prefix(at + 1);
-    }
-    // Punctuation after the URL ("...: refused") is the message's, not the URL's.
-    size_t keep = end;
-    while (keep > auth_end && std::strchr(":,;.)'\"", in[keep - 1]) != nullptr) --keep;
-    out.append(in.substr(i, host - i));
-    out.append(authority);
-    if (auth_end < keep) out.append("/...");
-    out.append(in.substr(keep, end - keep));  // keep == auth_end without a path
-    i = end;
-  }
-  out.append(in.substr(i));
-  return out;
-}
-
 DeliveryEntry ReadEntry(const store::SqliteStmt& s) {
   DeliveryEntry e;
   e.id = s.ColumnInt64(0);

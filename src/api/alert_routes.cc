@@ -9,7 +9,6 @@
 
 #include "alert/alert_json.h"
 #include "api/delivery_routes.h"
-#include "api/inbox_routes.h"
 #include "api/params.h"
 #include "core/json_writer.h"
 #include "core/strings.h"
@@ -183,7 +182,7 @@ net::HttpResponse ListSilences(const alert::AlertEngine* engine) {
 }
 
 net::HttpResponse PostSilence(alert::AlertEngine* engine, const net::HttpRequest& req) {
-  if (auto refused = RefuseForeign(req, "change silences")) return *refused;
+  if (auto refused = RefuseCrossSite(req, "change silences")) return *refused;
   auto silence = ParsePostableSilence(req.body, engine->NowMillis());
   if (!silence.ok()) return FromStatus(silence.status());
   auto id = engine->AddSilence(std::move(silence).value());
@@ -212,7 +211,7 @@ net::HttpResponse OneSilence(alert::AlertEngine* engine, const net::HttpRequest&
   std::string id = SilenceIdOf(req);
   int64_t now = engine->NowMillis();
   if (req.method == "DELETE") {
-    if (auto refused = RefuseForeign(req, "change silences")) return *refused;
+    if (auto refused = RefuseCrossSite(req, "change silences")) return *refused;
     auto s = engine->ExpireSilence(id);
     if (s.status().code() == StatusCode::kNotFound) return NoSuchSilence(id);
     if (!s.ok()) return FromStatus(s.status());
@@ -349,7 +348,6 @@ void AddAlertRoutes(net::Router* router, alert::AlertEngine* engine) {
                          [engine](const net::HttpRequest& req) { return OneSilence(engine, req); });
   }
   AddDeliveryRoutes(router, engine);
-  AddInboxRoutes(router, engine);
 }
 
 }  // namespace vigil::api

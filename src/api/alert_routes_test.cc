@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "api/route_test_util.h"
 #include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 
@@ -66,19 +67,11 @@ class AlertRoutesTest : public ::testing::Test {
   net::HttpResponse Send(const std::string& method, const std::string& path,
                          const std::string& body = "",
                          std::optional<Fields> fields = std::nullopt) {
-    auto m = router_.Find(method, path);
-    EXPECT_NE(m.route, nullptr) << method << " " << path;
-    if (m.route == nullptr) return net::HttpResponse::Text(404, "");
-    net::HttpRequest req;
-    req.method = method;
-    req.path = path;
-    req.body = body;
     if (!fields) {
       fields = Fields{{"Host", "127.0.0.1:9300"}};
       if (method == "POST") fields->push_back({"Content-Type", "application/json"});
     }
-    for (const auto& [name, value] : *fields) req.headers.Add(name, value);
-    return m.route->handler(req);
+    return CallRoute(router_, method, path, body, *fields);
   }
 
   // POSTs a silence; returns its id ("" when refused).

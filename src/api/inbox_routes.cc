@@ -104,7 +104,7 @@ net::HttpResponse ListInbox(const alert::AlertEngine* engine, const net::HttpReq
 }
 
 net::HttpResponse MarkInbox(alert::AlertEngine* engine, const net::HttpRequest& req) {
-  if (auto refused = RefuseForeign(req, "change the inbox")) return *refused;
+  if (auto refused = RefuseCrossSite(req, "change the inbox")) return *refused;
   using nlohmann::json;
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (!body.is_object()) return Error(400, "bad_data", "the body must be a JSON object");

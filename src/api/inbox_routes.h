@@ -11,7 +11,7 @@
 //                            "read": false) for that recipient; without
 //                            "ids", every item of their view
 // A bad parameter gets 400 with Prometheus' error JSON; the POST is refused
-// to pages of other origins like every change (api/params.h RefuseForeign).
+// to pages of other origins like every change (api/params.h RefuseCrossSite).
 //
 // Thread safety: the handlers go through alert::AlertEngine, safe from any
 // thread.

@@ -12,6 +12,75 @@
 #include "query/parser.h"
 
 namespace vigil::api {
+namespace {
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// "host:port" in lower case with `default_port` where "host" has none;
+// "" when it is not a host (an empty one, or a bracket left open).
+std::string HostAndPort(std::string_view authority, std::string_view default_port) {
+  authority = TrimSpace(authority);
+  if (authority.empty()) return "";
+  std::string_view host = authority, port;
+  if (authority.front() == '[') {  // [::1]:9300
+    size_t close = authority.find(']');
+    if (close == std::string_view::npos) return "";
+    host = authority.substr(0, close + 1);
+    std::string_view rest = authority.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return "";
+    if (!rest.empty()) port = rest.substr(1);
+  } else if (size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if (host.empty()) return "";
+  return AsciiLower(host) + ":" + std::string(port.empty() ? default_port : port);
+}
+
+}  // namespace
+
+std::optional<net::HttpResponse> RefuseCrossSite(const net::HttpRequest& req,
+                                                 std::string_view what) {
+  if (auto origin = req.Header("Origin")) {
+    std::string o = AsciiLower(TrimSpace(*origin));
+    std::string from;
+    for (std::string_view scheme : {"http://", "https://"}) {
+      if (!StartsWith(o, scheme) || o.find('/', scheme.size()) != std::string::npos) continue;
+      from = HostAndPort(std::string_view(o).substr(scheme.size()),
+                         scheme == "http://" ? "80" : "443");
+    }
+    bool same = false;
+    for (const char* field : {"Host", "X-Forwarded-Host"}) {
+      auto host = req.Header(field);
+      if (!host || from.empty()) continue;
+      std::string_view first = host->substr(0, host->find(','));  // a proxy's list: the first
+      same |= HostAndPort(first, from.substr(from.rfind(':') + 1)) == from;
+    }
+    if (!same) {
+      return Error(403, "forbidden",
+                   "a page from another origin (\"" + std::string(CutUtf8(*origin, 100)) +
+                       "\") may not " + std::string(what) +
+                       ": the Origin must be this server's own (" +
+                       std::string(CutUtf8(req.Header("Host").value_or("no Host"), 100)) + ")");
+    }
+  }
+  auto type = req.Header("Content-Type");
+  if (type || req.method != "DELETE") {
+    std::string_view media = type.value_or("");
+    media = TrimSpace(media.substr(0, media.find(';')));
+    if (AsciiLower(media) != "application/json") {
+      return Error(415, "bad_data",
+                   "send the body as JSON, with Content-Type: application/json (" +
+                       (type ? "this request's is \"" + std::string(CutUtf8(*type, 100)) + "\")"
+                             : std::string("this request has no Content-Type)")));
+    }
+  }
+  return std::nullopt;
+}
 
 Result<Params> GetParams(const net::HttpRequest& req) {
   Params p = req.query;
@@ -134,86 +203,6 @@ Result<int64_t> ParseDurationParam(std::string_view s) {
   auto d = query::ParseDurationMs(s);
   if (!d.ok()) return InvalidArgument("cannot parse \"" + str + "\" to a valid duration");
   return d;
-}
-
-namespace {
-
-// Changes from a browser: only pages of this server may make them. A page
-// on another origin can make a browser POST to this one without asking
-// first (no CORS preflight) only with a "simple" body: text/plain, a form's
-// encoding, or no Content-Type at all. So the routes that change state
-// take application/json only (415 otherwise; DELETE may have no body and
-// no Content-Type), which a foreign page cannot send without a preflight
-// this server never grants. Browsers also name the page's origin (Origin)
-// on every POST, PUT and DELETE: one that is not this server's own (the
-// request's Host, or X-Forwarded-Host behind a proxy) gets 403. `vigil
-// silence` (net/http_client) sends application/json and no Origin.
-
-std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// "host:port" in lower case with `default_port` where "host" has none;
-// "" when it is not a host (an empty one, or a bracket left open).
-std::string HostAndPort(std::string_view authority, std::string_view default_port) {
-  authority = TrimSpace(authority);
-  if (authority.empty()) return "";
-  std::string_view host = authority, port;
-  if (authority.front() == '[') {  // [::1]:9300
-    size_t close = authority.find(']');
-    if (close == std::string_view::npos) return "";
-    host = authority.substr(0, close + 1);
-    std::string_view rest = authority.substr(close + 1);
-    if (!rest.empty() && rest.front() != ':') return "";
-    if (!rest.empty()) port = rest.substr(1);
-  } else if (size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  }
-  if (host.empty()) return "";
-  return AsciiLower(host) + ":" + std::string(port.empty() ? default_port : port);
-}
-
-}  // namespace
-
-std::optional<net::HttpResponse> RefuseForeign(const net::HttpRequest& req, std::string_view what) {
-  if (auto origin = req.Header("Origin")) {
-    std::string o = AsciiLower(TrimSpace(*origin));
-    std::string from;
-    for (std::string_view scheme : {"http://", "https://"}) {
-      if (!StartsWith(o, scheme) || o.find('/', scheme.size()) != std::string::npos) continue;
-      from = HostAndPort(std::string_view(o).substr(scheme.size()),
-                         scheme == "http://" ? "80" : "443");
-    }
-    bool same = false;
-    for (const char* field : {"Host", "X-Forwarded-Host"}) {
-      auto host = req.Header(field);
-      if (!host || from.empty()) continue;
-      std::string_view first = host->substr(0, host->find(','));  // a proxy's list: the first
-      same |= HostAndPort(first, from.substr(from.rfind(':') + 1)) == from;
-    }
-    if (!same) {
-      return Error(403, "forbidden",
-                   "a page from another origin (\"" + std::string(CutUtf8(*origin, 100)) +
-                       "\") may not " + std::string(what) +
-                       ": the Origin must be this server's own (" +
-                       std::string(CutUtf8(req.Header("Host").value_or("no Host"), 100)) + ")");
-    }
-  }
-  auto type = req.Header("Content-Type");
-  if (type || req.method == "POST") {
-    std::string_view media = type.value_or("");
-    media = TrimSpace(media.substr(0, media.find(';')));
-    if (AsciiLower(media) != "application/json") {
-      return Error(415, "bad_data",
-                   "send the body as JSON, with Content-Type: application/json (" +
-                       (type ? "this request's is \"" + std::string(CutUtf8(*type, 100)) + "\")"
-                             : std::string("this request has no Content-Type)")));
-    }
-  }
-  return std::nullopt;
 }
 
 }  // namespace vigil::api

@@ -32,12 +32,19 @@ net::HttpResponse Error(int status, std::string_view type, std::string_view msg)
 // 400 bad_data for bad input, 503 timeout, 422 execution, 500 otherwise.
 net::HttpResponse FromStatus(const Status& st);
 
-// Whether a request may change state (POST, PUT, DELETE) from a browser:
-// 403 when it comes from a page of another origin, 415 when its body is not
-// JSON (which a foreign page cannot send without a CORS preflight this
-// server never grants); nothing when it may. `what` ("change silences")
-// goes into the answer. params.cc explains the reasoning.
-std::optional<net::HttpResponse> RefuseForeign(const net::HttpRequest& req, std::string_view what);
+// Why a request from a browser may not change state here (403 or 415), or
+// nothing. A page on another origin can make a browser send a request
+// without asking first (no CORS preflight) only with a "simple" body:
+// text/plain, a form's encoding, or no Content-Type at all. So routes that
+// change something take application/json only (415 otherwise; a DELETE may
+// have no body and no Content-Type), which a foreign page cannot send
+// without a preflight this server never grants. Browsers also name the
+// page's origin (Origin) on every POST, PUT and DELETE: one that is not
+// this server's own (the request's Host, or X-Forwarded-Host behind a
+// proxy) gets 403. The CLI (net/http_client) sends application/json and no
+// Origin. `what` completes "may not ...", e.g. "change silences".
+std::optional<net::HttpResponse> RefuseCrossSite(const net::HttpRequest& req,
+                                                 std::string_view what);
 
 // Unix seconds ("1435781451.781") or RFC3339 ("2015-07-01T20:10:51.781Z"), in ms.
 Result<int64_t> ParseTime(std::string_view s);

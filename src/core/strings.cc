@@ -1,9 +1,11 @@
 #include "core/strings.h"
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 namespace vigil {
@@ -52,6 +54,36 @@ std::string_view CutUtf8(std::string_view s, size_t max) {
   // Back up over continuation bytes to the start of the cut sequence.
   while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
   return s.substr(0, n);
+}
+
+std::string RedactUrls(std::string_view in) {
+  std::string out;
+  size_t i = 0;
+  while (true) {
+    const size_t sep = in.find("://", i);
+    if (sep == std::string_view::npos) break;
+    size_t host = sep + 3, end = host;
+    while (end < in.size() && !std::isspace(static_cast<unsigned char>(in[end]))) ++end;
+    // The authority: up to the first '/', '?' or '#'; user info dropped.
+    size_t auth_end = host;
+    while (auth_end < end && in[auth_end] != '/' && in[auth_end] != '?' && in[auth_end] != '#') {
+      ++auth_end;
+    }
+    std::string_view authority = in.substr(host, auth_end - host);
+    if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+      authority.remove_prefix(at + 1);
+    }
+    // Punctuation after the URL ("...: refused") is the message's, not the URL's.
+    size_t keep = end;
+    while (keep > auth_end && std::strchr(":,;.)'\"", in[keep - 1]) != nullptr) --keep;
+    out.append(in.substr(i, host - i));
+    out.append(authority);
+    if (auth_end < keep) out.append("/...");
+    out.append(in.substr(keep, end - keep));  // keep == auth_end without a path
+    i = end;
+  }
+  out.append(in.substr(i));
+  return out;
 }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {

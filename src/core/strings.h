@@ -21,6 +21,12 @@ bool EndsWith(std::string_view s, std::string_view suffix);
 // sequence the cut would split is left out whole).
 std::string_view CutUtf8(std::string_view s, size_t max);
 
+// `in` with every URL in it cut to its scheme and host ("https://host/..."):
+// a URL's path, query and user info may carry a secret (a Slack hook path,
+// WeCom's `key`, DingTalk's `access_token`, a token in a webhook URL), so
+// what a person or a log sees of a channel's URL goes through this.
+std::string RedactUrls(std::string_view in);
+
 std::optional<int64_t> ParseInt64(std::string_view s);
 std::optional<uint64_t> ParseUint64(std::string_view s);
 std::optional<double> ParseDouble(std::string_view s);
