@@ -338,15 +338,18 @@ void AlertEngine::DeliverDue() {
 }
 
 bool AlertEngine::DeliverEntry(const DeliveryEntry& e) {
-  auto channel = options_.channels.find(e.receiver);
+  Notifier* channel = nullptr;  // looked up under mu_: ReplaceChannels swaps the map
   {
     std::lock_guard lock(mu_);
+    if (auto found = options_.channels.find(e.receiver); found != options_.channels.end()) {
+      channel = found->second;
+    }
     const int64_t now = sources_.env->NowMillis();
-    if (channel == options_.channels.end() || e.notification.alerts.empty()) {
+    if (channel == nullptr || e.notification.alerts.empty()) {
       // A channel removed from config.json since, or a payload this version
       // cannot read: nothing to send it with.
       Status st = log_->Abandon(e.id,
-                                channel == options_.channels.end()
+                                channel == nullptr
                                     ? "the channel \"" + e.receiver + "\" is no longer configured"
                                     : "the entry cannot be read by this version",
                                 now);
@@ -363,7 +366,7 @@ bool AlertEngine::DeliverEntry(const DeliveryEntry& e) {
     }
     in_flight_id_ = e.id;
   }
-  Status st = channel->second->Send(e.notification);
+  Status st = channel->Send(e.notification);
   if (!st.ok()) {
     Logf(LogLevel::kWarn, "alert notification to %s failed (attempt %lld): %s", e.receiver.c_str(),
          static_cast<long long>(e.attempts + 1), st.ToString().c_str());
@@ -618,6 +621,52 @@ Result<Silence> AlertEngine::ExpireSilence(const std::string& id) {
 std::vector<Silence> AlertEngine::Silences() const {
   std::lock_guard lock(mu_);
   return silences_.All();
+}
+
+Status AlertEngine::ReplaceChannels(std::map<std::string, Notifier*> channels,
+                                    std::vector<std::string> names,
+                                    std::map<std::string, QuietHours> quiet_hours) {
+  // The checks Create makes, so a bad set never replaces a good one.
+  for (const std::string& name : names) {
+    if (channels.count(name) == 0) {
+      return InvalidArgument("notify: channel \"" + name + "\" is not configured");
+    }
+  }
+  for (const auto& [name, quiet] : quiet_hours) {
+    if (channels.count(name) == 0) {
+      return InvalidArgument("notify: quiet hours for unknown channel \"" + name + "\"");
+    }
+  }
+  std::lock_guard lock(mu_);
+  for (const Route& route : options_.dispatch.routes) {
+    for (const std::string& c : route.channels) {
+      if (channels.count(c) == 0) {
+        return InvalidArgument("notify.routes: a route names the channel \"" + c +
+                               "\", which would be gone");
+      }
+    }
+  }
+  const bool same_groups = names == options_.dispatch.channels && quiet_hours.empty() &&
+                           options_.dispatch.quiet_hours.empty();
+  if (same_groups) {
+    options_.channels = std::move(channels);
+    return Status::Ok();
+  }
+  // What the dispatcher has not saved yet goes to the store first, so the
+  // new one starts from every group's latest record.
+  for (const std::string& key : dispatcher_.TakeDroppedGroups()) (void)store_->DeleteGroup(key);
+  for (const GroupRecord& g : dispatcher_.TakeChangedGroups()) {
+    Status saved = store_->SaveGroup(g);
+    if (!saved.ok()) Logf(LogLevel::kWarn, "alert group not saved: %s", saved.ToString().c_str());
+  }
+  auto groups = store_->Groups();
+  if (!groups.ok()) return groups.status().WithContext("cannot read the saved alert groups");
+  options_.channels = std::move(channels);
+  options_.dispatch.channels = std::move(names);
+  options_.dispatch.quiet_hours = std::move(quiet_hours);
+  dispatcher_ = Dispatcher(options_.dispatch);
+  dispatcher_.Restore(*groups);
+  return Status::Ok();
 }
 
 }  // namespace vigil::alert

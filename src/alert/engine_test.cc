@@ -48,11 +48,12 @@ class AlertEngineTest : public ::testing::Test {
     ASSERT_TRUE(db_->Append(b).ok());
   }
 
-  std::unique_ptr<AlertEngine> NewEngine(AlertsConfig config = {}) {
+  std::unique_ptr<AlertEngine> NewEngine(AlertsConfig config = {}, std::vector<Route> routes = {}) {
     AlertEngineOptions o;
     o.config = std::move(config);
     o.store.path = tmp_.path() + "/alerts.db";
     o.dispatch.channels = {"hook"};
+    o.dispatch.routes = std::move(routes);
     o.dispatch.group_interval_ms = 5000;
     o.delivery.max_backoff_ms = 2000;
     o.channels = {{"hook", &hook_}};
@@ -400,6 +401,54 @@ TEST_F(AlertEngineTest, QuietHoursForAnUnknownChannelAreRefused) {
   auto e = AlertEngine::Create(s, o);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("nope"), std::string::npos);
+}
+
+// Live reload (the UI's settings): an edited channel takes over at once; a
+// channel added later hears of what fires now, once, while the one that
+// already announced it is not told again; a set that would leave a name
+// without its channel is refused and the old set goes on.
+TEST_F(AlertEngineTest, ReplacedChannelsTakeOverWithoutARestart) {
+  auto e = NewEngine();
+  Play(e.get(), 91, 64);  // warning, then critical
+  ASSERT_FALSE(hook_.sent.empty());
+  const size_t announced = hook_.sent.size();
+
+  Recorder edited, lark;
+  ASSERT_TRUE(e->ReplaceChannels({{"hook", &edited}}, {"hook"}, {}).ok());
+  Play(e.get(), 91, 5);
+  EXPECT_EQ(hook_.sent.size(), announced);  // nothing new: nothing sent
+  Play(e.get(), 70, 40);                    // cools down: the resolution
+  EXPECT_EQ(hook_.sent.size(), announced);
+  ASSERT_FALSE(edited.sent.empty());
+  EXPECT_EQ(edited.sent.back().alerts.at(0).state, AlertState::kResolved);
+
+  Play(e.get(), 91, 64);  // fires again
+  const size_t before = edited.sent.size();
+  ASSERT_GT(before, 0u);
+  ASSERT_TRUE(e->ReplaceChannels({{"hook", &edited}, {"lark", &lark}}, {"hook", "lark"}, {}).ok());
+  Play(e.get(), 91, 3);  // lark's group_wait
+  ASSERT_EQ(lark.sent.size(), 1u);
+  EXPECT_EQ(lark.sent[0].receiver, "lark");
+  EXPECT_EQ(lark.sent[0].alerts.at(0).state, AlertState::kFiring);
+  EXPECT_EQ(edited.sent.size(), before);  // already told: not again
+
+  Status bad = e->ReplaceChannels({{"hook", &edited}}, {"hook", "lark"}, {});
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("lark"), std::string::npos);
+  Play(e.get(), 70, 40);
+  EXPECT_EQ(lark.sent.size(), 2u);  // the old set still delivers: lark's resolution
+}
+
+// A route that names a channel the new set lacks: refused, nothing changes.
+TEST_F(AlertEngineTest, ReplacingChannelsKeepsEveryRoutedOne) {
+  auto e = NewEngine({}, {Route{{{"severity", "critical"}}, {"hook"}}});
+  Recorder other;
+  Status st = e->ReplaceChannels({{"other", &other}}, {"other"}, {});
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("\"hook\""), std::string::npos);
+  Play(e.get(), 96, 34);  // critical after 30 s, then group_wait
+  EXPECT_FALSE(hook_.sent.empty());
+  EXPECT_TRUE(other.sent.empty());
 }
 
 }  // namespace
