@@ -167,4 +167,30 @@ std::unique_ptr<alert::Notifier> MakeChannel(const ChannelConfig& c) {
   return std::make_unique<notify::WebhookChannel>(std::move(w));
 }
 
+alert::Notification TestNotification(const std::string& channel, int64_t now_ms,
+                                     const std::string& external_url) {
+  alert::Alert a;
+  a.id = "0000000000000000";
+  a.rule = "vigil_test";
+  a.severity = alert::Severity::kInfo;
+  a.state = alert::AlertState::kFiring;
+  a.labels = {{"alertname", "vigil_test"}, {"node", "vigil"}, {"severity", "info"}};
+  a.active_at_ms = a.fired_at_ms = now_ms;
+  a.value = 1;
+  a.summary_en = "Test notification from Vigil to channel " + channel + ": it works.";
+  a.summary_zh = "Vigil 发往通道 " + channel + " 的测试通知：通道可用。";
+  alert::Notification n;
+  n.receiver = channel;
+  n.group_key = "vigil_test";
+  n.group_labels = {{"node", "vigil"}};
+  n.alerts.push_back(std::move(a));
+  n.external_url = external_url;
+  return n;
+}
+
+Status SendTestNotification(const ChannelConfig& c, int64_t now_ms,
+                            const std::string& external_url) {
+  return MakeChannel(c)->Send(TestNotification(c.name, now_ms, external_url));
+}
+
 }  // namespace vigil::cli

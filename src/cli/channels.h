@@ -19,6 +19,16 @@ namespace vigil::cli {
 // The channel `c` describes (validated by the config parser).
 std::unique_ptr<alert::Notifier> MakeChannel(const ChannelConfig& c);
 
+// The test notification `vigil notify test` and the UI send: one info
+// alert, both languages in its summary, as the engine would hand it out.
+// `external_url` is the UI's address, for the message's links.
+alert::Notification TestNotification(const std::string& channel, int64_t now_ms,
+                                     const std::string& external_url);
+// Builds the channel `c` describes and sends it the test notification; the
+// receiver's refusal (or the connection's error) when it did not arrive.
+Status SendTestNotification(const ChannelConfig& c, int64_t now_ms,
+                            const std::string& external_url);
+
 // An email / SMS channel's options; InvalidArgument naming the key (after
 // `at`, "notify.channels[2]") when a value is wrong or missing.
 Result<notify::EmailOptions> EmailOptionsOf(const ChannelConfig& c, const std::string& at);

@@ -81,6 +81,9 @@ struct ChannelConfig {
   std::string timezone;
   // Warning and info notifications wait through these (alert/quiet_hours.h).
   std::optional<alert::QuietHours> quiet_hours;
+  // The channel's object as config.json has it (compact JSON): a live
+  // reload (notify_settings.h) keeps the running channel when it is unchanged.
+  std::string source;
 };
 
 struct NotifyConfig {

@@ -195,6 +195,7 @@ Status CheckKeysOfType(const json& j, const std::string& at, const std::string& 
 Status ParseChannel(const json& j, size_t i, ChannelConfig* c) {
   std::string at = "notify.channels[" + std::to_string(i) + "]";
   if (!j.is_object()) return Bad(at + " must be an object");
+  c->source = j.dump(-1, ' ', false, json::error_handler_t::replace);
   for (const auto& [key, v] : j.items()) {
     if (key == "quiet_hours") {
       VIGIL_ASSIGN_OR_RETURN(c->quiet_hours, ParseQuietHours(v, at + ".quiet_hours"));

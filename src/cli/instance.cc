@@ -10,12 +10,14 @@
 #include "api/alert_routes.h"
 #include "api/job_routes.h"
 #include "api/log_routes.h"
+#include "api/notify_settings_routes.h"
 #include "api/otlp_routes.h"
 #include "api/push_routes.h"
 #include "api/query_routes.h"
 #include "api/routes.h"
 #include "api/web_routes.h"
 #include "cli/channels.h"
+#include "cli/notify_settings.h"
 #include "collect/jobs/job_shipper.h"
 #include "collect/jobs/job_tracker.h"
 #include "collect/jobs/mlruns_collector.h"
@@ -50,10 +52,13 @@ struct ServerSide {
   std::unique_ptr<ingest::Ingester> ingester;
   std::unique_ptr<diagnose::JobReporter> reporter;  // the jobs API's reports
   // The alert engine reads the store through a query engine of its own; the
-  // channels it notifies outlive it (declared before it).
+  // channels it notifies outlive it (declared before it), and so does every
+  // channel the settings API replaced (one may still be sending).
   std::unique_ptr<query::Engine> alert_query;
-  std::vector<std::unique_ptr<alert::Notifier>> channels;
+  std::unique_ptr<LiveChannels> channels;
   std::unique_ptr<alert::AlertEngine> alerts;
+  // What the UI changes of config.json's channels, applied to `channels`.
+  std::unique_ptr<NotifySettingsFile> notify_settings;
 };
 
 // How the agent side reaches the server. `vigil up`: straight into this
@@ -167,10 +172,9 @@ Status OpenAlerts(const InstanceOptions& options, ServerSide* impl) {
   auto listen = net::ParseListenAddress(options.listen);
   o.dispatch.external_url = LocalUrl(options.listen, listen.ok() ? listen->port : 9300);
   o.store.path = options.paths.data_dir() + "/alerts.db";
-  for (const ChannelConfig& c : options.notify.channels) {
-    impl->channels.push_back(MakeChannel(c));
-    o.channels[c.name] = impl->channels.back().get();
-  }
+  impl->channels = std::make_unique<LiveChannels>();
+  o.channels = impl->channels->Build(options.notify);
+  const std::string external_url = o.dispatch.external_url;
   alert::AlertEngineSources sources;
   sources.query = impl->alert_query.get();
   sources.reporter = impl->reporter.get();
@@ -178,6 +182,9 @@ Status OpenAlerts(const InstanceOptions& options, ServerSide* impl) {
   auto engine = alert::AlertEngine::Create(sources, std::move(o));
   if (!engine.ok()) return engine.status().WithContext("cannot start the alert engine");
   impl->alerts = std::move(engine).value();
+  impl->channels->Attach(impl->alerts.get());
+  impl->notify_settings =
+      std::make_unique<NotifySettingsFile>(options.paths.home, external_url, impl->channels.get());
   return Status::Ok();
 }
 
@@ -230,6 +237,7 @@ Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, Server
   api::AddJobRoutes(router, {impl->reporter.get()});
   VIGIL_RETURN_IF_ERROR(OpenAlerts(options, impl));
   api::AddAlertRoutes(router, impl->alerts.get());
+  api::AddNotifySettingsRoutes(router, impl->notify_settings.get());
   api::AddWebRoutes(router);
   return Status::Ok();
 }

@@ -1,8 +1,16 @@
 """Helpers shared by the end-to-end tests (imported from their folder)."""
+import base64
+import hashlib
+import hmac
+import http.server
+import json
 import os
 import socket
+import ssl
 import struct
+import threading
 import time
+import urllib.parse
 
 
 def free_port():
@@ -175,3 +183,105 @@ curve all gpu_util 0:95
 curve all power_w 0:500
 curve 0 temp 0:95 25:95 26:60 step
 """
+
+
+class FakeBots(http.server.BaseHTTPRequestHandler):
+    """The IM bots' webhooks (Feishu, DingTalk, WeCom, Slack at /feishu,
+    /dingtalk, /wecom, /slack), each message checked as its vendor would: the
+    signature recomputed with Python's hmac (Feishu: HMAC-SHA256 keyed by
+    timestamp + "\\n" + secret over an empty message; DingTalk: HMAC-SHA256
+    of timestamp + "\\n" + secret keyed by the secret, in the query), a fresh
+    timestamp, the size limits, the required fields; a message that fails a
+    check is answered with the vendor's error (Feishu 19021 "sign match
+    fail"). Set feishu_secret and ding_secret first; start_fake_bots()."""
+    feishu_secret = ""
+    ding_secret = ""
+    got = []  # (vendor, parsed body, problems)
+    lock = threading.Lock()
+
+    def answer(self, body):
+        data = json.dumps(body).encode() if not isinstance(body, str) else body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        url = urllib.parse.urlparse(self.path)
+        vendor = url.path.strip("/").split("/")[0]  # /feishu/<hook token>
+        body = json.loads(raw)
+        problems = []
+        now = time.time()
+        if vendor == "feishu":
+            ts = body.get("timestamp", "")
+            want = base64.b64encode(hmac.new(f"{ts}\n{FakeBots.feishu_secret}".encode(), b"",
+                                             hashlib.sha256).digest()).decode()
+            if body.get("sign") != want:
+                problems.append("feishu: sign match fail")
+            if abs(now - int(ts or 0)) > 3600:
+                problems.append("feishu: stale timestamp")
+            if len(raw) > 20 * 1024:
+                problems.append("feishu: body over 20 KB")
+            if body.get("msg_type") != "interactive" or "header" not in body.get("card", {}):
+                problems.append("feishu: not an interactive card")
+        elif vendor == "dingtalk":
+            q = urllib.parse.parse_qs(url.query)
+            ts = q.get("timestamp", [""])[0]
+            want = base64.b64encode(hmac.new(FakeBots.ding_secret.encode(), f"{ts}\n{FakeBots.ding_secret}".encode(),
+                                             hashlib.sha256).digest()).decode()
+            if q.get("sign", [""])[0] != want or q.get("access_token") != ["tok"]:
+                problems.append("dingtalk: sign not match")
+            if abs(now * 1000 - int(ts or 0)) > 3600 * 1000:
+                problems.append("dingtalk: stale timestamp")
+            if body.get("msgtype") != "markdown" or not body["markdown"].get("title"):
+                problems.append("dingtalk: not markdown")
+        elif vendor == "wecom":
+            content = body.get("markdown", {}).get("content", "")
+            if body.get("msgtype") != "markdown" or len(content.encode()) > 4096:
+                problems.append("wecom: content over 4096 bytes or not markdown")
+        elif vendor == "slack":
+            if not body.get("text") or not isinstance(body.get("blocks"), list) or len(body["blocks"]) > 50:
+                problems.append("slack: no text fallback or bad blocks")
+        with FakeBots.lock:
+            FakeBots.got.append((vendor, body, problems))
+        if vendor == "slack":
+            return self.answer("ok" if not problems else "invalid_payload")
+        if vendor == "feishu":
+            return self.answer({"code": 19021 if problems else 0, "msg": "; ".join(problems) or "success"})
+        return self.answer({"errcode": 310000 if problems else 0, "errmsg": "; ".join(problems) or "ok"})
+
+    def log_message(self, *args):
+        pass
+
+
+def bot_messages(vendor):
+    with FakeBots.lock:
+        return [(b, p) for v, b, p in FakeBots.got if v == vendor]
+
+
+def bot_text(vendor, body):
+    """The message's visible text."""
+    if vendor == "feishu":
+        card = body["card"]
+        return card["header"]["title"]["content"] + "\n" + "\n".join(
+            e["text"]["content"] for e in card["elements"] if e.get("tag") == "div")
+    if vendor == "dingtalk":
+        return body["markdown"]["text"]
+    if vendor == "wecom":
+        return body["markdown"]["content"]
+    return body["text"]
+
+
+def start_fake_bots(work):
+    """FakeBots over HTTPS on loopback, with a certificate of a CA made in
+    `work`: returns the server, its base URL and the CA's file (a channel's
+    `ca_file`)."""
+    ca, cert, key = make_ca_and_cert(work)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeBots)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"https://127.0.0.1:{server.server_address[1]}", ca
