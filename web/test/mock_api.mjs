@@ -4,7 +4,8 @@
 // /api/v1/jobs, the jobs' training_* series and /api/v1/series for them,
 // the node's /api/v1/events, see jobsAt and nodeEventsAt below; the Alerts
 // tab: /api/v1/alerts/records, /api/v1/rules and the silences, see
-// alertsAt, rulesAt and silencesAt);
+// alertsAt, rulesAt and silencesAt; the Settings tab: the notification
+// channels and tests, see channelsAt);
 // the rest of the browser test runs against vigil.
 // Usage: [VIGIL_URL=http://127.0.0.1:9300] node test/mock_api.mjs [port] [distDir]
 import { createServer } from 'node:http';
@@ -319,6 +320,50 @@ const readBody = (req) => new Promise((resolve, reject) => {
   req.on('error', reject);
 });
 
+// Notification settings (GET/PUT/DELETE /api/v1/notify/channels[/<name>],
+// POST /api/v1/notify/test) and the delivery log's channel states
+// (GET /api/v1/notifications): the channels as config.json would hold them,
+// shown as the server shows them (secrets left out, the URL cut to scheme and
+// host); a secret a PUT leaves out is kept, as notify_settings.cc does. A
+// test is delivered unless the URL has "refuse" in it. PUT, DELETE and POST
+// refuse what the server refuses (refuseForeign), and DELETE a routed
+// channel (409).
+export const EVIL_ANSWER = 'feishu https://open.feishu.cn/... refused: 19021 sign match fail <img src=x onerror="window.__xss=16">';
+const WRITE_ONLY = ['secret', 'password', 'body', 'headers', 'url'];
+function channelsAt() {
+  return {
+    channels: [{ name: 'lark', type: 'feishu', url: 'https://open.feishu.cn/open-apis/bot/v2/hook/MOCKTOKEN', secret: 'MOCKSECRET' }],
+    routes: [{ match: { severity: 'critical' }, channels: ['lark'] }],
+  };
+}
+const cutUrl = (u) => u.replace(/^([a-z]+:\/\/)(?:[^/?#@]*@)?([^/?#]*)[/?#].*$/i, '$1$2/...');
+function channelView(c) {
+  const out = {};
+  for (const [k, v] of Object.entries(c)) {
+    if (['secret', 'password', 'body'].includes(k)) out[`${k}_set`] = v !== '';
+    else if (k === 'headers') out.header_names = Object.keys(v);
+    else if (k === 'url') out.url = cutUrl(v);
+    else out[k] = v;
+  }
+  return out;
+}
+// A body merged with the stored channel of its name and type; {error} as the parser would say it.
+function mergeChannel(stored, body, at) {
+  const c = { ...body };
+  for (const k of ['secret_set', 'password_set', 'body_set', 'header_names']) delete c[k];
+  if (stored && stored.type === c.type) {
+    for (const k of WRITE_ONLY) if (c[k] === undefined && stored[k] !== undefined) c[k] = stored[k];
+    if (stored.url && c.url === cutUrl(stored.url)) c.url = stored.url;
+  }
+  if (!['webhook', 'slack', 'feishu', 'dingtalk', 'wecom', 'email', 'sms'].includes(c.type)) {
+    return { error: `config.json: notify.channels[${at}].type "${c.type}" is not supported` };
+  }
+  if (c.type !== 'email' && !/^https?:\/\//.test(c.url ?? '')) {
+    return { error: `config.json: notify.channels[${at}].url must be an http:// URL` };
+  }
+  return { channel: c };
+}
+
 // /api/v1/rules: Prometheus' shape, Vigil's `vigil` block; a few levels.
 export function rulesAt(t0) {
   const active = alertsAt(t0).filter((x) => x.state !== 'resolved');
@@ -416,7 +461,9 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
   const silences = silencesAt(t0);
   const inbox = inboxAt(t0);
   const inboxReads = new Set(); // "<recipient>/<id>"
-  // Every POST and DELETE of silences as received (the browser test reads them).
+  const settings = channelsAt();
+  // Every POST and DELETE of silences, and every change of the notification
+  // settings, as received (the browser test reads them).
   const changes = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
@@ -491,6 +538,57 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
         if (parsed.error) return fail(400, 'bad_data', parsed.error);
         silences.push(parsed.silence);
         return json(200, { silenceID: parsed.silence.id });
+      }
+      return fail(405, 'bad_data', 'method not allowed');
+    }
+    if (url.pathname === '/api/v1/notifications') {
+      return json(200, { status: 'success', data: { counts: { pending: 1, delivered: 3, failed: 0, capped: 0, superseded: 0 },
+        channels: [{ name: 'lark', failing: true, counts: {}, last_error: EVIL_ANSWER, last_error_at: '2026-12-02T13:05:50Z',
+          last_delivered_at: null }], entries: [] } });
+    }
+    if (url.pathname === '/api/v1/notify/channels' && req.method === 'GET') {
+      return json(200, { status: 'success', data: { path: '/tmp/mock/config.json', channels: settings.channels.map(channelView),
+        routes: settings.routes } });
+    }
+    if (url.pathname.startsWith('/api/v1/notify/')) {
+      const fail = (code, type, error) => json(code, { status: 'error', errorType: type, error });
+      const body = await readBody(req);
+      changes.push({ method: req.method, path: url.pathname, headers: req.headers, body });
+      const refused = refuseForeign(req);
+      if (refused) return fail(...refused);
+      let j = null;
+      try { j = body ? JSON.parse(body) : null; } catch { /* refused below */ }
+      if (url.pathname === '/api/v1/notify/test' && req.method === 'POST') {
+        const named = typeof j?.channel === 'string' ? settings.channels.find((c) => c.name === j.channel) : null;
+        if (typeof j?.channel === 'string' && !named) return fail(404, 'not_found', `config.json has no channel "${j.channel}"`);
+        let c = named;
+        if (!c) {
+          if (typeof j?.channel_config?.name !== 'string') return fail(400, 'bad_data', 'channel_config needs a "name"');
+          const merged = mergeChannel(settings.channels.find((x) => x.name === j.channel_config.name), j.channel_config, 0);
+          if (merged.error) return fail(400, 'bad_data', merged.error);
+          c = merged.channel;
+        }
+        const delivered = !/refuse/.test(c.url ?? '');
+        return json(200, { status: 'success', data: { channel: c.name, type: c.type, delivered,
+          answer: delivered ? 'delivered' : `${c.type} ${cutUrl(c.url)} answered HTTP 500` } });
+      }
+      const name = decodeURIComponent(url.pathname.slice('/api/v1/notify/channels/'.length));
+      const at = settings.channels.findIndex((c) => c.name === name);
+      if (req.method === 'DELETE') {
+        if (at < 0) return fail(404, 'not_found', `config.json has no channel "${name}"`);
+        const route = settings.routes.findIndex((r) => r.channels.includes(name));
+        if (route >= 0) {
+          return fail(409, 'conflict', `notify.routes[${route}] sends alerts to "${name}": change or remove that route in config.json first, then delete the channel`);
+        }
+        settings.channels.splice(at, 1);
+        return json(200, { status: 'success', data: { name, deleted: true } });
+      }
+      if (req.method === 'PUT') {
+        if (!j || typeof j !== 'object') return fail(400, 'bad_data', 'the body must be one channel');
+        const merged = mergeChannel(at >= 0 ? settings.channels[at] : null, { ...j, name }, at >= 0 ? at : settings.channels.length);
+        if (merged.error) return fail(400, 'bad_data', merged.error);
+        if (at >= 0) settings.channels[at] = merged.channel; else settings.channels.push(merged.channel);
+        return json(200, { status: 'success', data: { name, saved: true } });
       }
       return fail(405, 'bad_data', 'method not allowed');
     }

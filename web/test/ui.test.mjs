@@ -21,7 +21,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import {
-  EVIL_EVENT, EVIL_JOB, EVIL_MOUNT, EVIL_SIL_AUTHOR, EVIL_SIL_COMMENT, EVIL_SIL_VALUE, EVIL_SUMMARY, EVIL_SUMMARY_ZH, EVIL_XID, startMock,
+  EVIL_ANSWER, EVIL_EVENT, EVIL_JOB, EVIL_MOUNT, EVIL_SIL_AUTHOR, EVIL_SIL_COMMENT, EVIL_SIL_VALUE, EVIL_SUMMARY, EVIL_SUMMARY_ZH, EVIL_XID, startMock,
 } from './mock_api.mjs';
 
 const env = process.env;
@@ -71,6 +71,28 @@ async function launch(locale) {
     executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, locale,
     viewport: { width: 1440, height: 900 }, colorScheme: 'light',
   });
+}
+
+// The bundle built from web/src into a temporary directory, served by the
+// mock API (the tabs tested without vigil).
+async function startMockUi() {
+  const dist = mkdtempSync(path.join(tmpdir(), 'vigil-web-dist-'));
+  userDirs.push(dist);
+  const built = spawnSync(process.execPath, [path.join(SOURCE, 'web/build.mjs'), '--outdir', dist], { encoding: 'utf8' });
+  assert.equal(built.status, 0, built.stderr);
+  const mock = await startMock(0, dist);
+  return { mock, mbase: `http://127.0.0.1:${mock.address().port}` };
+}
+
+// The page's console errors and errors (a CSP violation shows there) and
+// the dialogs it opened (dismissed); `asked(message)`: a console error the
+// test asks for (a refusal of the server), not the page's.
+function watchPage(page, asked) {
+  const errors = [], dialogs = [];
+  page.on('console', (m) => { if (m.type() === 'error' && !asked(m)) errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  return { errors, dialogs };
 }
 
 // A job that writes to a file through its stdout, then sleeps holding it.
@@ -419,25 +441,13 @@ test('logs: filters, hostile text, search highlights, context, histogram, volume
 // eval_loss and accuracy on GPU 1, a stalled one with 14 other series; the
 // node's events (an Xid 79 with a hostile meaning, an OOM kill).
 test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text, empty states, Chinese', async () => {
-  const dist = mkdtempSync(path.join(tmpdir(), 'vigil-web-dist-'));
-  userDirs.push(dist);
-  const built = spawnSync(process.execPath, [path.join(SOURCE, 'web/build.mjs'), '--outdir', dist], { encoding: 'utf8' });
-  assert.equal(built.status, 0, built.stderr);
-  const mock = await startMock(0, dist);
-  const mbase = `http://127.0.0.1:${mock.address().port}`;
+  const { mock, mbase } = await startMockUi();
   const ctx = await launch('en-US');
   try {
     const page = ctx.pages()[0] ?? await ctx.newPage();
-    const errors = [], dialogs = [];
     // A 404 from /api/v1/events (an older server, routed below) is the
     // browser's console error, not the page's.
-    page.on('console', (m) => {
-      if (m.type() !== 'error') return;
-      if (m.location()?.url?.includes('/api/v1/events') && /404/.test(m.text())) return;
-      errors.push(m.text());
-    });
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+    const { errors, dialogs } = watchPage(page, (m) => m.location()?.url?.includes('/api/v1/events') && /404/.test(m.text()));
     // The mock has no log API: an empty one, so the Logs tab opens cleanly.
     const ok = (data) => ({ status: 200, contentType: 'application/json', body: JSON.stringify({ status: 'success', data }) });
     await page.route('**/api/v1/logs/**', (route) => {
@@ -451,7 +461,7 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     // The tab, between the overview and the logs; the range carries over in
     // links but the picker hides (a job's charts span its life).
     await page.goto(`${mbase}/#range=1h`);
-    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts', 'inbox']);
+    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts', 'inbox', 'settings']);
     await page.click('a.tab[data-page="jobs"]');
     await page.waitForSelector('.jobs-page:not([hidden]) .job-row');
     assert.match(page.url(), /#jobs&range=1h$/);
@@ -667,25 +677,13 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
 // and summaries hold markup, an idle GPU 1 muted by another alert; pending,
 // GPU 5's memory and the host's; resolved, an Xid on GPU 1 and a node down.
 test('alerts: sections, muted, links, rules, header badge, hostile text, empty states, Chinese', async () => {
-  const dist = mkdtempSync(path.join(tmpdir(), 'vigil-web-dist-'));
-  userDirs.push(dist);
-  const built = spawnSync(process.execPath, [path.join(SOURCE, 'web/build.mjs'), '--outdir', dist], { encoding: 'utf8' });
-  assert.equal(built.status, 0, built.stderr);
-  const mock = await startMock(0, dist);
-  const mbase = `http://127.0.0.1:${mock.address().port}`;
+  const { mock, mbase } = await startMockUi();
   const ctx = await launch('en-US');
   try {
     const page = ctx.pages()[0] ?? await ctx.newPage();
-    const errors = [], dialogs = [];
     // A 404 from the alerts API (an older server, routed below) is the
     // browser's console error, not the page's.
-    page.on('console', (m) => {
-      if (m.type() !== 'error') return;
-      if (m.location()?.url?.includes('/api/v1/alerts/records') && /404/.test(m.text())) return;
-      errors.push(m.text());
-    });
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+    const { errors, dialogs } = watchPage(page, (m) => m.location()?.url?.includes('/api/v1/alerts/records') && /404/.test(m.text()));
     const ok = (data) => ({ status: 200, contentType: 'application/json', body: JSON.stringify({ status: 'success', data }) });
     await page.route('**/api/v1/logs/**', (route) => {
       const u = new URL(route.request().url());
@@ -699,7 +697,7 @@ test('alerts: sections, muted, links, rules, header badge, hostile text, empty s
     // The header's count on the overview: 3 firing (the muted one left
     // out), one critical: red, and said in words on hover.
     await page.goto(`${mbase}/#range=1h`);
-    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts', 'inbox']);
+    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts', 'inbox', 'settings']);
     await page.waitForSelector('a.tab[data-page="alerts"] [data-testid=alerts-badge]:not([hidden])');
     const badge = await page.$eval('[data-testid=alerts-badge]', (b) => ({ text: b.textContent, cls: b.className,
       title: b.title, bg: getComputedStyle(b).backgroundColor }));
@@ -901,25 +899,13 @@ test('alerts: sections, muted, links, rules, header badge, hostile text, empty s
 // typed matchers and a custom duration; Expire with its confirmation (and a
 // failed one); Chinese; nothing hostile made or run.
 test('alerts: silences: list, silence an alert, the form\'s and the server\'s errors, expire, Chinese', async () => {
-  const dist = mkdtempSync(path.join(tmpdir(), 'vigil-web-dist-'));
-  userDirs.push(dist);
-  const built = spawnSync(process.execPath, [path.join(SOURCE, 'web/build.mjs'), '--outdir', dist], { encoding: 'utf8' });
-  assert.equal(built.status, 0, built.stderr);
-  const mock = await startMock(0, dist);
-  const mbase = `http://127.0.0.1:${mock.address().port}`;
+  const { mock, mbase } = await startMockUi();
   const ctx = await launch('en-US');
   try {
     const page = ctx.pages()[0] ?? await ctx.newPage();
-    const errors = [], dialogs = [];
     // The refusals this test asks for (400, 404) are the browser's console
     // errors, not the page's.
-    page.on('console', (m) => {
-      if (m.type() !== 'error') return;
-      if (m.location()?.url?.includes('/api/v1/silence') && /40[04]/.test(m.text())) return;
-      errors.push(m.text());
-    });
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+    const { errors, dialogs } = watchPage(page, (m) => m.location()?.url?.includes('/api/v1/silence') && /40[04]/.test(m.text()));
     const changes = () => mock.changes.map((c) => `${c.method} ${c.path}`);
 
     await page.goto(`${mbase}/#alerts`);
@@ -1206,10 +1192,121 @@ test('inbox: items for whose inbox, held back, hostile text, mark read, unread b
 
     assert.equal(await page.$$eval('img, .inbox-page b', (e) => e.length), 0);
     assert.equal(await page.evaluate(() => window.pwned), undefined);
+test('settings: notification channels: a failing one, add a webhook, Send test, edit keeping its URL, delete, Chinese', async () => {
+  const { mock, mbase } = await startMockUi();
+  const ctx = await launch('en-US');
+  try {
+    const page = ctx.pages()[0] ?? await ctx.newPage();
+    // The 409 this test asks for is the browser's console error, not the page's.
+    const { errors, dialogs } = watchPage(page, (m) => m.location()?.url?.includes('/api/v1/notify/') && /409/.test(m.text()));
+    const sent = () => mock.changes.filter((c) => c.path.startsWith('/api/v1/notify/'));
+    const rows = () => page.$$eval('[data-testid=settings-channels] tbody tr', (rs) => rs.map((r) => ({
+      name: r.dataset.name, cls: r.className, cells: [...r.children].map((c) => c.textContent) })));
+
+    // The link notification emails carry opens the tab.
+    await page.goto(`${mbase}/#settings&tab=notifications`);
+    await page.waitForSelector('[data-testid=settings-channels] tbody tr');
+    assert.equal(await page.textContent('a.tab[data-page="settings"]'), 'Settings');
+    assert.equal(await page.textContent('[data-testid=settings-path]'),
+      'Saved in /tmp/mock/config.json, the file vigil notify test reads; a change applies at once.');
+    let r = await rows();
+    assert.equal(r.length, 1);
+    assert.equal(r[0].name, 'lark');
+    assert.match(r[0].cls, /failing/);
+    assert.deepEqual(r[0].cells.slice(0, 4), ['larknamed by a route', 'Feishu / Lark bot', 'https://open.feishu.cn/...', 'set']);
+    assert.equal(await page.getAttribute('[data-name=lark] .settings-delivery .badge', 'class'), 'badge red');
+    assert.equal(await page.textContent('[data-name=lark] .settings-last-error'), `Last answer: ${EVIL_ANSWER}`, 'verbatim');
+    assert.equal(await page.textContent('[data-testid=settings-routes]'), 'severity=critical → lark');
+
+    // A new webhook: the form by type, Send test before saving it.
+    await page.click('[data-testid=settings-add]');
+    assert.equal(await page.textContent('[data-testid=settings-form-title]'), 'New channel');
+    await page.selectOption('select[name=type]', 'webhook');
+    const shownFields = () => page.$$eval('[data-testid=settings-form] [data-field]',
+      (fs) => fs.filter((f) => !f.hidden).map((f) => f.dataset.field));
+    assert.deepEqual(await shownFields(), ['url', 'headers']);
+    await page.fill('input[name=name]', 'hook');
+    await page.click('[data-testid=settings-save]');
+    assert.equal(await page.textContent('[data-testid=settings-form-error]'), 'Webhook URL is needed.');
+    assert.equal(sent().length, 0, 'the form\'s own error sends nothing');
+    await page.fill('input[name=url]', 'http://127.0.0.1:8080/hook-TOKEN');
+    await page.fill('textarea[name=headers]', 'Authorization: Bearer xyz');
+    await page.click('[data-testid=settings-form-send-test]');
+    await page.waitForFunction(() => document.querySelector('[data-testid=settings-form-test]')?.textContent.includes('delivered'));
+    assert.equal(await page.textContent('[data-testid=settings-form-test]'), 'Test notification to hook: delivered.');
+    let last = sent().at(-1);
+    assert.equal(`${last.method} ${last.path}`, 'POST /api/v1/notify/test');
+    assert.equal(last.headers['content-type'], 'application/json');
+    assert.equal(last.headers.origin, mbase);
+    assert.deepEqual(JSON.parse(last.body), { channel_config: { name: 'hook', type: 'webhook',
+      url: 'http://127.0.0.1:8080/hook-TOKEN', headers: { Authorization: 'Bearer xyz' } } });
+    await page.click('[data-testid=settings-save]');
+    await page.waitForSelector('[data-name=hook]');
+    assert.equal(await page.textContent('[data-testid=settings-result]'), 'Channel hook saved.');
+    assert.ok(await page.isHidden('[data-testid=settings-form]'));
+    last = sent().at(-1);
+    assert.equal(`${last.method} ${last.path}`, 'PUT /api/v1/notify/channels/hook');
+    r = await rows();
+    assert.deepEqual(r[1].cells.slice(1, 5), ['Webhook (Alertmanager)', 'http://127.0.0.1:8080/...', '–', 'nothing sent yet']);
+    assert.ok(!(await page.textContent('.settings-page')).includes('TOKEN'), 'the hook\'s path is never shown');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'settings-en.png') });
+
+    // Send test on the saved row.
+    await page.click('[data-name=hook] [data-testid=settings-send-test]');
+    await page.waitForFunction(() => document.querySelector('[data-testid=settings-result]')?.textContent.startsWith('Test'));
+    assert.equal(await page.textContent('[data-testid=settings-result]'), 'Test notification to hook: delivered.');
+    assert.deepEqual(JSON.parse(sent().at(-1).body), { channel: 'hook' });
+
+    // Edit: the URL and headers start empty, saying they are set; left so,
+    // the body leaves them out and the server keeps them.
+    await page.click('[data-name=hook] [data-testid=settings-edit]');
+    assert.equal(await page.textContent('[data-testid=settings-form-title]'), 'Edit channel hook');
+    assert.equal(await page.inputValue('input[name=url]'), '');
+    assert.equal(await page.getAttribute('input[name=url]', 'placeholder'), 'http://127.0.0.1:8080/... (set: leave empty to keep it)');
+    assert.equal(await page.getAttribute('textarea[name=headers]', 'placeholder'), 'Authorization (set: leave empty to keep it)');
+    assert.ok(await page.isDisabled('input[name=name]'));
+    await page.click('[data-testid=settings-save]');
+    await page.waitForFunction(() => document.querySelector('[data-testid=settings-form]')?.hidden);
+    assert.deepEqual(JSON.parse(sent().at(-1).body), { name: 'hook', type: 'webhook' });
+    // A test of the edited form answered "not delivered": the receiver's words.
+    await page.click('[data-name=hook] [data-testid=settings-edit]');
+    await page.fill('input[name=url]', 'http://127.0.0.1:8080/refuse');
+    await page.click('[data-testid=settings-form-send-test]');
+    await page.waitForFunction(() => document.querySelector('[data-testid=settings-form-test]')?.textContent.includes('not'));
+    assert.equal(await page.textContent('[data-testid=settings-form-test]'),
+      'Test notification to hook: not delivered. The receiver answered: webhook http://127.0.0.1:8080/... answered HTTP 500');
+    await page.click('[data-testid=settings-cancel]');
+
+    // Delete asks first; a routed channel is refused with the server's reason.
+    await page.click('[data-name=lark] [data-testid=settings-delete]');
+    assert.equal(await page.textContent('[data-name=lark] .settings-confirm'), 'Delete lark?');
+    await page.click('[data-name=lark] [data-testid=settings-delete-yes]');
+    await page.waitForFunction(() => document.querySelector('[data-testid=settings-result]')?.textContent.startsWith('Refused'));
+    assert.match(await page.textContent('[data-testid=settings-result]'), /^Refused: notify\.routes\[0\] sends alerts to "lark"/);
+    await page.click('[data-name=hook] [data-testid=settings-delete]');
+    await page.click('[data-name=hook] [data-testid=settings-delete-yes]');
+    await page.waitForFunction(() => !document.querySelector('[data-name=hook]'));
+    assert.equal(await page.textContent('[data-testid=settings-result]'), 'Channel hook deleted.');
+    last = sent().at(-1);
+    assert.equal(`${last.method} ${last.path}`, 'DELETE /api/v1/notify/channels/hook');
+
+    // In Chinese.
+    await page.click('button.lang');
+    assert.equal(await page.textContent('a.tab[data-page="settings"]'), '设置');
+    assert.equal(await page.textContent('[data-testid=settings-result]'), '通道 hook 已删除。', 'the last result relabelled');
+    assert.match(await page.textContent('[data-section=channels] h3'), /^通知通道/);
+    assert.deepEqual((await rows())[0].cells.slice(1, 4), ['飞书机器人', 'https://open.feishu.cn/...', '已设置']);
+    await page.click('[data-testid=settings-add]');
+    assert.equal(await page.textContent('[data-testid=settings-form-title]'), '新通道');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'settings-form-zh.png') });
+
+    assert.equal(await page.$$eval('.settings-page img, .settings-page script', (e) => e.length), 0);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
     assert.deepEqual(dialogs, []);
     assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
   } finally {
     await ctx.close();
     await new Promise((r) => mock.close(r));
+    await new Promise((res) => mock.close(res));
   }
 });

@@ -7,3 +7,4 @@ import './jobs.js';
 import './logs.js';
 import './alerts.js';
 import './inbox.js';
+import './settings.js';
