@@ -625,7 +625,8 @@ std::vector<Silence> AlertEngine::Silences() const {
 
 Status AlertEngine::ReplaceChannels(std::map<std::string, Notifier*> channels,
                                     std::vector<std::string> names,
-                                    std::map<std::string, QuietHours> quiet_hours) {
+                                    std::map<std::string, QuietHours> quiet_hours,
+                                    std::map<std::string, ChannelClass> classes) {
   // The checks Create makes, so a bad set never replaces a good one.
   for (const std::string& name : names) {
     if (channels.count(name) == 0) {
@@ -646,8 +647,18 @@ Status AlertEngine::ReplaceChannels(std::map<std::string, Notifier*> channels,
       }
     }
   }
+  // Recipients may name only channels that stay.
+  for (const Recipient& r : options_.dispatch.recipients) {
+    for (const std::string& c : r.channels) {
+      if (channels.count(c) == 0) {
+        return InvalidArgument("notify.recipients: \"" + r.name + "\" names the channel \"" + c +
+                               "\", which would be gone");
+      }
+    }
+  }
   const bool same_groups = names == options_.dispatch.channels && quiet_hours.empty() &&
-                           options_.dispatch.quiet_hours.empty();
+                           options_.dispatch.quiet_hours.empty() &&
+                           classes == options_.dispatch.channel_classes;
   if (same_groups) {
     options_.channels = std::move(channels);
     return Status::Ok();
@@ -664,6 +675,7 @@ Status AlertEngine::ReplaceChannels(std::map<std::string, Notifier*> channels,
   options_.channels = std::move(channels);
   options_.dispatch.channels = std::move(names);
   options_.dispatch.quiet_hours = std::move(quiet_hours);
+  options_.dispatch.channel_classes = std::move(classes);
   dispatcher_ = Dispatcher(options_.dispatch);
   dispatcher_.Restore(*groups);
   return Status::Ok();

@@ -148,11 +148,12 @@ class AlertEngine {
   // Live reload of the channels (the UI's notification settings, without a
   // restart): from now on the engine delivers through `channels` (by name,
   // not owned), `names` being every configured channel's (config.json's
-  // order) and `quiet_hours` theirs; routes stay as they are.
+  // order), `quiet_hours` and `classes` (each one's kind for the severity
+  // policy, recipients.h) theirs; routes and recipients stay as they are.
   // InvalidArgument, and nothing changes, when a route, a name or a quiet
   // hours entry names a channel `channels` lacks. A pending delivery-log
   // entry of a channel no longer there is abandoned when it comes due, as
-  // after a restart. When the set of names or any quiet hours change, the
+  // after a restart. When the set of names, any quiet hours or a class change, the
   // dispatcher starts again from the saved group records, as at a restart
   // (what each group announced is kept; a resolution still waiting for its
   // group_interval goes unsaid); otherwise only the channels are swapped.
@@ -160,7 +161,8 @@ class AlertEngine {
   // goes on with the old object (Send runs outside mu_), so the caller keeps
   // every channel it ever passed alive until Stop() has returned.
   Status ReplaceChannels(std::map<std::string, Notifier*> channels, std::vector<std::string> names,
-                         std::map<std::string, QuietHours> quiet_hours);
+                         std::map<std::string, QuietHours> quiet_hours,
+                         std::map<std::string, ChannelClass> classes);
   int64_t NowMillis() const { return sources_.env->NowMillis(); }
   const AlertsConfig& config() const { return options_.config; }
 

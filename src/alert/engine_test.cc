@@ -414,7 +414,7 @@ TEST_F(AlertEngineTest, ReplacedChannelsTakeOverWithoutARestart) {
   const size_t announced = hook_.sent.size();
 
   Recorder edited, lark;
-  ASSERT_TRUE(e->ReplaceChannels({{"hook", &edited}}, {"hook"}, {}).ok());
+  ASSERT_TRUE(e->ReplaceChannels({{"hook", &edited}}, {"hook"}, {}, {}).ok());
   Play(e.get(), 91, 5);
   EXPECT_EQ(hook_.sent.size(), announced);  // nothing new: nothing sent
   Play(e.get(), 70, 40);                    // cools down: the resolution
@@ -425,14 +425,15 @@ TEST_F(AlertEngineTest, ReplacedChannelsTakeOverWithoutARestart) {
   Play(e.get(), 91, 64);  // fires again
   const size_t before = edited.sent.size();
   ASSERT_GT(before, 0u);
-  ASSERT_TRUE(e->ReplaceChannels({{"hook", &edited}, {"lark", &lark}}, {"hook", "lark"}, {}).ok());
+  ASSERT_TRUE(
+      e->ReplaceChannels({{"hook", &edited}, {"lark", &lark}}, {"hook", "lark"}, {}, {}).ok());
   Play(e.get(), 91, 3);  // lark's group_wait
   ASSERT_EQ(lark.sent.size(), 1u);
   EXPECT_EQ(lark.sent[0].receiver, "lark");
   EXPECT_EQ(lark.sent[0].alerts.at(0).state, AlertState::kFiring);
   EXPECT_EQ(edited.sent.size(), before);  // already told: not again
 
-  Status bad = e->ReplaceChannels({{"hook", &edited}}, {"hook", "lark"}, {});
+  Status bad = e->ReplaceChannels({{"hook", &edited}}, {"hook", "lark"}, {}, {});
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("lark"), std::string::npos);
   Play(e.get(), 70, 40);
@@ -443,7 +444,7 @@ TEST_F(AlertEngineTest, ReplacedChannelsTakeOverWithoutARestart) {
 TEST_F(AlertEngineTest, ReplacingChannelsKeepsEveryRoutedOne) {
   auto e = NewEngine({}, {Route{{{"severity", "critical"}}, {"hook"}}});
   Recorder other;
-  Status st = e->ReplaceChannels({{"other", &other}}, {"other"}, {});
+  Status st = e->ReplaceChannels({{"other", &other}}, {"other"}, {}, {});
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("\"hook\""), std::string::npos);
   Play(e.get(), 96, 34);  // critical after 30 s, then group_wait

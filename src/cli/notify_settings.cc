@@ -310,7 +310,8 @@ Status LiveChannels::Apply(const NotifyConfig& notify) {
   std::map<std::string, alert::Notifier*> channels;
   for (const auto& [name, r] : next) channels[name] = r.channel;
   VIGIL_RETURN_IF_ERROR(engine_->ReplaceChannels(std::move(channels), notify.dispatch.channels,
-                                                 notify.dispatch.quiet_hours));
+                                                 notify.dispatch.quiet_hours,
+                                                 notify.dispatch.channel_classes));
   running_ = std::move(next);
   return Status::Ok();
 }
