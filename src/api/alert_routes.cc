@@ -9,6 +9,7 @@
 
 #include "alert/alert_json.h"
 #include "api/delivery_routes.h"
+#include "api/inbox_routes.h"
 #include "api/params.h"
 #include "core/json_writer.h"
 #include "core/strings.h"
@@ -348,6 +349,7 @@ void AddAlertRoutes(net::Router* router, alert::AlertEngine* engine) {
                          [engine](const net::HttpRequest& req) { return OneSilence(engine, req); });
   }
   AddDeliveryRoutes(router, engine);
+  AddInboxRoutes(router, engine);
 }
 
 }  // namespace vigil::api

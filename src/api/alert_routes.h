@@ -17,6 +17,7 @@
 //   GET    /api/v1/silence/<id> one silence
 //   DELETE /api/v1/silence/<id> expires it now; answers it, expired
 //   GET /api/v1/notifications   the delivery log (delivery_routes.h)
+//   GET /api/v1/inbox, POST /api/v1/inbox/read: the inbox (inbox_routes.h)
 // Bad input gets 400 with Prometheus' error JSON saying what is wrong.
 // The routes only render and forward to what alert::AlertEngine holds.
 #pragma once
