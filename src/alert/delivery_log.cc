@@ -4,6 +4,7 @@
 #include <cctype>
 #include <climits>
 #include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -162,17 +163,18 @@ int64_t DeliveryLog::Backoff(int64_t id, int64_t attempts) const {
   return std::clamp<int64_t>(jittered, 1, cap);
 }
 
-Result<std::vector<int64_t>> DeliveryLog::Supersede(Notification* n, int64_t in_flight_id) {
-  auto stmt = db_->Prepare(
-      "SELECT id, payload FROM deliveries WHERE group_key = ?1 AND state = 'pending' AND id != ?2");
+Result<std::vector<int64_t>> DeliveryLog::Supersede(Notification* n,
+                                                    const std::set<int64_t>& in_flight) {
+  auto stmt =
+      db_->Prepare("SELECT id, payload FROM deliveries WHERE group_key = ?1 AND state = 'pending'");
   if (!stmt.ok()) return stmt.status();
   stmt->BindText(1, n->group_key);
-  stmt->BindInt64(2, in_flight_id);
   std::set<std::string> known;
   for (const Alert& a : n->alerts) known.insert(a.id);
   std::vector<int64_t> ids;
   Status st;
   while (stmt->Step(&st)) {
+    if (in_flight.count(stmt->ColumnInt64(0)) != 0) continue;
     ids.push_back(stmt->ColumnInt64(0));
     auto old = ParseNotification(stmt->ColumnText(1));
     if (!old.ok()) continue;
@@ -188,8 +190,9 @@ Result<std::vector<int64_t>> DeliveryLog::Supersede(Notification* n, int64_t in_
   return ids;
 }
 
-Result<int64_t> DeliveryLog::Add(Notification n, int64_t now_ms, int64_t in_flight_id) {
-  auto older = Supersede(&n, in_flight_id);
+Result<int64_t> DeliveryLog::Add(Notification n, int64_t now_ms,
+                                 const std::set<int64_t>& in_flight) {
+  auto older = Supersede(&n, in_flight);
   if (!older.ok()) return older.status();
   nlohmann::json ids = nlohmann::json::array();
   for (const Alert& a : n.alerts) ids.push_back(a.id);
@@ -224,16 +227,50 @@ Result<int64_t> DeliveryLog::Add(Notification n, int64_t now_ms, int64_t in_flig
   return id;
 }
 
-Result<std::vector<DeliveryEntry>> DeliveryLog::Due(int64_t now_ms, size_t limit) const {
+Notification MergeNotifications(const std::vector<DeliveryEntry>& entries) {
+  Notification out;
+  if (entries.empty()) return out;
+  out.receiver = entries.front().receiver;
+  out.external_url = entries.front().notification.external_url;
+  out.group_labels = entries.front().notification.group_labels;
+  std::set<std::string> seen;
+  for (const DeliveryEntry& e : entries) {
+    std::erase_if(out.group_labels, [&](const wire::Label& l) {
+      return std::find(e.notification.group_labels.begin(), e.notification.group_labels.end(), l) ==
+             e.notification.group_labels.end();
+    });
+    for (const Alert& a : e.notification.alerts) {
+      if (seen.insert(a.id).second) out.alerts.push_back(a);
+    }
+  }
+  out.group_key = out.receiver + ":merged:" + std::to_string(entries.size());
+  return out;
+}
+
+// Pending entries next in their group (no older pending one of the same
+// group key), oldest first: `extra` narrows them (?1), `limit` is ?2.
+Result<std::vector<DeliveryEntry>> DeliveryLog::Heads(
+    const char* extra, const std::function<void(store::SqliteStmt*)>& bind, size_t limit) const {
   auto stmt = db_->Prepare(std::string("SELECT ") + kColumns +
-                           " FROM deliveries d WHERE state = 'pending' AND next_attempt_ms <= ?1 "
-                           "AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.group_key = "
+                           " FROM deliveries d WHERE state = 'pending' AND " + extra +
+                           " AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.group_key = "
                            "d.group_key AND o.state = 'pending' AND o.id < d.id) "
                            "ORDER BY id LIMIT ?2");
   if (!stmt.ok()) return stmt.status();
-  stmt->BindInt64(1, now_ms);
+  bind(&*stmt);
   stmt->BindInt64(2, static_cast<int64_t>(limit));
   return ReadEntries(&*stmt);
+}
+
+Result<std::vector<DeliveryEntry>> DeliveryLog::Due(int64_t now_ms, size_t limit) const {
+  return Heads(
+      "next_attempt_ms <= ?1", [&](store::SqliteStmt* s) { s->BindInt64(1, now_ms); }, limit);
+}
+
+Result<std::vector<DeliveryEntry>> DeliveryLog::Waiting(const std::string& receiver,
+                                                        size_t limit) const {
+  return Heads(
+      "receiver = ?1", [&](store::SqliteStmt* s) { s->BindText(1, receiver); }, limit);
 }
 
 Status DeliveryLog::Claim(int64_t id, int64_t now_ms) {

@@ -32,9 +32,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,7 +45,8 @@
 
 namespace vigil::store {
 class SqliteDb;
-}
+class SqliteStmt;
+}  // namespace vigil::store
 
 namespace vigil::alert {
 
@@ -104,11 +107,16 @@ class DeliveryLog {
   static Result<std::unique_ptr<DeliveryLog>> Open(store::SqliteDb* db, DeliveryLogOptions options);
 
   // Writes a pending entry due at once, superseding the group's older
-  // pending entries but `in_flight_id` (see above); returns its id. Call
-  // inside the caller's transaction to commit it with the group's record.
-  Result<int64_t> Add(Notification n, int64_t now_ms, int64_t in_flight_id = 0);
+  // pending entries but those `in_flight` (being sent; see above); returns
+  // its id. Call inside the caller's transaction to commit it with the
+  // group's record.
+  Result<int64_t> Add(Notification n, int64_t now_ms, const std::set<int64_t>& in_flight = {});
   // Pending entries due at `now_ms`, oldest first, at most `limit`.
   Result<std::vector<DeliveryEntry>> Due(int64_t now_ms, size_t limit) const;
+  // Pending entries of `receiver` that are next in their group, due or
+  // not, oldest first, at most `limit`: what goes with a due one when its
+  // channel merges groups (the others ride along on that attempt).
+  Result<std::vector<DeliveryEntry>> Waiting(const std::string& receiver, size_t limit) const;
   // Before an attempt: counts it and schedules the next one (committed).
   Status Claim(int64_t id, int64_t now_ms);
   // After an attempt: its outcome (committed).
@@ -131,8 +139,11 @@ class DeliveryLog {
  private:
   DeliveryLog(store::SqliteDb* db, DeliveryLogOptions options) : db_(db), options_(options) {}
   Status Trim(int64_t now_ms);
+  Result<std::vector<DeliveryEntry>> Heads(const char* extra,
+                                           const std::function<void(store::SqliteStmt*)>& bind,
+                                           size_t limit) const;
   // The group's pending entries `n` supersedes; adds their resolutions to it.
-  Result<std::vector<int64_t>> Supersede(Notification* n, int64_t in_flight_id);
+  Result<std::vector<int64_t>> Supersede(Notification* n, const std::set<int64_t>& in_flight);
 
   store::SqliteDb* db_;
   DeliveryLogOptions options_;
@@ -140,6 +151,12 @@ class DeliveryLog {
 
 // The notification as the log stores it, and back.
 std::string NotificationJson(const Notification& n);
+
+// Several due entries of one channel (different groups: Due never hands out
+// two of one group) as one message: their alerts in order, each once, under
+// the labels their groups share. Its group key names none of them (it is
+// never written to the log; each entry keeps its own).
+Notification MergeNotifications(const std::vector<DeliveryEntry>& entries);
 Result<Notification> ParseNotification(std::string_view json);
 
 }  // namespace vigil::alert

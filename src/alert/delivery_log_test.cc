@@ -185,10 +185,10 @@ TEST_F(DeliveryLogTest, ANewerEntrySupersedesTheGroupsWaitingOnesButNotTheOneBei
   Alert a0 = Hot("0", AlertState::kFiring), a1 = Hot("1", AlertState::kFiring);
   int64_t first = *log_->Add(Group({a0}), 0);
   ASSERT_TRUE(log_->Claim(first, 0).ok());  // being sent
-  int64_t second = *log_->Add(Group({a0, a1, Hot("2", AlertState::kResolved)}), 1, first);
+  int64_t second = *log_->Add(Group({a0, a1, Hot("2", AlertState::kResolved)}), 1, {first});
   // Behind the one being sent: not due while it is pending.
   EXPECT_TRUE(Due(INT64_MAX / 2).empty() || Due(INT64_MAX / 2)[0].id == first);
-  int64_t third = *log_->Add(Group({a1}), 2, first);
+  int64_t third = *log_->Add(Group({a1}), 2, {first});
   auto all = *log_->List({});
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0].id, third);
@@ -231,6 +231,36 @@ TEST_F(DeliveryLogTest, TheSummaryCountsStatesAndShowsAFailingChannel) {
   ASSERT_TRUE(log_->Claim(bad, 10'000).ok());
   ASSERT_TRUE(log_->Finish(bad, Status::Ok(), 10'001).ok());
   EXPECT_FALSE(log_->Summary()->channels["bad"].failing);
+}
+
+// Entries of several groups as one message: every alert once, in order,
+// under the labels the groups share; each entry stays its own in the log.
+TEST_F(DeliveryLogTest, WaitingEntriesOfOneChannelMergeIntoOneMessage) {
+  Notification a = Group({Hot("0", AlertState::kFiring)});
+  a.group_key = "im:{gpu=\"0\",node=\"n1\"}";
+  a.group_labels = {{"gpu", "0"}, {"node", "n1"}};
+  Notification b = Group({Hot("1", AlertState::kFiring), Hot("0", AlertState::kFiring)});
+  b.group_key = "im:{gpu=\"1\",node=\"n1\"}";
+  b.group_labels = {{"gpu", "1"}, {"node", "n1"}};
+  Notification other = Group({Hot("2", AlertState::kFiring)}, "hook");
+  ASSERT_TRUE(log_->Add(a, 0).ok());
+  ASSERT_TRUE(log_->Add(b, 0).ok());
+  ASSERT_TRUE(log_->Add(other, 0).ok());
+  auto waiting = log_->Waiting("hook", 10);
+  ASSERT_TRUE(waiting.ok());
+  ASSERT_EQ(waiting->size(), 3u);  // Group() names every receiver "hook"
+  std::vector<DeliveryEntry> two(waiting->begin(), waiting->begin() + 2);
+  Notification m = MergeNotifications(two);
+  ASSERT_EQ(m.alerts.size(), 2u);
+  EXPECT_EQ(LabelOf(m.alerts[0], "gpu"), "0");
+  EXPECT_EQ(LabelOf(m.alerts[1], "gpu"), "1");
+  EXPECT_EQ(m.group_labels, (wire::Labels{{"node", "n1"}}));
+  EXPECT_EQ(m.receiver, "hook");
+  // Not due yet (a backoff) still waits: Waiting hands it out, Due does not.
+  ASSERT_TRUE(log_->Claim(two[0].id, 0).ok());
+  EXPECT_EQ(Due(0).size(), 2u);
+  EXPECT_EQ(log_->Waiting("hook", 10)->size(), 3u);
+  EXPECT_EQ(log_->Waiting("nobody", 10)->size(), 0u);
 }
 
 }  // namespace

@@ -311,12 +311,12 @@ Result<int64_t> AlertEngine::Record(const Notification& n, int64_t now_ms) {
     if (!added.ok()) return added.status();
     return int64_t{*added};
   }
-  return log_->Add(n, now_ms, in_flight_id_);
+  return log_->Add(n, now_ms, in_flight_ids_);
 }
 
 void AlertEngine::DeliverDue() {
   while (true) {
-    std::vector<DeliveryEntry> due;
+    std::vector<std::vector<DeliveryEntry>> messages;
     {
       std::lock_guard lock(mu_);
       auto r = log_->Due(sources_.env->NowMillis(), 16);
@@ -324,64 +324,99 @@ void AlertEngine::DeliverDue() {
         Logf(LogLevel::kWarn, "delivery log unreadable: %s", r.status().ToString().c_str());
         return;
       }
-      due = std::move(r).value();
+      messages = MessagesOf(std::move(r).value());
     }
-    if (due.empty()) return;
-    for (const DeliveryEntry& e : due) {
+    if (messages.empty()) return;
+    for (const std::vector<DeliveryEntry>& entries : messages) {
       {
         std::lock_guard lock(queue_mu_);
         if (stopping_) return;  // the rest stays pending for the next start
       }
-      if (!DeliverEntry(e)) return;  // the log is failing: try again later
+      if (!DeliverMessage(entries)) return;  // the log is failing: try again later
     }
   }
 }
 
-bool AlertEngine::DeliverEntry(const DeliveryEntry& e) {
+std::vector<std::vector<DeliveryEntry>> AlertEngine::MessagesOf(std::vector<DeliveryEntry> due) {
+  std::vector<std::vector<DeliveryEntry>> out;
+  std::set<std::string> merged;  // receivers whose waiting entries are in `out`
+  for (DeliveryEntry& e : due) {
+    auto channel = options_.channels.find(e.receiver);
+    if (channel == options_.channels.end() || !channel->second->MergesGroups()) {
+      out.push_back({std::move(e)});
+      continue;
+    }
+    if (!merged.insert(e.receiver).second) continue;
+    // Every group waiting for this channel goes with the due one: what a
+    // rate limit or an outage held back leaves as one message, not one per
+    // group as each one's backoff ends.
+    auto waiting = log_->Waiting(e.receiver, kMaxMergedGroups);
+    if (!waiting.ok() || waiting->empty()) {
+      out.push_back({std::move(e)});
+      continue;
+    }
+    out.push_back(std::move(waiting).value());
+  }
+  return out;
+}
+
+bool AlertEngine::DeliverMessage(const std::vector<DeliveryEntry>& entries) {
+  const std::string& receiver = entries.front().receiver;
   Notifier* channel = nullptr;  // looked up under mu_: ReplaceChannels swaps the map
+  std::vector<DeliveryEntry> claimed;
   {
     std::lock_guard lock(mu_);
-    if (auto found = options_.channels.find(e.receiver); found != options_.channels.end()) {
+    if (auto found = options_.channels.find(receiver); found != options_.channels.end()) {
       channel = found->second;
     }
     const int64_t now = sources_.env->NowMillis();
-    if (channel == nullptr || e.notification.alerts.empty()) {
-      // A channel removed from config.json since, or a payload this version
-      // cannot read: nothing to send it with.
-      Status st = log_->Abandon(e.id,
-                                channel == nullptr
-                                    ? "the channel \"" + e.receiver + "\" is no longer configured"
-                                    : "the entry cannot be read by this version",
-                                now);
-      if (!st.ok()) Logf(LogLevel::kWarn, "delivery log: %s", st.ToString().c_str());
-      return st.ok();
+    for (const DeliveryEntry& e : entries) {
+      if (channel == nullptr || e.notification.alerts.empty()) {
+        // A channel removed from config.json since, or a payload this
+        // version cannot read: nothing to send it with.
+        Status st = log_->Abandon(e.id,
+                                  channel == nullptr
+                                      ? "the channel \"" + receiver + "\" is no longer configured"
+                                      : "the entry cannot be read by this version",
+                                  now);
+        if (!st.ok()) {
+          Logf(LogLevel::kWarn, "delivery log: %s", st.ToString().c_str());
+          return false;
+        }
+        continue;
+      }
+      // Committed before the send: a crash during it re-sends this entry
+      // once. NotFound: superseded since it was read, nothing to send.
+      Status st = log_->Claim(e.id, now);
+      if (st.code() == StatusCode::kNotFound) continue;
+      if (!st.ok()) {
+        Logf(LogLevel::kWarn, "delivery log: %s", st.ToString().c_str());
+        return false;
+      }
+      claimed.push_back(e);
+      in_flight_ids_.insert(e.id);
     }
-    // Committed before the send: a crash during it re-sends this entry once.
-    // NotFound: superseded since it was read, nothing to send.
-    Status claimed = log_->Claim(e.id, now);
-    if (claimed.code() == StatusCode::kNotFound) return true;
-    if (!claimed.ok()) {
-      Logf(LogLevel::kWarn, "delivery log: %s", claimed.ToString().c_str());
-      return false;
-    }
-    in_flight_id_ = e.id;
   }
-  Status st = channel->Send(e.notification);
+  if (claimed.empty()) return true;
+  Status st = channel->Send(claimed.size() == 1 ? claimed.front().notification
+                                                : MergeNotifications(claimed));
   if (!st.ok()) {
-    Logf(LogLevel::kWarn, "alert notification to %s failed (attempt %lld): %s", e.receiver.c_str(),
-         static_cast<long long>(e.attempts + 1), st.ToString().c_str());
+    Logf(LogLevel::kWarn, "alert notification to %s failed (attempt %lld): %s", receiver.c_str(),
+         static_cast<long long>(claimed.front().attempts + 1), st.ToString().c_str());
   }
   std::lock_guard lock(mu_);
-  in_flight_id_ = 0;
+  for (const DeliveryEntry& e : claimed) in_flight_ids_.erase(e.id);
   ++(st.ok() ? stats_.notifications_sent : stats_.notifications_failed);
   const int64_t now = sources_.env->NowMillis();
   store::SqliteTxn txn(store_->db());
   Status recorded = txn.Begin();
-  if (recorded.ok()) recorded = log_->Finish(e.id, st, now);
-  // What a cap held back (an SMS past its daily cap) goes to the inbox,
-  // with the reason, in the same transaction as the entry's `capped`.
-  if (recorded.ok() && st.code() == StatusCode::kResourceExhausted && inbox_ != nullptr) {
-    recorded = inbox_->AddHeldBack(e.notification, st.message(), now);
+  for (const DeliveryEntry& e : claimed) {
+    if (recorded.ok()) recorded = log_->Finish(e.id, st, now);
+    // What a cap held back (an SMS past its daily cap) goes to the inbox,
+    // with the reason, in the same transaction as the entry's `capped`.
+    if (recorded.ok() && st.code() == StatusCode::kResourceExhausted && inbox_ != nullptr) {
+      recorded = inbox_->AddHeldBack(e.notification, st.message(), now);
+    }
   }
   if (recorded.ok()) recorded = txn.Commit();
   if (!recorded.ok()) Logf(LogLevel::kWarn, "delivery log: %s", recorded.ToString().c_str());

@@ -13,7 +13,8 @@
 //
 // Threads: Start() runs an evaluation thread and a delivery thread, so a
 // channel that hangs delays no evaluation; the delivery thread sends the
-// log's due entries one at a time. EvaluateOnce() runs one evaluation and
+// log's due entries one message at a time (a channel that merges groups
+// gets the entries waiting for it at once as one message). EvaluateOnce() runs one evaluation and
 // delivers what is due on the caller's thread (tests, with a manual clock).
 //
 // Thread safety: every public method may be called from any thread; `mu_`
@@ -177,11 +178,18 @@ class AlertEngine {
   // Writes one notification where it goes: the inbox's into the inbox, the
   // others into the delivery log (inside LogDue's transaction).
   Result<int64_t> Record(const Notification& n, int64_t now_ms);
-  // Sends the log's entries due now, one at a time, until none is due.
+  // Sends the log's entries due now, one message at a time, until none is
+  // due.
   void DeliverDue();
-  // Sends one entry and records its outcome; false when the log could not
-  // record it (the round stops rather than spin on it).
-  bool DeliverEntry(const DeliveryEntry& e);
+  // The due entries as messages: one per entry, except that a channel that
+  // merges groups (Notifier::MergesGroups) gets every entry waiting for it
+  // (due or not, at most kMaxMergedGroups groups) as one (mu_ held).
+  std::vector<std::vector<DeliveryEntry>> MessagesOf(std::vector<DeliveryEntry> due);
+  static constexpr size_t kMaxMergedGroups = 32;
+  // Sends one message (its entries as one) and records the outcome of each
+  // entry; false when the log could not record it (the round stops rather
+  // than spin on it).
+  bool DeliverMessage(const std::vector<DeliveryEntry>& entries);
   void EvaluationLoop();
   void DeliveryLoop();
 
@@ -214,8 +222,8 @@ class AlertEngine {
   Dispatcher dispatcher_;
   std::unique_ptr<AlertStore> store_;
   std::unique_ptr<DeliveryLog> log_;
-  std::unique_ptr<Inbox> inbox_;  // null when the inbox is off
-  int64_t in_flight_id_ = 0;      // the entry being sent, never superseded
+  std::unique_ptr<Inbox> inbox_;     // null when the inbox is off
+  std::set<int64_t> in_flight_ids_;  // the entries being sent, never superseded
   SilenceSet silences_;
   int64_t silences_pruned_ms_ = 0;
   AlertEngineStats stats_;

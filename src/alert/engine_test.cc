@@ -24,6 +24,19 @@ class Recorder final : public Notifier {
   bool capped = false;
 };
 
+// A person's channel: several groups may go as one message.
+class MergingRecorder final : public Notifier {
+ public:
+  Status Send(const Notification& n) override {
+    if (fail) return Unavailable("held back by the vendor's rate limit");
+    sent.push_back(n);
+    return Status::Ok();
+  }
+  bool MergesGroups() const override { return true; }
+  std::vector<Notification> sent;
+  bool fail = false;
+};
+
 class AlertEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -251,6 +264,63 @@ TEST_F(AlertEngineTest, AFailingChannelIsAnAlertOfItsOwnThroughTheOthers) {
   hook_.fail = false;
   Play(e.get(), 95, 45);  // its retry is taken; the resolution waits for group_interval
   EXPECT_EQ(failing(other.sent), (std::vector<std::string>{"firing", "resolved"}));
+}
+
+// Groups waiting for a person's channel at once go as one message: two
+// GPUs' groups that fire together, and what a rate limit held back; each
+// entry is delivered in the log.
+TEST_F(AlertEngineTest, GroupsWaitingForAPersonsChannelGoAsOneMessage) {
+  MergingRecorder im;
+  AlertEngineOptions o;
+  o.store.path = tmp_.path() + "/alerts.db";
+  o.dispatch.channels = {"im"};
+  o.dispatch.group_by = {"node", "gpu"};  // one group per GPU
+  o.dispatch.group_interval_ms = 5000;
+  o.delivery.max_backoff_ms = 2000;
+  o.channels = {{"im", &im}};
+  AlertEngineSources s;
+  s.query = query_;
+  s.env = &env_;
+  auto e = std::move(AlertEngine::Create(s, o)).value();
+  auto play = [&](double celsius, int seconds) {
+    for (int i = 0; i < seconds; ++i) {
+      env_.now += 1000;
+      wire::MetricBatch b;
+      for (const char* gpu : {"0", "1"}) {
+        wire::Labels l = {{"gpu", gpu}, {"node", "n1"}};
+        for (auto [name, v] : {std::pair{"DCGM_FI_DEV_GPU_TEMP", celsius},
+                               std::pair{"vigil_gpu_temp_slowdown_celsius", 90.0}}) {
+          wire::Series series{l, {{env_.now, v}}};
+          series.labels.insert(series.labels.begin(), {"__name__", name});
+          b.series.push_back(series);
+        }
+      }
+      ASSERT_TRUE(db_->Append(b).ok());
+      e->EvaluateOnce();
+    }
+  };
+  play(95, 34);  // both GPUs' criticals fire in one evaluation: two groups, one message
+  ASSERT_EQ(im.sent.size(), 1u);
+  std::set<std::string> gpus;
+  for (const Alert& a : im.sent[0].alerts) gpus.insert(std::string(LabelOf(a, "gpu")));
+  EXPECT_EQ(gpus, (std::set<std::string>{"0", "1"}));
+  EXPECT_EQ(im.sent[0].group_labels, (wire::Labels{{"node", "n1"}}));  // what the groups share
+  auto counts = e->DeliveryCounts();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(counts->counts[DeliveryState::kDelivered], 2);
+
+  // Held back by a rate limit while both cool: the two resolutions wait,
+  // then go as one message when it lets them through.
+  im.fail = true;
+  play(60, 10);
+  EXPECT_EQ(im.sent.size(), 1u);
+  im.fail = false;
+  play(60, 3);
+  ASSERT_EQ(im.sent.size(), 2u);
+  size_t resolved = 0;
+  for (const Alert& a : im.sent[1].alerts) resolved += a.state == AlertState::kResolved;
+  EXPECT_EQ(resolved, 2u);
+  EXPECT_EQ(e->DeliveryCounts()->counts[DeliveryState::kDelivered], 4);
 }
 
 // Durable delivery: what a refusing channel did not take is in the delivery

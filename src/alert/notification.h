@@ -34,6 +34,12 @@ class Notifier {
   // back on purpose (recorded as capped, not retried). The error's message
   // is kept as the receiver's answer, its URLs cut to scheme and host.
   virtual Status Send(const Notification& notification) = 0;
+  // Whether several groups may go as one message (MergeNotifications,
+  // delivery_log.h) when more than one waits for this channel at once — a
+  // storm, or what a rate limit or an outage held back. A person's channel
+  // (IM, email, SMS) reads one message better than forty; a machine's
+  // (Alertmanager's webhook) expects one group per payload.
+  virtual bool MergesGroups() const { return false; }
 };
 
 }  // namespace vigil::alert

@@ -61,6 +61,7 @@ class EmailChannel final : public alert::Notifier {
   explicit EmailChannel(EmailOptions options) : options_(std::move(options)) {}
   // As SmtpSend: Unavailable worth retrying, FailedPrecondition a refusal.
   Status Send(const alert::Notification& n) override;
+  bool MergesGroups() const override { return true; }
 
  private:
   EmailOptions options_;

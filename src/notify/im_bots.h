@@ -92,6 +92,7 @@ class ImChannel final : public alert::Notifier {
   // rate-limit code, or the vendor's rate limit holds the message back (all
   // worth retrying); FailedPrecondition for a refusal.
   Status Send(const alert::Notification& n) override;
+  bool MergesGroups() const override { return true; }
 
  private:
   // Whether a message may go now (and counts it when it may).

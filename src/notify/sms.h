@@ -111,6 +111,7 @@ class SmsChannel final : public alert::Notifier {
   // Unavailable / FailedPrecondition as the gateway answered (5xx, 429 or no
   // answer: worth retrying) when a recipient's request failed.
   Status Send(const alert::Notification& n) override;
+  bool MergesGroups() const override { return true; }
 
   int64_t CappedCount() const;
   std::map<std::string, SmsUsage> Usage() const;

@@ -148,8 +148,12 @@ class Storm(unittest.TestCase):
         print(f"storm: {len(alerts)} alerts ({len(firing)} firing when counted), {len(hooks)} webhook "
               f"messages in {len(per_group)} groups, {len(received('wecom'))} WeCom messages", file=sys.stderr)
 
+        # WeCom is a person's channel: groups waiting for it at once (a
+        # storm, what its rate limit held back) go as one message, so it gets
+        # at most one message per group, and at least one.
         wecom = received("wecom")
-        self.assertGreaterEqual(len(wecom), len(per_group) - 1)
+        self.assertGreaterEqual(len(wecom), 1)
+        self.assertLessEqual(len(wecom), len(per_group))
         times = sorted(t for t, _ in wecom)
         for i, t in enumerate(times):
             in_minute = [u for u in times[i:] if u - t < 60]

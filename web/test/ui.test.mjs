@@ -1192,6 +1192,14 @@ test('inbox: items for whose inbox, held back, hostile text, mark read, unread b
 
     assert.equal(await page.$$eval('img, .inbox-page b', (e) => e.length), 0);
     assert.equal(await page.evaluate(() => window.pwned), undefined);
+    assert.deepEqual(dialogs, []);
+    assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
+  } finally {
+    await ctx.close();
+    await new Promise((r) => mock.close(r));
+  }
+});
+
 test('settings: notification channels: a failing one, add a webhook, Send test, edit keeping its URL, delete, Chinese', async () => {
   const { mock, mbase } = await startMockUi();
   const ctx = await launch('en-US');
@@ -1306,7 +1314,6 @@ test('settings: notification channels: a failing one, add a webhook, Send test, 
     assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
   } finally {
     await ctx.close();
-    await new Promise((r) => mock.close(r));
     await new Promise((res) => mock.close(res));
   }
 });
