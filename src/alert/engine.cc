@@ -99,6 +99,13 @@ Result<std::unique_ptr<AlertEngine>> AlertEngine::Create(AlertEngineSources sour
     }
   }
   options.dispatch.inbox = options.inbox;
+  // Each idle action has a rule of its own: its alert is the notification.
+  for (const ActionSpec& a : options.actions.actions) {
+    if (a.on == ActionTrigger::kGpusIdle) rules->push_back(IdleRule(a));
+  }
+  if (options.actions.external_url.empty()) {
+    options.actions.external_url = options.dispatch.external_url;
+  }
   auto store = AlertStore::Open(options.store);
   if (!store.ok()) return store.status();
   auto log = DeliveryLog::Open((*store)->db(), options.delivery);
@@ -119,6 +126,10 @@ Result<std::unique_ptr<AlertEngine>> AlertEngine::Create(AlertEngineSources sour
   engine->dispatcher_.Restore(*groups);
   engine->log_ = std::move(log).value();
   engine->inbox_ = std::move(inbox);
+  auto actions =
+      ActionRunner::Open(engine->store_->db(), &engine->mu_, sources.env, engine->options_.actions);
+  if (!actions.ok()) return actions.status().WithContext("cannot open the actions log");
+  engine->actions_ = std::move(actions).value();
   auto silences = engine->store_->Silences();
   if (!silences.ok()) return silences.status().WithContext("cannot read the saved silences");
   for (Silence& s : *silences) {
@@ -147,6 +158,7 @@ void AlertEngine::Start() {
   if (eval_thread_.joinable()) return;
   eval_thread_ = std::thread([this] { EvaluationLoop(); });
   delivery_thread_ = std::thread([this] { DeliveryLoop(); });
+  if (!options_.actions.actions.empty()) actions_->Start();
 }
 
 void AlertEngine::Stop() {
@@ -158,6 +170,7 @@ void AlertEngine::Stop() {
   stop_cv_.notify_all();
   if (eval_thread_.joinable()) eval_thread_.join();
   if (delivery_thread_.joinable()) delivery_thread_.join();
+  if (actions_) actions_->Stop();
 }
 
 void AlertEngine::EvaluationLoop() {
@@ -521,6 +534,8 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
           break;
         }
       }
+      // Actions this level's alerts trigger, and their lines in the descriptions.
+      actions_->ObserveLocked(KeyOf(rule, level), tracker_.active(), &samples, now_ms);
       RecordThresholds(level, samples, scope_, &rs);
       for (Alert& a : tracker_.Apply(KeyOf(rule, level), samples, now_ms)) {
         changed.push_back(std::move(a));

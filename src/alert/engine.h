@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "alert/actions.h"
 #include "alert/alert_store.h"
 #include "alert/delivery_log.h"
 #include "alert/dispatch.h"
@@ -70,6 +71,9 @@ struct AlertEngineOptions {
   // A job that ended this long before the engine started is old news: its
   // crash does not fire now.
   int64_t ended_grace_ms = 10 * 60'000;
+  // Optional actions (actions.h); none: off. external_url defaults to
+  // dispatch.external_url.
+  ActionsOptions actions;
 };
 
 // A level's threshold on one GPU: the preset's, or relative to the GPU's
@@ -166,6 +170,9 @@ class AlertEngine {
                          std::map<std::string, ChannelClass> classes);
   int64_t NowMillis() const { return sources_.env->NowMillis(); }
   const AlertsConfig& config() const { return options_.config; }
+  // The optional actions (actions.h): their log and cancellation, for the
+  // API. Never null after Create.
+  ActionRunner* actions() const { return actions_.get(); }
 
  private:
   AlertEngine(AlertEngineSources sources, AlertEngineOptions options, std::vector<Rule> rules,
@@ -222,7 +229,9 @@ class AlertEngine {
   Dispatcher dispatcher_;
   std::unique_ptr<AlertStore> store_;
   std::unique_ptr<DeliveryLog> log_;
-  std::unique_ptr<Inbox> inbox_;     // null when the inbox is off
+  std::unique_ptr<Inbox> inbox_;  // null when the inbox is off
+  // Takes mu_ itself around the store's connection (actions.h).
+  std::unique_ptr<ActionRunner> actions_;
   std::set<int64_t> in_flight_ids_;  // the entries being sent, never superseded
   SilenceSet silences_;
   int64_t silences_pruned_ms_ = 0;

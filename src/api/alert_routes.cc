@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "alert/alert_json.h"
+#include "api/action_routes.h"
 #include "api/delivery_routes.h"
 #include "api/inbox_routes.h"
 #include "api/params.h"
@@ -350,6 +351,7 @@ void AddAlertRoutes(net::Router* router, alert::AlertEngine* engine) {
   }
   AddDeliveryRoutes(router, engine);
   AddInboxRoutes(router, engine);
+  AddActionRoutes(router, engine);
 }
 
 }  // namespace vigil::api

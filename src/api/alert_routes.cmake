@@ -6,6 +6,7 @@ if(TARGET vigil_alert AND TARGET vigil_query_routes)
   vigil_library(vigil_alert_routes SOURCES ${CMAKE_CURRENT_LIST_DIR}/alert_routes.cc
     ${CMAKE_CURRENT_LIST_DIR}/delivery_routes.cc
     ${CMAKE_CURRENT_LIST_DIR}/inbox_routes.cc
+    ${CMAKE_CURRENT_LIST_DIR}/action_routes.cc
     DEPS vigil_alert vigil_query_routes vigil_net)
   target_link_libraries(vigil_alert_routes PRIVATE nlohmann_json::nlohmann_json)
   vigil_test(alert_routes_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/alert_routes_test.cc

@@ -52,18 +52,6 @@ void WriteRecipients(JsonWriter* w, const std::vector<alert::Recipient>& recipie
   w->EndArray();
 }
 
-// ?limit=, ?before= as a non-negative integer at most `max`.
-Result<int64_t> UintParam(const Params& p, const char* key, int64_t fallback, uint64_t max) {
-  auto v = Param(p, key);
-  if (!v || v->empty()) return fallback;
-  auto n = ParseUint64(*v);
-  if (!n || *n > max) {
-    return InvalidArgument(std::string(key) + " must be an integer from 0 to " +
-                           std::to_string(max));
-  }
-  return static_cast<int64_t>(*n);
-}
-
 net::HttpResponse ListInbox(const alert::AlertEngine* engine, const net::HttpRequest& req) {
   auto params = GetParams(req);
   if (!params.ok()) return FromStatus(params.status());

@@ -178,6 +178,17 @@ Result<int64_t> ParseTime(std::string_view s) {
   return InvalidArgument("cannot parse \"" + str + "\" to a valid timestamp");
 }
 
+Result<int64_t> UintParam(const Params& p, std::string_view key, int64_t fallback, uint64_t max) {
+  auto v = Param(p, key);
+  if (!v || v->empty()) return fallback;
+  auto n = ParseUint64(*v);
+  if (!n || *n > max) {
+    return InvalidArgument(std::string(key) + " must be an integer from 0 to " +
+                           std::to_string(max));
+  }
+  return static_cast<int64_t>(*n);
+}
+
 Result<int64_t> TimeParam(const Params& p, std::string_view key, int64_t fallback) {
   auto v = Param(p, key);
   if (!v.has_value() || v->empty()) return fallback;

@@ -46,6 +46,10 @@ net::HttpResponse FromStatus(const Status& st);
 std::optional<net::HttpResponse> RefuseCrossSite(const net::HttpRequest& req,
                                                  std::string_view what);
 
+// The parameter `key` as an integer from 0 to `max`, or `fallback` when
+// absent or empty; InvalidArgument names it otherwise.
+Result<int64_t> UintParam(const Params& p, std::string_view key, int64_t fallback, uint64_t max);
+
 // Unix seconds ("1435781451.781") or RFC3339 ("2015-07-01T20:10:51.781Z"), in ms.
 Result<int64_t> ParseTime(std::string_view s);
 // The parameter `key` as a time, or `fallback` when absent or empty.

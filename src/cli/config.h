@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "alert/actions.h"
 #include "alert/delivery_log.h"
 #include "alert/dispatch.h"
 #include "alert/quiet_hours.h"
@@ -92,6 +93,8 @@ struct NotifyConfig {
   alert::DispatchOptions dispatch;
   // Retries of the delivery log; `delivery_max_age` sets max_age_ms.
   alert::DeliveryLogOptions delivery;
+  // Optional actions (docs/notify.md "Actions"): none, off.
+  std::vector<alert::ActionSpec> actions;
 };
 
 struct Config {
@@ -103,6 +106,8 @@ struct Config {
 // The `alerts` and `notify` sections (config_alerts.cc).
 Status ParseAlertsSection(const nlohmann::json& j, alert::AlertsConfig* out);
 Status ParseNotifySection(const nlohmann::json& j, NotifyConfig* out);
+// `notify.actions` (config_actions.cc).
+Status ParseActions(const nlohmann::json& j, std::vector<alert::ActionSpec>* out);
 
 // Parses the file's text. InvalidArgument names the offending key or value.
 Result<Config> ParseConfig(const std::string& text);

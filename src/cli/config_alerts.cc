@@ -412,6 +412,8 @@ Status ParseNotifySection(const json& j, NotifyConfig* out) {
       VIGIL_ASSIGN_OR_RETURN(d.group_interval_ms, Duration(v, "notify.group_interval"));
     } else if (key == "repeat_interval") {
       VIGIL_ASSIGN_OR_RETURN(d.repeat_interval_ms, Duration(v, "notify.repeat_interval"));
+    } else if (key == "actions") {
+      VIGIL_RETURN_IF_ERROR(ParseActions(v, &out->actions));
     } else if (key == "delivery_max_age") {
       VIGIL_ASSIGN_OR_RETURN(out->delivery.max_age_ms, Duration(v, "notify.delivery_max_age"));
     } else {

@@ -371,5 +371,66 @@ TEST(ConfigTest, ReadsTheDeliveryLogsMaxAge) {
   EXPECT_FALSE(ParseConfig(R"({"notify": {"delivery_max_age": "soon"}})").ok());
 }
 
+TEST(ConfigTest, ReadsActions) {
+  EXPECT_TRUE(ParseConfig("{}")->notify.actions.empty()) << "off by default";
+  auto c = ParseConfig(R"({"notify": {"actions": [
+      {"name": "stop-instance", "on": "job_finished", "match": {"job": "train-*"},
+       "command": ["/usr/local/bin/stop-instance", "--id", "i-123"]},
+      {"name": "idle-stop", "on": "gpus_idle", "idle_for": "2h", "dry_run": false,
+       "confirm_window": "1m", "timeout": "30s", "command": ["/bin/true"]}]}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->notify.actions.size(), 2u);
+  const alert::ActionSpec& a = c->notify.actions[0];
+  EXPECT_EQ(a.on, alert::ActionTrigger::kJobFinished);
+  EXPECT_TRUE(a.dry_run) << "a dry run unless said otherwise";
+  EXPECT_EQ(a.confirm_window_ms, 600'000);
+  EXPECT_EQ(a.timeout_ms, 300'000);
+  EXPECT_EQ(a.match.at("job"), "train-*");
+  EXPECT_EQ(a.command, (std::vector<std::string>{"/usr/local/bin/stop-instance", "--id", "i-123"}));
+  const alert::ActionSpec& b = c->notify.actions[1];
+  EXPECT_EQ(b.on, alert::ActionTrigger::kGpusIdle);
+  EXPECT_EQ(b.idle_for_ms, 7'200'000);
+  EXPECT_FALSE(b.dry_run);
+  EXPECT_EQ(b.confirm_window_ms, 60'000);
+  EXPECT_EQ(b.timeout_ms, 30'000);
+}
+
+TEST(ConfigTest, ActionMistakesAreNamed) {
+  struct Case {
+    const char* actions;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {R"({})", "notify.actions must be a list"},
+      {R"([{"name": "a", "command": ["/bin/true"]}])", "notify.actions[0] needs \"on\""},
+      {R"([{"name": "a", "on": "job_finished"}])", "needs \"command\""},
+      {R"([{"name": "a", "on": "done", "command": ["/bin/true"]}])",
+       "notify.actions[0].on must be"},
+      {R"([{"name": "a", "on": "job_finished", "command": "/bin/true"}])",
+       ".command must be a list"},
+      {R"([{"name": "a", "on": "job_finished", "command": ["true"]}])", "absolute path"},
+      {R"([{"name": "a", "on": "gpus_idle", "command": ["/bin/true"]}])", "idle_for is required"},
+      {R"([{"name": "a", "on": "job_finished", "idle_for": "1h", "command": ["/bin/true"]}])",
+       "idle_for is for"},
+      {R"([{"name": "a", "on": "job_finished", "timeout": "soon", "command": ["/bin/true"]}])",
+       "notify.actions[0].timeout must be a duration"},
+      {R"([{"name": "a", "on": "job_finished", "dry_run": "no", "command": ["/bin/true"]}])",
+       "dry_run must be true or false"},
+      {R"([{"name": "a", "on": "job_finished", "match": {"job": 1}, "command": ["/bin/true"]}])",
+       "notify.actions[0].match.job must be a string"},
+      {R"([{"name": "a", "on": "job_finished", "cmd": ["/bin/true"]}])",
+       "unknown key notify.actions[0].cmd"},
+      {R"([{"name": "a", "on": "job_finished", "command": ["/bin/true"]},
+           {"name": "a", "on": "job_finished", "command": ["/bin/true"]}])",
+       "two actions named \"a\""},
+  };
+  for (const Case& c : cases) {
+    auto r = ParseConfig(std::string(R"({"notify": {"actions": )") + c.actions + "}}");
+    ASSERT_FALSE(r.ok()) << c.actions;
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos)
+        << c.actions << " -> " << r.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace vigil::cli

@@ -172,6 +172,7 @@ Status OpenAlerts(const InstanceOptions& options, ServerSide* impl) {
   auto listen = net::ParseListenAddress(options.listen);
   o.dispatch.external_url = LocalUrl(options.listen, listen.ok() ? listen->port : 9300);
   o.store.path = options.paths.data_dir() + "/alerts.db";
+  o.actions.actions = options.notify.actions;  // the UI's link: dispatch.external_url
   impl->channels = std::make_unique<LiveChannels>();
   o.channels = impl->channels->Build(options.notify);
   const std::string external_url = o.dispatch.external_url;
