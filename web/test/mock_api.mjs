@@ -455,12 +455,42 @@ function seriesFor(query, t0) {
   return [];
 }
 
+// The optional actions (GET /api/v1/actions, POST /api/v1/actions/{id}/cancel;
+// alert/actions.h): one scheduled to run in ten minutes, one that ran with
+// hostile output, a dry run. Cancel is stateful, 409 once not scheduled.
+export function actionsAt(t0) {
+  const ms = t0 * 1000;
+  const base = { on: 'job_finished', dry_run: false, command: ['/usr/local/bin/stop-instance', '--id', 'i-123'],
+    started_ms: null, finished_ms: null, cancelled_by: '', exit_code: null, output: '', output_truncated: false, error: '', timeout_ms: 300000 };
+  const alert = (job, run) => ({ id: `fp-${run}`, rule: 'job_finished', owner: 'alice',
+    labels: { alertname: 'job_finished', job, node: 'mock-node', run, severity: 'info' } });
+  return [
+    { ...base, id: 3, action: 'stop-instance', state: 'scheduled', alert: alert('train', 'r3'), created_ms: ms - 60000, run_at_ms: ms + 600000 },
+    { ...base, id: 2, action: 'rehearse', state: 'dry_run', dry_run: true, alert: alert('eval', 'r2'), created_ms: ms - 3600000,
+      run_at_ms: ms - 3000000, started_ms: ms - 3000000, finished_ms: ms - 3000000,
+      output: 'dry run: would have run /usr/local/bin/stop-instance --id i-123' },
+    { ...base, id: 1, action: 'stop-instance', state: 'failed', alert: alert('<img src=x onerror="window.pwned=1">', 'r1'),
+      created_ms: ms - 7200000, run_at_ms: ms - 6600000, started_ms: ms - 6600000, finished_ms: ms - 6590000, exit_code: 2,
+      output: '<b>no such instance</b>\n', error: 'exited with status 2' },
+  ];
+}
+
+function actionsView(entries, q) {
+  const id = Number(q.get('id') ?? 0);
+  return { status: 'success', data: { now_ms: Date.now(), actions: entries.filter((e) => !id || e.id === id),
+    configured: [{ name: 'stop-instance', on: 'job_finished', match: {}, command: ['/usr/local/bin/stop-instance', '--id', 'i-123'],
+      dry_run: false, confirm_window_ms: 600000, timeout_ms: 300000 },
+    { name: 'rehearse', on: 'job_finished', match: { job: 'eval*' }, command: ['/bin/true'], dry_run: true,
+      confirm_window_ms: 600000, timeout_ms: 300000 }] } };
+}
+
 export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
   const started = Date.now() / 1000;
   const t0 = Math.floor(started);
   const silences = silencesAt(t0);
   const inbox = inboxAt(t0);
   const inboxReads = new Set(); // "<recipient>/<id>"
+  const actions = actionsAt(t0);
   const settings = channelsAt();
   // Every POST and DELETE of silences, and every change of the notification
   // settings, as received (the browser test reads them).
@@ -495,6 +525,21 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
     }
     if (url.pathname === '/api/v1/rules') return json(200, rulesAt(t0));
     if (url.pathname === '/api/v1/inbox') return json(200, inboxView(inbox, inboxReads, url.searchParams));
+    if (url.pathname === '/api/v1/actions') return json(200, actionsView(actions, url.searchParams));
+    const cancel = /^\/api\/v1\/actions\/(\d+)\/cancel$/.exec(url.pathname);
+    if (cancel && req.method === 'POST') {
+      const body = await readBody(req);
+      changes.push({ method: req.method, path: url.pathname, headers: req.headers, body });
+      const refused = refuseForeign(req);
+      if (refused) return json(refused[0], { status: 'error', errorType: refused[1], error: refused[2] });
+      const e = actions.find((x) => x.id === Number(cancel[1]));
+      if (!e) return json(404, { status: 'error', errorType: 'not_found', error: `no action has the id ${cancel[1]}` });
+      if (e.state !== 'scheduled') {
+        return json(409, { status: 'error', errorType: 'conflict', error: `action ${e.id} cannot be cancelled: it is ${e.state}` });
+      }
+      Object.assign(e, { state: 'cancelled', cancelled_by: JSON.parse(body || '{}').by ?? 'someone', finished_ms: Date.now() });
+      return json(200, { status: 'success', data: e });
+    }
     if (url.pathname === '/api/v1/inbox/read' && req.method === 'POST') {
       const body = await readBody(req);
       changes.push({ method: req.method, path: url.pathname, headers: req.headers, body });

@@ -461,7 +461,7 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     // The tab, between the overview and the logs; the range carries over in
     // links but the picker hides (a job's charts span its life).
     await page.goto(`${mbase}/#range=1h`);
-    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts', 'inbox', 'settings']);
+    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts', 'inbox', 'actions', 'settings']);
     await page.click('a.tab[data-page="jobs"]');
     await page.waitForSelector('.jobs-page:not([hidden]) .job-row');
     assert.match(page.url(), /#jobs&range=1h$/);
@@ -697,7 +697,7 @@ test('alerts: sections, muted, links, rules, header badge, hostile text, empty s
     // The header's count on the overview: 3 firing (the muted one left
     // out), one critical: red, and said in words on hover.
     await page.goto(`${mbase}/#range=1h`);
-    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts', 'inbox', 'settings']);
+    assert.deepEqual(await page.$$eval('a.tab', (a) => a.map((x) => x.dataset.page)), ['overview', 'jobs', 'logs', 'alerts', 'inbox', 'actions', 'settings']);
     await page.waitForSelector('a.tab[data-page="alerts"] [data-testid=alerts-badge]:not([hidden])');
     const badge = await page.$eval('[data-testid=alerts-badge]', (b) => ({ text: b.textContent, cls: b.className,
       title: b.title, bg: getComputedStyle(b).backgroundColor }));
@@ -1194,6 +1194,70 @@ test('inbox: items for whose inbox, held back, hostile text, mark read, unread b
     assert.equal(await page.evaluate(() => window.pwned), undefined);
     assert.deepEqual(dialogs, []);
     assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
+  } finally {
+    await ctx.close();
+    await new Promise((r) => mock.close(r));
+  }
+});
+
+test('actions: the notification\'s link highlights one, countdown, cancel signed, 409 once done, hostile text, Chinese', async () => {
+  const { mock, mbase } = await startMockUi();
+  const ctx = await launch('en-US');
+  try {
+    const page = ctx.pages()[0] ?? await ctx.newPage();
+    const { errors, dialogs } = watchPage(page, (m) => m.location()?.url?.includes('/api/v1/actions/') && /409/.test(m.text()));
+    const entries = () => page.$$eval('[data-testid=actions-list] li', (ls) => ls.map((l) => ({
+      id: l.dataset.id, state: l.dataset.state, cls: l.className, line: l.querySelector('.inbox-line').textContent,
+      cancel: !!l.querySelector('[data-testid=actions-cancel]'), output: l.querySelector('[data-testid=actions-output]')?.textContent ?? '' })));
+
+    // The link each action's notification carries.
+    await page.goto(`${mbase}/#actions&id=3`);
+    await page.waitForSelector('.actions-page:not([hidden]) [data-testid=actions-list] li');
+    assert.equal(await page.textContent('a.tab[data-page="actions"]'), 'Actions');
+    let list = await entries();
+    assert.deepEqual(list.map((e) => [e.id, e.state, e.cancel]), [['3', 'scheduled', true], ['2', 'dry_run', false], ['1', 'failed', false]]);
+    assert.match(list[0].cls, /highlight/);
+    assert.doesNotMatch(list[1].cls, /highlight/);
+    assert.match(list[0].line, /^scheduled stop-instance run finished · job train · node mock-node · run r3 · owner alice/);
+    assert.match(await page.textContent('[data-testid=actions-countdown]'), /^Runs in (9m 5\d|10m 00)s \(at /);
+    const first = await page.textContent('[data-testid=actions-countdown]');
+    await page.waitForFunction((f) => document.querySelector('[data-testid=actions-countdown]').textContent !== f, first);
+    assert.equal(await page.textContent('[data-testid=actions-configured]'),
+      'Configured: stop-instance (run finished), rehearse (run finished, dry run)');
+    assert.equal(await page.textContent('[data-id="3"] [data-testid=actions-command]'), '/usr/local/bin/stop-instance --id i-123');
+    // Hostile labels and output stay text.
+    assert.equal(list[2].output, '<b>no such instance</b>\n');
+    assert.match(list[2].line, /<img src=x onerror/);
+    assert.equal(await page.$$eval('img, .actions-page b', (e) => e.length), 0);
+    assert.equal(await page.evaluate(() => window.pwned), undefined);
+
+    // Cancel, signed with the name given (remembered).
+    await page.fill('[data-testid=actions-by]', 'alice');
+    await page.click('[data-id="3"] [data-testid=actions-cancel]');
+    await page.waitForSelector('[data-id="3"][data-state=cancelled]');
+    const change = mock.changes.find((c) => c.path === '/api/v1/actions/3/cancel');
+    assert.equal(change.headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(change.body), { by: 'alice' });
+    assert.match(await page.textContent('[data-id="3"]'), /Cancelled by alice at /);
+    list = await entries();
+    assert.equal(list[0].cancel, false);
+    await page.reload();
+    await page.waitForSelector('[data-testid=actions-list] li');
+    assert.equal(await page.inputValue('[data-testid=actions-by]'), 'alice');
+
+    // An id the list lacks says so.
+    await page.goto(`${mbase}/#actions&id=99`);
+    await page.waitForSelector('[data-testid=actions-empty]:not([hidden])');
+    assert.equal(await page.textContent('[data-testid=actions-empty]'), 'Action 99 is not in the list (it may have been removed from the history).');
+
+    // Chinese.
+    await page.click('button.lang');
+    await page.waitForFunction(() => /已取消/.test(document.querySelector('[data-id="3"] .inbox-line').textContent));
+    assert.match(await page.textContent('[data-id="2"] .inbox-line'), /^演练 rehearse 任务结束/);
+    assert.match(await page.textContent('[data-id="1"]'), /退出码 2/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'actions-zh.png') });
+    assert.deepEqual(errors, []);
+    assert.deepEqual(dialogs, []);
   } finally {
     await ctx.close();
     await new Promise((r) => mock.close(r));

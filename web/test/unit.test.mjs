@@ -3,8 +3,8 @@
 // both languages having every string in every table (shared and per page)
 // and every key the sources use, the log explorer's LogQL building,
 // highlights, histogram shaping and paging; the pages' models are tested in
-// overview.model.test.mjs, jobs.model.test.mjs, alerts.model.test.mjs and
-// settings.model.test.mjs, run from here.
+// overview.model.test.mjs, jobs.model.test.mjs, alerts.model.test.mjs,
+// inbox.model.test.mjs, actions.model.test.mjs and settings.model.test.mjs, run from here.
 // Run: node --test web/test/unit.test.mjs
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import './overview.model.test.mjs';
 import './jobs.model.test.mjs';
 import './alerts.model.test.mjs';
 import './inbox.model.test.mjs';
+import './actions.model.test.mjs';
 import './settings.model.test.mjs';
 import {
   FLAGS, LEVELS, PAGE, buildQuery, compareEntries, histogramStep, logsHash, makeMatcher, nsToMs, nsToSec,

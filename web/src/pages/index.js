@@ -7,4 +7,5 @@ import './jobs.js';
 import './logs.js';
 import './alerts.js';
 import './inbox.js';
+import './actions.js';
 import './settings.js';
