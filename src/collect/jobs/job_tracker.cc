@@ -179,15 +179,21 @@ void JobTracker::Loop() {
       warned = true;
     }
     SaveHistory(/*force=*/false);
+    const auto passed = std::chrono::steady_clock::now();
     std::unique_lock lock(wait_mu_);
     ++passes_;
     pass_cv_.notify_all();
     wait_cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
                       [this] { return stop_.load() || woken_; });
     if (woken_) {
-      // Exits come in bursts (a job's ranks): one pass for the burst.
-      wait_cv_.wait_for(lock, std::chrono::milliseconds(options_.min_woken_interval_ms),
-                        [this] { return stop_.load(); });
+      // Exits come in bursts (a job's ranks): a short wait gathers a burst
+      // into one pass, and woken passes stay min_woken_interval_ms after
+      // the last one. A lone crash after a quiet spell is looked at within
+      // kBurstMs, not half a second later (its alert waits on this pass).
+      const auto due = std::max(
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(kBurstMs),
+          passed + std::chrono::milliseconds(options_.min_woken_interval_ms));
+      wait_cv_.wait_until(lock, due, [this] { return stop_.load(); });
       woken_ = false;
     }
   }

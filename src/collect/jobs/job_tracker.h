@@ -108,7 +108,7 @@ struct JobTrackerOptions {
   ProcessWatcherOptions watch;
   ProcessWatcher* watcher = nullptr;
   // A pass the watcher asks for (a job's process exited) waits at least
-  // this long after the last one.
+  // this long after the last one, and kBurstMs after the exit.
   int64_t min_woken_interval_ms = 500;
   // How long the log files of a job seen only after its end stay log
   // sources (ShortLivedLogSources), and how many are kept.
@@ -118,6 +118,9 @@ struct JobTrackerOptions {
 
 class JobTracker {
  public:
+  // How long a woken pass waits after an exit, so the exits of a job's
+  // ranks (which come within milliseconds) make one pass.
+  static constexpr int64_t kBurstMs = 50;
   // Reads the history file, if any (a bad one is set aside with a warning).
   explicit JobTracker(JobTrackerOptions options);
   ~JobTracker();  // Stop()s
