@@ -46,13 +46,15 @@ class AlertEngineTest : public ::testing::Test {
   }
   void TearDown() override { store_.Close(); }
 
-  // One sample of the GPU's temperature and slowdown threshold at `now`.
-  void Temperature(double celsius) {
+  // One sample of GPU `gpu`'s temperature and slowdown threshold at `now`.
+  void Temperature(double celsius, int gpu = 0) {
     wire::MetricBatch b;
-    wire::Labels gpu = {
-        {"UUID", "GPU-1"}, {"gpu", "0"}, {"modelName", "NVIDIA H100"}, {"node", "n1"}};
+    wire::Labels labels = {{"UUID", "GPU-" + std::to_string(gpu + 1)},
+                           {"gpu", std::to_string(gpu)},
+                           {"modelName", "NVIDIA H100"},
+                           {"node", "n1"}};
     auto series = [&](const char* name, double v) {
-      wire::Series s{gpu, {{env_.now, v}}};
+      wire::Series s{labels, {{env_.now, v}}};
       s.labels.insert(s.labels.begin(), {"__name__", name});
       b.series.push_back(s);
     };
@@ -285,17 +287,8 @@ TEST_F(AlertEngineTest, GroupsWaitingForAPersonsChannelGoAsOneMessage) {
   auto play = [&](double celsius, int seconds) {
     for (int i = 0; i < seconds; ++i) {
       env_.now += 1000;
-      wire::MetricBatch b;
-      for (const char* gpu : {"0", "1"}) {
-        wire::Labels l = {{"gpu", gpu}, {"node", "n1"}};
-        for (auto [name, v] : {std::pair{"DCGM_FI_DEV_GPU_TEMP", celsius},
-                               std::pair{"vigil_gpu_temp_slowdown_celsius", 90.0}}) {
-          wire::Series series{l, {{env_.now, v}}};
-          series.labels.insert(series.labels.begin(), {"__name__", name});
-          b.series.push_back(series);
-        }
-      }
-      ASSERT_TRUE(db_->Append(b).ok());
+      Temperature(celsius, 0);
+      Temperature(celsius, 1);
       e->EvaluateOnce();
     }
   };

@@ -190,9 +190,9 @@ void JobTracker::Loop() {
       // into one pass, and woken passes stay min_woken_interval_ms after
       // the last one. A lone crash after a quiet spell is looked at within
       // kBurstMs, not half a second later (its alert waits on this pass).
-      const auto due = std::max(
-          std::chrono::steady_clock::now() + std::chrono::milliseconds(kBurstMs),
-          passed + std::chrono::milliseconds(options_.min_woken_interval_ms));
+      const auto due =
+          std::max(std::chrono::steady_clock::now() + std::chrono::milliseconds(kBurstMs),
+                   passed + std::chrono::milliseconds(options_.min_woken_interval_ms));
       wait_cv_.wait_until(lock, due, [this] { return stop_.load(); });
       woken_ = false;
     }
