@@ -53,6 +53,9 @@ struct Alert {
   // (run_summary.h) on job_finished and job_crashed.
   std::string description_en;
   std::string description_zh;
+  // What to do (the rule's Rule::steps_en/zh), "" when it says nothing.
+  std::string steps_en;
+  std::string steps_zh;
   // The Unix user running the job the alert is about ("" when none): whose
   // alert it is (recipients.h). Not a label: a GPU's alert keeps its
   // identity when another user's job takes the GPU.

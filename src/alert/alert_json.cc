@@ -38,6 +38,8 @@ void WriteAlert(JsonWriter* w, const Alert& a, bool inhibited, bool silenced) {
   if (!a.owner.empty()) w->Key("owner").String(a.owner);
   if (!a.description_en.empty()) w->Key("description").String(a.description_en);
   if (!a.description_zh.empty()) w->Key("description_zh").String(a.description_zh);
+  if (!a.steps_en.empty()) w->Key("steps").String(a.steps_en);
+  if (!a.steps_zh.empty()) w->Key("steps_zh").String(a.steps_zh);
   // The diagnosis is an object of its own, kept as it was written.
   w->Key("diagnosis").Raw(a.diagnosis.empty() ? "{}" : a.diagnosis);
   if (inhibited) w->Key("inhibited").Bool(true);
@@ -101,6 +103,8 @@ Result<Alert> ParseAlert(std::string_view text) {
   a.owner = str("owner");
   a.description_en = str("description");
   a.description_zh = str("description_zh");
+  a.steps_en = str("steps");
+  a.steps_zh = str("steps_zh");
   if (auto it = j.find("diagnosis"); it != j.end() && it->is_object()) a.diagnosis = it->dump();
   a.active_at_ms = num("active_at_ms");
   a.fired_at_ms = num("fired_at_ms");

@@ -134,6 +134,8 @@ Sample Judge(const Rule& rule, const Level& level, wire::Labels labels, double v
       RenderSummary(rule.summary_en, labels, value, s.threshold, reference, level.for_ms, fill);
   s.summary_zh =
       RenderSummary(rule.summary_zh, labels, value, s.threshold, reference, level.for_ms, fill);
+  s.steps_en = rule.steps_en;
+  s.steps_zh = rule.steps_zh;
   s.labels = std::move(labels);
   return s;
 }
@@ -271,6 +273,8 @@ std::vector<Sample> JobSamples(const Rule& rule, const Level& level,
     s.summary_en = RenderSummary(rule.summary_en, labels, value, 0, 0, in_scope->for_ms, extra);
     s.summary_zh = RenderSummary(rule.summary_zh, labels, value, 0, 0, in_scope->for_ms, extra);
     s.owner = OwnerOf(labels, context.scope);
+    s.steps_en = rule.steps_en;
+    s.steps_zh = rule.steps_zh;
     s.labels = std::move(labels);
     out.push_back(std::move(s));
   };

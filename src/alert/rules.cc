@@ -3,7 +3,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "core/strings.h"
 
@@ -434,10 +436,111 @@ Rule NotificationChannelFailing() {
   return r;
 }
 
+// What to do, per preset (docs/alerts.md's last column, shortened).
+const std::map<std::string, std::pair<std::string, std::string>>& PresetSteps() {
+  static const auto* steps = new std::map<std::string, std::pair<std::string, std::string>>{
+      {"gpu_underutilized",
+       {"Check the job's DataLoader (num_workers, pin_memory), the host's CPU and disk reads; use "
+        "a larger batch if memory allows.",
+        "检查任务的 DataLoader（num_workers、pin_memory）、主机 CPU 和磁盘读取；显存允许时增大 "
+        "batch。"}},
+      {"gpu_idle_allocated",
+       {"Find the process holding the GPU (`vigil jobs`, the GPU card) and end it or release its "
+        "memory.",
+        "找到占用该 GPU 的进程（`vigil jobs`、GPU 卡片），结束它或释放其显存。"}},
+      {"idle_gpu_cost",
+       {"Release the allocation (end the job or notebook holding it) or give the GPUs work.",
+        "释放这些 GPU（结束占用它们的任务或 notebook），或让它们开始工作。"}},
+      {"gpu_memory_near_full",
+       {"Lower the batch size, use gradient checkpointing or mixed precision; look for tensors "
+        "kept across steps.",
+        "减小 batch，使用梯度检查点或混合精度；检查是否有张量跨 step 被保留。"}},
+      {"gpu_memory_growing",
+       {"Look for what grows each step (tensors kept in lists, logged values without .item()); "
+        "save a checkpoint now if it cannot be fixed while it runs.",
+        "查找每个 step 都在增长的内容（保存在列表里的张量、未调用 .item() "
+        "的日志值）；若无法在运行中修复，立即保存 checkpoint。"}},
+      {"gpu_temperature_high",
+       {"Check the fan, airflow and slot; compare with the node's other GPUs.",
+        "检查风扇、风道和插槽；与本节点其他 GPU 对比。"}},
+      {"gpu_throttled",
+       {"Thermal: improve cooling; power brake: check the PSU or the chassis' power signal.",
+        "温度降频：改善散热；电源制动：检查电源或机箱的功率信号。"}},
+      {"gpu_ecc_errors",
+       {"Drain the GPU; reset it to retire pages or remap rows; RMA it if the errors recur.",
+        "停止向该 GPU 调度任务；重置 GPU 以退役页面或重映射行；若反复出现则返修。"}},
+      {"gpu_xid",
+       {"Follow the action for this Xid code (the alert's xid label); check `dmesg`.",
+        "按该 Xid 代码（告警的 xid 标签）对应的处理办法操作；查看 `dmesg`。"}},
+      {"gpu_lost",
+       {"Drain the node; reset the GPU or reboot; check the PCIe slot and power.",
+        "停止向该节点调度任务；重置 GPU 或重启；检查 PCIe 插槽和供电。"}},
+      {"gpu_driver_unresponsive",
+       {"Check `dmesg` for Xid errors, then reset the GPU or reboot.",
+        "查看 `dmesg` 中的 Xid 错误，然后重置 GPU 或重启。"}},
+      {"training_loss_nan",
+       {"Lower the learning rate, check the data for bad samples, use gradient clipping and loss "
+        "scaling.",
+        "降低学习率，检查数据中的坏样本，使用梯度裁剪和 loss scaling。"}},
+      {"training_loss_diverging",
+       {"Roll back to the last good checkpoint; lower the learning rate or tighten gradient "
+        "clipping, and skip the bad data.",
+        "回滚到最近一个正常的 checkpoint；降低学习率或收紧梯度裁剪，并跳过有问题的数据。"}},
+      {"training_loss_plateau",
+       {"Decide whether the run has converged (stop it) or is stuck (check the learning-rate "
+        "schedule, repeated data, frozen layers).",
+        "判断训练是已收敛（可以停止）还是卡住（检查学习率调度、重复的数据、被冻结的层）。"}},
+      {"training_grad_norm_spike",
+       {"Check the batch at that step; make sure gradient clipping is on; if spikes repeat, lower "
+        "the learning rate.",
+        "检查该 step 的 batch；确认已开启梯度裁剪；若反复出现，降低学习率。"}},
+      {"training_throughput_drop",
+       {"Look at the job's GPUs for the same minutes (utilisation, clocks, temperature, Xid), then "
+        "the node's CPU, I/O wait and network.",
+        "查看同一时段任务 GPU 的利用率、频率、温度和 Xid，再查看节点的 CPU、I/O 等待和网络。"}},
+      {"job_crashed",
+       {"Read the exception and where it was raised on the job's page (its logs link); fix it and "
+        "resume from the last checkpoint.",
+        "在任务页面（日志链接）查看异常及其抛出位置；修复后从最近的 checkpoint 恢复。"}},
+      {"job_finished", {"", ""}},
+      {"job_stalled",
+       {"Look at the job's last log lines; NCCL watchdog lines point at a hang; `py-spy dump` "
+        "shows where it waits.",
+        "查看任务最后的日志；NCCL watchdog 日志说明发生了挂起；`py-spy dump` 可显示卡在哪里。"}},
+      {"job_straggler_rank",
+       {"Find the rank on that GPU (`vigil jobs`); check its data loader workers, CPU affinity and "
+        "whether it hangs.",
+        "找到该 GPU 上的 rank（`vigil jobs`）；检查其数据加载进程、CPU 亲和性以及是否挂起。"}},
+      {"host_memory_near_full",
+       {"Use fewer DataLoader workers or a smaller prefetch, and check for a leak.",
+        "减少 DataLoader worker 或预取数量，并检查是否有内存泄漏。"}},
+      {"disk_near_full",
+       {"Delete old checkpoints or move outputs to a larger volume.",
+        "删除旧的 checkpoint，或将输出移到更大的磁盘。"}},
+      {"node_down",
+       {"Check the machine, its network and `vigil agent` on it.",
+        "检查该机器、其网络以及其上的 `vigil agent`。"}},
+      {"notification_channel_failing",
+       {"Check the channel's URL and secret and the answer above; `vigil notify test CHANNEL` "
+        "tries it at once.",
+        "检查该通道的 URL、密钥以及上面的回复；`vigil notify test 通道名` 可立即测试。"}},
+  };
+  return *steps;
+}
+
+std::vector<Rule> WithSteps(std::vector<Rule> rules) {
+  for (Rule& r : rules) {
+    if (auto it = PresetSteps().find(r.id); it != PresetSteps().end()) {
+      std::tie(r.steps_en, r.steps_zh) = it->second;
+    }
+  }
+  return rules;
+}
+
 }  // namespace
 
 std::vector<Rule> Presets() {
-  return {
+  return WithSteps({
       GpuUnderutilized(),
       GpuIdleAllocated(),
       IdleGpuCost(),
@@ -466,7 +569,7 @@ std::vector<Rule> Presets() {
       DiskNearFull(),
       NodeDown(),
       NotificationChannelFailing(),
-  };
+  });
 }
 
 const char* ComparisonText(Comparison comparison) {

@@ -124,6 +124,10 @@ struct Rule {
   // with the currency ("20 USD").
   std::string summary_en;
   std::string summary_zh;
+  // What to do, for a person (every notification carries it; docs/alerts.md
+  // has the same advice per preset).
+  std::string steps_en;
+  std::string steps_zh;
   // Whether {cost} applies: EffectiveRules then copies the configured price
   // and currency into the rule.
   bool priced = false;

@@ -48,6 +48,16 @@ TEST(RulesTest, PresetIdsAreTheDocumentedOnes) {
   }
 }
 
+// Every preset but the end of a run says what to do, in both languages.
+TEST(RulesTest, EveryPresetSaysWhatToDo) {
+  for (const Rule& r : Presets()) {
+    if (r.id == "job_finished") continue;
+    EXPECT_FALSE(r.steps_en.empty()) << r.id;
+    EXPECT_FALSE(r.steps_zh.empty()) << r.id;
+    EXPECT_NE(r.steps_en, r.steps_zh) << r.id;
+  }
+}
+
 TEST(RulesTest, LevelsClearOnTheSafeSideOfFiring) {
   for (const Rule& r : Presets()) {
     for (const Level& l : r.levels) {

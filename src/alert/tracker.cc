@@ -105,6 +105,8 @@ std::vector<Alert> AlertTracker::Apply(const LevelKey& level, const std::vector<
     a.description_en = s.description_en;
     a.description_zh = s.description_zh;
     a.owner = s.owner;
+    a.steps_en = s.steps_en;
+    a.steps_zh = s.steps_zh;
     bool was_new = a.active_at_ms == now_ms && a.state == AlertState::kPending;
     const int64_t for_ms = s.for_ms >= 0 ? s.for_ms : level.for_ms;
     if (a.state == AlertState::kPending && now_ms - a.active_at_ms >= for_ms) {

@@ -48,7 +48,9 @@ struct Sample {
   // More for a person than the one line (Alert::description_en).
   std::string description_en;
   std::string description_zh;
-  std::string owner;  // Alert::owner: the Unix user of the series' job
+  std::string owner;     // Alert::owner: the Unix user of the series' job
+  std::string steps_en;  // the rule's (Alert::steps_en)
+  std::string steps_zh;
 };
 
 class AlertTracker {

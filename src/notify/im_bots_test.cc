@@ -49,6 +49,33 @@ TEST(ImBotsTest, FeishuCardIsSignedTheVendorsWay) {
   EXPECT_FALSE(json::parse(ImRequest(o, Group(1), kNow).body).contains("sign"));
 }
 
+// Every message says what to do while an alert fires (in the channel's
+// language), and the diagnosis once there is one; a resolution does not
+// repeat the advice.
+TEST(ImBotsTest, AMessageSaysWhatToDoAndTheDiagnosis) {
+  alert::Notification n = Group(1);
+  n.alerts[0].steps_en = "Check the fan, airflow and slot.";
+  n.alerts[0].steps_zh = "检查风扇、风道和插槽。";
+  n.alerts[0].diagnosis = R"({"summary": "fan 3 stopped", "summary_zh": "3 号风扇停转"})";
+  ImOptions o;
+  o.kind = ImKind::kWeCom;
+  o.url = "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k";
+  o.language = Language::kEnglish;
+  std::string en = json::parse(ImRequest(o, n, kNow).body)["markdown"]["content"];
+  EXPECT_NE(en.find("> What to do: Check the fan, airflow and slot."), std::string::npos) << en;
+  EXPECT_NE(en.find("> Diagnosis: fan 3 stopped"), std::string::npos) << en;
+  o.language = Language::kChinese;
+  std::string zh = json::parse(ImRequest(o, n, kNow).body)["markdown"]["content"];
+  EXPECT_NE(zh.find("> 建议：检查风扇、风道和插槽。"), std::string::npos) << zh;
+  EXPECT_NE(zh.find("> 诊断：3 号风扇停转"), std::string::npos) << zh;
+  n.alerts[0].state = alert::AlertState::kResolved;
+  n.alerts[0].resolved_at_ms = n.alerts[0].fired_at_ms + 60'000;
+  n.alerts[0].diagnosis = "{}";
+  std::string resolved = json::parse(ImRequest(o, n, kNow).body)["markdown"]["content"];
+  EXPECT_EQ(resolved.find("建议"), std::string::npos) << resolved;
+  EXPECT_EQ(resolved.find("诊断"), std::string::npos) << resolved;
+}
+
 TEST(ImBotsTest, DingTalkSignsInTheQueryAndMentionsOnCritical) {
   ImOptions o;
   o.kind = ImKind::kDingTalk;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "core/strings.h"
 
 namespace vigil::notify {
 namespace {
@@ -14,6 +17,20 @@ using alert::Severity;
 int Rank(const Alert& a) {
   if (a.state == AlertState::kResolved) return 0;
   return a.severity == Severity::kCritical ? 3 : a.severity == Severity::kWarning ? 2 : 1;
+}
+
+// The diagnosis' one line for a person (its "summary", or "summary_zh" in
+// Chinese), "" while there is none: the slot the diagnosis issue fills.
+std::string DiagnosisLine(const std::string& diagnosis, bool zh) {
+  if (diagnosis.size() < 3) return "";  // "{}"
+  auto j = nlohmann::json::parse(diagnosis, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return "";
+  for (const char* key : {zh ? "summary_zh" : "summary", "summary"}) {
+    if (auto it = j.find(key); it != j.end() && it->is_string() && !it->empty()) {
+      return std::string(CutUtf8(it->get<std::string>(), 500));
+    }
+  }
+  return "";
 }
 
 std::string Minute(int64_t ms) {
@@ -102,6 +119,14 @@ Message BuildMessage(const alert::Notification& n, Language lang) {
       if (nl == std::string::npos) nl = details.size();
       if (nl > start) e.details.push_back(details.substr(start, nl - start));
       start = nl + 1;
+    }
+    // What to do, while it fires; and the diagnosis once one is made
+    // (its "summary"; the diagnosis issue fills it).
+    const std::string& steps = zh && !a->steps_zh.empty() ? a->steps_zh : a->steps_en;
+    if (!e.resolved && !steps.empty())
+      e.details.push_back((zh ? "建议：" : "What to do: ") + steps);
+    if (std::string diagnosis = DiagnosisLine(a->diagnosis, zh); !diagnosis.empty()) {
+      e.details.push_back((zh ? "诊断：" : "Diagnosis: ") + diagnosis);
     }
     e.link = n.external_url + "/#alerts&id=" + a->id;
     m.entries.push_back(std::move(e));

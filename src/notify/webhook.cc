@@ -48,6 +48,8 @@ std::map<std::string, std::string> Annotations(const Alert& a) {
   // Alertmanager's convention: a one-line summary, then a description.
   if (!a.description_en.empty()) out["description"] = a.description_en;
   if (!a.description_zh.empty()) out["description_zh"] = a.description_zh;
+  if (!a.steps_en.empty()) out["steps"] = a.steps_en;
+  if (!a.steps_zh.empty()) out["steps_zh"] = a.steps_zh;
   return out;
 }
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   KINDS, countsFrom, descriptionText, inboxParams, itemsFrom, kindBadge, mergeOlder, oldestId, recipientChoices,
-  savedRecipient, unreadBadge,
+  savedRecipient, stepsText, unreadBadge,
 } from '../src/pages/inbox.model.js';
 import { ALL } from './i18n_tables.mjs';
 
@@ -63,6 +63,11 @@ test('inbox: kinds, the unread badge, the run summary in the page language, pagi
   assert.equal(descriptionText(a, 'zh'), '运行 2 小时');
   assert.equal(descriptionText(a, 'en'), 'ran 2h');
   assert.equal(descriptionText({ description: 'only en' }, 'zh'), 'only en');
+  const fired = { kind: 'firing', alert: { steps: 'Check the fan.', steps_zh: '检查风扇。' } };
+  assert.equal(stepsText(fired, 'en'), 'Check the fan.');
+  assert.equal(stepsText(fired, 'zh'), '检查风扇。');
+  assert.equal(stepsText({ ...fired, kind: 'resolved' }, 'en'), '', 'a resolution gives no advice');
+  assert.equal(stepsText({ kind: 'firing', alert: {} }, 'en'), '');
   const items = itemsFrom(answer);
   assert.equal(oldestId(items), 5);
   assert.equal(oldestId([]), 0);

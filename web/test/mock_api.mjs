@@ -277,7 +277,8 @@ export function inboxAt(t0) {
   return [
     { id: 3, kind: 'firing', at_ms: ms - 60000, recipients: ['alice', 'lab'],
       alert: alert('job_crashed', 'critical', { labels: { node: 'mock-node', job: 'train', run: 'r1' },
-        description: 'Ran 2h on 8 GPUs; final loss 1.23', description_zh: '在 8 块 GPU 上运行 2 小时；最终 loss 1.23' }) },
+        description: 'Ran 2h on 8 GPUs; final loss 1.23', description_zh: '在 8 块 GPU 上运行 2 小时；最终 loss 1.23',
+        steps: 'Read the exception on the job\'s page.', steps_zh: '在任务页面查看异常。' }) },
     { id: 2, kind: 'held_back', at_ms: ms - 120000, recipients: [], note: 'ops-sms: capped: 10 messages today <b>x</b>',
       alert: alert('gpu_temperature_high', 'warning', { summary: '<img src=x onerror="window.pwned=1">hot' }) },
     { id: 1, kind: 'resolved', at_ms: ms - 180000, recipients: ['lab'], alert: alert('node_disk_full', 'warning') },

@@ -1149,6 +1149,7 @@ test('inbox: items for whose inbox, held back, hostile text, mark read, unread b
     assert.deepEqual(got.map((i) => [i.id, i.kind, i.read]), [['3', 'firing', false], ['2', 'held_back', false], ['1', 'resolved', false]]);
     assert.match(got[0].line, /^critical fired Job crashed.*mock-node.*train.*ago/);
     assert.equal(got[0].description, 'Ran 2h on 8 GPUs; final loss 1.23');
+    assert.equal(await page.textContent('[data-id="3"] [data-testid=inbox-steps]'), 'What to do: Read the exception on the job\'s page.');
     assert.match(got[0].meta, /^For alice, lab.*Job.*Logs/);
     assert.equal(got[1].summary, '<img src=x onerror="window.pwned=1">hot', 'hostile text stays text');
     assert.equal(got[1].note, 'Held back: ops-sms: capped: 10 messages today <b>x</b>');

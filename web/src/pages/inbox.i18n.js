@@ -29,6 +29,7 @@ export default {
     'inbox.kind.held_back': 'held back',
     'inbox.badge': '{n} unread in the inbox',
     'inbox.open': 'Alert page',
+    'inbox.steps': 'What to do: {steps}',
   },
   zh: {
     'nav.inbox': '收件箱',
@@ -57,5 +58,6 @@ export default {
     'inbox.kind.held_back': '未发送',
     'inbox.badge': '收件箱中 {n} 条未读',
     'inbox.open': '告警页面',
+    'inbox.steps': '建议：{steps}',
   },
 };

@@ -19,7 +19,7 @@ import { registerPage } from '../registry.js';
 import { alertLinks, ruleTitle, severityBadge, summaryText, whereParts } from './alerts.model.js';
 import {
   SEVERITY_FILTERS, countsFrom, descriptionText, inboxParams, itemsFrom, kindBadge, mergeOlder, oldestId,
-  recipientChoices, savedRecipient, unreadBadge,
+  recipientChoices, savedRecipient, stepsText, unreadBadge,
 } from './inbox.model.js';
 import strings from './inbox.i18n.js';
 
@@ -238,6 +238,7 @@ class InboxPage {
     const links = alertLinks(a, now, this.ranges);
     const where = whereParts(a).map(([, text]) => text).join(' · ');
     const description = descriptionText(a, lang());
+    const steps = stepsText(item, lang());
     const toggle = h('button', { type: 'button', class: 'btn small', 'data-testid': 'inbox-toggle',
       onclick: () => this.mark([item.id], !item.read) }, t(item.read ? 'inbox.markUnread' : 'inbox.markRead'));
     const link = (hash, key) => (hash ? h('a', { href: hash }, t(key)) : null);
@@ -249,6 +250,7 @@ class InboxPage {
         toggle),
       h('div', { class: 'inbox-summary' }, summaryText(a, lang())),
       description ? h('pre', { class: 'inbox-description' }, description) : null,
+      steps ? h('div', { class: 'inbox-steps', 'data-testid': 'inbox-steps' }, t('inbox.steps', { steps })) : null,
       item.note ? h('div', { class: 'inbox-note' }, t('inbox.heldBack', { note: item.note })) : null,
       h('div', { class: 'inbox-meta' },
         item.recipients.length ? h('span', { class: 'hint' }, t('inbox.for', { who: item.recipients.join(', ') })) : null,

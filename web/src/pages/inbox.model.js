@@ -79,6 +79,14 @@ export function descriptionText(alert, language) {
   return language === 'zh' && zh ? zh : (en || zh);
 }
 
+// What to do (the rule's advice) in the page's language, for an item that
+// fired; "" for a resolution or when the rule says nothing.
+export function stepsText(item, language) {
+  if (item?.kind === 'resolved') return '';
+  const en = str(item?.alert?.steps), zh = str(item?.alert?.steps_zh);
+  return language === 'zh' && zh ? zh : (en || zh);
+}
+
 // The id of the oldest item listed (for "Load older"), 0 when none.
 export function oldestId(items) {
   return items.length ? Math.min(...items.map((i) => i.id)) : 0;
