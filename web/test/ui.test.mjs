@@ -1345,7 +1345,7 @@ test('settings: notification channels: a failing one, add a webhook, Send test, 
     await page.click('[data-name=hook] [data-testid=settings-edit]');
     await page.fill('input[name=url]', 'http://127.0.0.1:8080/refuse');
     await page.click('[data-testid=settings-form-send-test]');
-    await page.waitForFunction(() => document.querySelector('[data-testid=settings-form-test]')?.textContent.includes('not'));
+    await page.waitForFunction(() => document.querySelector('[data-testid=settings-form-test]')?.textContent.includes('not delivered'));
     assert.equal(await page.textContent('[data-testid=settings-form-test]'),
       'Test notification to hook: not delivered. The receiver answered: webhook http://127.0.0.1:8080/... answered HTTP 500');
     await page.click('[data-testid=settings-cancel]');
