@@ -63,21 +63,33 @@ class AlertEngineTest : public ::testing::Test {
     ASSERT_TRUE(db_->Append(b).ok());
   }
 
-  std::unique_ptr<AlertEngine> NewEngine(AlertsConfig config = {}, std::vector<Route> routes = {}) {
+  // The tests' defaults: the store in the test's folder, one channel "hook"
+  // (hook_), a short group_interval and backoff.
+  AlertEngineOptions Options() {
     AlertEngineOptions o;
-    o.config = std::move(config);
     o.store.path = tmp_.path() + "/alerts.db";
     o.dispatch.channels = {"hook"};
-    o.dispatch.routes = std::move(routes);
     o.dispatch.group_interval_ms = 5000;
     o.delivery.max_backoff_ms = 2000;
     o.channels = {{"hook", &hook_}};
+    return o;
+  }
+
+  // An engine on the test's store and clock; a refusal fails the test.
+  std::unique_ptr<AlertEngine> Open(AlertEngineOptions o) {
     AlertEngineSources s;
     s.query = query_;
     s.env = &env_;
-    auto e = AlertEngine::Create(s, o);
+    auto e = AlertEngine::Create(s, std::move(o));
     EXPECT_TRUE(e.ok()) << e.status().ToString();
-    return std::move(e).value();
+    return e.ok() ? std::move(e).value() : nullptr;
+  }
+
+  std::unique_ptr<AlertEngine> NewEngine(AlertsConfig config = {}, std::vector<Route> routes = {}) {
+    AlertEngineOptions o = Options();
+    o.config = std::move(config);
+    o.dispatch.routes = std::move(routes);
+    return Open(std::move(o));
   }
 
   // Seconds of `celsius`, one evaluation per second.
@@ -231,18 +243,14 @@ TEST_F(AlertEngineTest, EveryAlertLandsInTheInboxAndWhatACapHeldBackToo) {
 // once the channel takes its messages again.
 TEST_F(AlertEngineTest, AFailingChannelIsAnAlertOfItsOwnThroughTheOthers) {
   Recorder other;
-  AlertEngineOptions o;
-  o.store.path = tmp_.path() + "/alerts.db";
+  AlertEngineOptions o = Options();
   o.dispatch.channels = {"hook", "other"};
-  o.delivery.max_backoff_ms = 2000;
+  o.dispatch.group_interval_ms = DispatchOptions{}.group_interval_ms;  // the default, 30 s
   o.channels = {{"hook", &hook_}, {"other", &other}};
   o.dispatch.routes = {
       {.match = {{"alertname", "gpu_temperature_high"}}, .channels = {"hook"}},
       {.match = {{"alertname", "notification_channel_failing"}}, .channels = {"hook", "other"}}};
-  AlertEngineSources s;
-  s.query = query_;
-  s.env = &env_;
-  auto e = std::move(AlertEngine::Create(s, o)).value();
+  auto e = Open(std::move(o));
   hook_.fail = true;
   Play(e.get(), 95, 100);  // the GPU's alert fires at ~31 s; the hook refuses it from then on
   auto failing = [&](const std::vector<Notification>& sent) {
@@ -273,17 +281,11 @@ TEST_F(AlertEngineTest, AFailingChannelIsAnAlertOfItsOwnThroughTheOthers) {
 // entry is delivered in the log.
 TEST_F(AlertEngineTest, GroupsWaitingForAPersonsChannelGoAsOneMessage) {
   MergingRecorder im;
-  AlertEngineOptions o;
-  o.store.path = tmp_.path() + "/alerts.db";
+  AlertEngineOptions o = Options();
   o.dispatch.channels = {"im"};
   o.dispatch.group_by = {"node", "gpu"};  // one group per GPU
-  o.dispatch.group_interval_ms = 5000;
-  o.delivery.max_backoff_ms = 2000;
   o.channels = {{"im", &im}};
-  AlertEngineSources s;
-  s.query = query_;
-  s.env = &env_;
-  auto e = std::move(AlertEngine::Create(s, o)).value();
+  auto e = Open(std::move(o));
   auto play = [&](double celsius, int seconds) {
     for (int i = 0; i < seconds; ++i) {
       env_.now += 1000;
