@@ -132,8 +132,20 @@ class Storm(unittest.TestCase):
         for key, msgs in per_group.items():
             self.assertEqual(len(msgs), 1, f"{key}: {len(msgs)} messages in one group interval")
         self.assertLessEqual(len(hooks), 8, "a storm of ~190 alerts is a handful of messages")
-        node_msg = max(hooks, key=lambda h: len(h["alerts"]))
-        self.assertGreaterEqual(len(node_msg["alerts"]), 20, "the node's alerts merged in one")
+        # The node's group (no job label: group_by is node, job) merges every
+        # alert of the group present when its message went. How many that is
+        # depends on how fast this machine plays the storm (an ASan build is
+        # slower), so the check is by the alerts' own times, not a count.
+        node_msgs = [(t, json.loads(raw)) for t, raw in received("hook")
+                     if "job=" not in json.loads(raw)["groupKey"]]
+        self.assertEqual(len(node_msgs), 1, [h["groupKey"] for _, h in node_msgs])
+        node_at, node_msg = node_msgs[0]
+        self.assertGreaterEqual(len(node_msg["alerts"]), 8, "the GPUs' alerts merged in one")
+        in_node_msg = {a["fingerprint"] for a in node_msg["alerts"]}
+        present = [x for x in self.alerts() if x["state"] == "firing" and "job" not in x["labels"]
+                   and x["fired_at_ms"] / 1000 < node_at - 2 and not x.get("inhibited")]
+        self.assertFalse([x["rule"] for x in present if x["id"] not in in_node_msg][:10],
+                         "alerts present when the node's message went, left out of it")
 
         # Nothing left out: each firing alert not muted is in a message, or
         # became firing after its group's message (it goes at the group's
