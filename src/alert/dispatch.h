@@ -58,6 +58,7 @@ struct Route {
   std::map<std::string, std::string> match;  // label -> value, all must hold
   std::vector<std::string> channels;         // whatever the severity
   std::vector<std::string> recipients;       // their channels, by the severity policy
+  bool operator==(const Route&) const = default;
 };
 
 struct DispatchOptions {

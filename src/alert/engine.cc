@@ -713,6 +713,18 @@ Status AlertEngine::ReplaceChannels(std::map<std::string, Notifier*> channels,
     options_.channels = std::move(channels);
     return Status::Ok();
   }
+  auto groups = FlushGroupsLocked();
+  if (!groups.ok()) return groups.status();
+  options_.channels = std::move(channels);
+  options_.dispatch.channels = std::move(names);
+  options_.dispatch.quiet_hours = std::move(quiet_hours);
+  options_.dispatch.channel_classes = std::move(classes);
+  dispatcher_ = Dispatcher(options_.dispatch);
+  dispatcher_.Restore(*groups);
+  return Status::Ok();
+}
+
+Result<std::vector<GroupRecord>> AlertEngine::FlushGroupsLocked() {
   // What the dispatcher has not saved yet goes to the store first, so the
   // new one starts from every group's latest record.
   for (const std::string& key : dispatcher_.TakeDroppedGroups()) (void)store_->DeleteGroup(key);
@@ -722,13 +734,54 @@ Status AlertEngine::ReplaceChannels(std::map<std::string, Notifier*> channels,
   }
   auto groups = store_->Groups();
   if (!groups.ok()) return groups.status().WithContext("cannot read the saved alert groups");
-  options_.channels = std::move(channels);
-  options_.dispatch.channels = std::move(names);
-  options_.dispatch.quiet_hours = std::move(quiet_hours);
-  options_.dispatch.channel_classes = std::move(classes);
+  return groups;
+}
+
+namespace {
+
+// The checks config.json's parser makes of routes and recipients, against
+// the engine's channels, so a bad set never replaces a good one.
+Status CheckRouting(const std::vector<Route>& routes, const std::vector<Recipient>& recipients,
+                    const std::vector<std::string>& channels) {
+  VIGIL_RETURN_IF_ERROR(ValidateRecipients(recipients, channels));
+  for (size_t i = 0; i < routes.size(); ++i) {
+    const std::string at = "notify.routes[" + std::to_string(i) + "]: ";
+    for (const std::string& c : routes[i].channels) {
+      if (std::find(channels.begin(), channels.end(), c) == channels.end()) {
+        return InvalidArgument(at + "unknown channel \"" + c + "\"");
+      }
+    }
+    for (const std::string& name : routes[i].recipients) {
+      if (std::none_of(recipients.begin(), recipients.end(),
+                       [&](const Recipient& r) { return r.name == name; })) {
+        return InvalidArgument(at + "unknown recipient \"" + name + "\"");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status AlertEngine::ReplaceRouting(std::vector<Route> routes, std::vector<Recipient> recipients) {
+  std::lock_guard lock(mu_);
+  VIGIL_RETURN_IF_ERROR(CheckRouting(routes, recipients, options_.dispatch.channels));
+  if (routes == options_.dispatch.routes && recipients == options_.dispatch.recipients) {
+    return Status::Ok();  // a channel's edit: what each group waits for stays
+  }
+  auto groups = FlushGroupsLocked();
+  if (!groups.ok()) return groups.status();
+  options_.dispatch.routes = std::move(routes);
+  options_.dispatch.recipients = std::move(recipients);
+  if (inbox_ != nullptr) inbox_->SetRecipients(options_.dispatch.recipients);
   dispatcher_ = Dispatcher(options_.dispatch);
   dispatcher_.Restore(*groups);
   return Status::Ok();
+}
+
+std::vector<Recipient> AlertEngine::Recipients() const {
+  std::lock_guard lock(mu_);
+  return options_.dispatch.recipients;
 }
 
 }  // namespace vigil::alert

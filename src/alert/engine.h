@@ -18,8 +18,10 @@
 // delivers what is due on the caller's thread (tests, with a manual clock).
 //
 // Thread safety: every public method may be called from any thread; `mu_`
-// guards the tracker, the dispatcher, the store, the delivery log and the
-// rule status; a channel's Send runs outside it.
+// guards the tracker, the dispatcher, the store, the delivery log, the inbox,
+// the rule status, and the channels, routes and recipients in options_
+// (ReplaceChannels and ReplaceRouting change them while the engine runs); a
+// channel's Send runs outside it.
 #pragma once
 
 #include <atomic>
@@ -136,8 +138,9 @@ class AlertEngine {
   Result<InboxCounts> InboxCountsFor(const std::string& recipient) const;
   Result<int64_t> MarkInbox(const std::string& recipient, const std::vector<int64_t>& ids,
                             bool read);
-  // The configured people and teams (recipients.h).
-  const std::vector<Recipient>& Recipients() const { return options_.dispatch.recipients; }
+  // The configured people and teams (recipients.h), as ReplaceRouting last
+  // set them: a copy, as they may change under mu_.
+  std::vector<Recipient> Recipients() const;
 
   // Silences (silence.h), saved in the store at once. AddSilence fills the
   // id and the created and updated times, moves a start in the past to now,
@@ -168,6 +171,16 @@ class AlertEngine {
   Status ReplaceChannels(std::map<std::string, Notifier*> channels, std::vector<std::string> names,
                          std::map<std::string, QuietHours> quiet_hours,
                          std::map<std::string, ChannelClass> classes);
+  // Live reload of the routes and recipients (the UI's notification
+  // settings): from now on alerts are routed by `routes` (dispatch.h) and
+  // reach `recipients` (recipients.h), and the inbox files its new items for
+  // them; the channels stay as they are. InvalidArgument, and nothing
+  // changes, when a route or a recipient names a channel the engine lacks, a
+  // route names an unknown recipient, or ValidateRecipients refuses them.
+  // The same routes and recipients change nothing; otherwise the dispatcher
+  // starts again from the saved group records, as ReplaceChannels does when
+  // the names change. Concurrency: swapped under mu_, as ReplaceChannels.
+  Status ReplaceRouting(std::vector<Route> routes, std::vector<Recipient> recipients);
   int64_t NowMillis() const { return sources_.env->NowMillis(); }
   const AlertsConfig& config() const { return options_.config; }
   // The optional actions (actions.h): their log and cancellation, for the
@@ -197,6 +210,9 @@ class AlertEngine {
   // entry; false when the log could not record it (the round stops rather
   // than spin on it).
   bool DeliverMessage(const std::vector<DeliveryEntry>& entries);
+  // Saves what the dispatcher has not saved yet and returns every group's
+  // record, for a new dispatcher to start from (mu_ held).
+  Result<std::vector<GroupRecord>> FlushGroupsLocked();
   void EvaluationLoop();
   void DeliveryLoop();
 

@@ -517,5 +517,53 @@ TEST_F(AlertEngineTest, ReplacingChannelsKeepsEveryRoutedOne) {
   EXPECT_TRUE(other.sent.empty());
 }
 
+// Live reload of routes and recipients: a team added with a route to it
+// hears of what fires now, once, through its channel, while the routed
+// channel that already announced it is not told again; the inbox files the
+// next items for the team; a set naming an unknown channel, recipient or
+// lead is refused and the old routing goes on.
+TEST_F(AlertEngineTest, ReplacedRoutingTakesOverWithoutARestart) {
+  Recorder pager;
+  AlertEngineOptions o = Options();
+  o.dispatch.channels = {"hook", "pager"};
+  o.channels["pager"] = &pager;
+  const Route critical{{{"severity", "critical"}}, {"hook"}, {}};
+  o.dispatch.routes = {critical};
+  auto e = Open(std::move(o));
+  Play(e.get(), 96, 34);  // critical after 30 s, then group_wait
+  const size_t announced = hook_.sent.size();
+  ASSERT_GT(announced, 0u);
+  EXPECT_TRUE(pager.sent.empty());  // no route names it
+
+  Recipient ops{.name = "ops", .team = true, .channels = {"pager"}};
+  const Route to_ops{{{"severity", "critical"}}, {}, {"ops"}};
+  EXPECT_EQ(e->ReplaceRouting({critical, Route{{}, {"nope"}, {}}}, {ops}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(e->ReplaceRouting({critical, Route{{}, {}, {"nobody"}}}, {ops}).code(),
+            StatusCode::kInvalidArgument);
+  Recipient led = ops;
+  led.lead = "alice";
+  EXPECT_EQ(e->ReplaceRouting({critical}, {led}).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(e->Recipients().empty());
+
+  ASSERT_TRUE(e->ReplaceRouting({critical, to_ops}, {ops}).ok());
+  ASSERT_TRUE(e->ReplaceRouting({critical, to_ops}, {ops}).ok());  // the same: nothing changes
+  ASSERT_EQ(e->Recipients().size(), 1u);
+  Play(e.get(), 96, 3);  // the pager's group_wait
+  ASSERT_EQ(pager.sent.size(), 1u);
+  EXPECT_EQ(pager.sent[0].receiver, "pager");
+  EXPECT_EQ(pager.sent[0].alerts.at(0).state, AlertState::kFiring);
+  EXPECT_EQ(hook_.sent.size(), announced);  // already told: not again
+
+  Play(e.get(), 70, 40);  // the resolution reaches both
+  EXPECT_EQ(pager.sent.size(), 2u);
+  EXPECT_GT(hook_.sent.size(), announced);
+  auto items = e->InboxItems({});
+  ASSERT_TRUE(items.ok());
+  ASSERT_EQ(items->size(), 2u);  // newest first: the resolution for ops
+  EXPECT_EQ(items->at(0).recipients, std::vector<std::string>{"ops"});
+  EXPECT_TRUE(items->at(1).recipients.empty());
+}
+
 }  // namespace
 }  // namespace vigil::alert

@@ -89,6 +89,9 @@ class Inbox {
   // Marks `ids` (all of the recipient's view when empty) read or unread for
   // `recipient`; returns how many items changed.
   Result<int64_t> Mark(const std::string& recipient, const std::vector<int64_t>& ids, bool read);
+  // The recipients new items are for (a live reload of config.json's);
+  // items already added keep theirs.
+  void SetRecipients(std::vector<Recipient> recipients) { recipients_ = std::move(recipients); }
 
  private:
   Inbox(store::SqliteDb* db, InboxOptions options, std::vector<Recipient> recipients)

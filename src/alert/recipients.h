@@ -49,6 +49,7 @@ struct Recipient {
   std::string lead;                // a team's lead: a person's name
   std::vector<std::string> channels;
   std::string language;  // "en" / "zh": the default of their channels
+  bool operator==(const Recipient&) const = default;
 };
 
 // Checks names are unique, kinds' fields fit, and that teams, leads and
