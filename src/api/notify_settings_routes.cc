@@ -8,6 +8,7 @@ namespace vigil::api {
 namespace {
 
 constexpr std::string_view kChannelPrefix = "/api/v1/notify/channels/";
+constexpr std::string_view kRecipientPrefix = "/api/v1/notify/recipients/";
 // Longer names are a mistake, not a channel (they go into group keys).
 constexpr size_t kMaxNameBytes = 128;
 // A receiver's answer is a sentence; a huge error page is not worth showing.
@@ -35,37 +36,60 @@ net::HttpResponse Success(std::string_view data_json) {
   return JsonOk(std::move(body));
 }
 
-// The channel name in /api/v1/notify/channels/<name> (percent-decoded by
-// the server), or an error saying what is wrong with it.
-Result<std::string> NameOf(const net::HttpRequest& req) {
-  std::string_view name = std::string_view(req.path).substr(kChannelPrefix.size());
+// The name in `prefix`<name> (percent-decoded by the server) of a channel
+// or recipient (`what`), or an error saying what is wrong with it.
+Result<std::string> NameOf(const net::HttpRequest& req, std::string_view prefix,
+                           const std::string& what) {
+  std::string_view name = std::string_view(req.path).substr(prefix.size());
   if (name.empty() || name.size() > kMaxNameBytes || name.find('/') != std::string_view::npos) {
-    return InvalidArgument("the path must end with a channel's name (1 to 128 bytes, no '/')");
+    return InvalidArgument("the path must end with a " + what + "'s name (1 to 128 bytes, no '/')");
   }
   for (char c : name) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return InvalidArgument("a channel's name has no control characters");
+      return InvalidArgument("a " + what + "'s name has no control characters");
     }
   }
   return std::string(name);
 }
 
-net::HttpResponse GetChannels(NotifySettings* settings) {
-  auto view = settings->View();
+// A view's answer, or its error.
+net::HttpResponse Viewed(const Result<std::string>& view) {
   if (!view.ok()) return FromSettingsStatus(view.status());
   return Success(*view);
 }
 
+// {"name", "saved" or "deleted": true}.
+net::HttpResponse Changed(const std::string& name, const net::HttpRequest& req) {
+  JsonWriter w;
+  w.BeginObject().Key("name").String(name);
+  w.Key(req.method == "PUT" ? "saved" : "deleted").Bool(true).EndObject();
+  return Success(w.Release());
+}
+
 net::HttpResponse ChangeChannel(NotifySettings* settings, const net::HttpRequest& req) {
   if (auto refused = RefuseCrossSite(req, "change notification channels")) return *refused;
-  auto name = NameOf(req);
+  auto name = NameOf(req, kChannelPrefix, "channel");
   if (!name.ok()) return FromSettingsStatus(name.status());
   Status st = req.method == "PUT" ? settings->Put(*name, req.body) : settings->Remove(*name);
   if (!st.ok()) return FromSettingsStatus(st);
-  JsonWriter w;
-  w.BeginObject().Key("name").String(*name);
-  w.Key(req.method == "PUT" ? "saved" : "deleted").Bool(true).EndObject();
-  return Success(w.Release());
+  return Changed(*name, req);
+}
+
+net::HttpResponse ChangeRecipient(NotifySettings* settings, const net::HttpRequest& req) {
+  if (auto refused = RefuseCrossSite(req, "change notification recipients")) return *refused;
+  auto name = NameOf(req, kRecipientPrefix, "recipient");
+  if (!name.ok()) return FromSettingsStatus(name.status());
+  Status st = req.method == "PUT" ? settings->PutRecipient(*name, req.body)
+                                  : settings->RemoveRecipient(*name);
+  if (!st.ok()) return FromSettingsStatus(st);
+  return Changed(*name, req);
+}
+
+net::HttpResponse PutRoutes(NotifySettings* settings, const net::HttpRequest& req) {
+  if (auto refused = RefuseCrossSite(req, "change notification routes")) return *refused;
+  Status st = settings->PutRoutes(req.body);
+  if (!st.ok()) return FromSettingsStatus(st);
+  return Success(R"({"saved":true})");
 }
 
 net::HttpResponse PostTest(NotifySettings* settings, const net::HttpRequest& req) {
@@ -90,12 +114,23 @@ void AddNotifySettingsRoutes(net::Router* router, NotifySettings* settings) {
   net::RouteOptions small;
   small.max_body_bytes = kMaxNotifySettingsBody;
   router->Handle("GET", "/api/v1/notify/channels",
-                 [settings](const net::HttpRequest&) { return GetChannels(settings); });
+                 [settings](const net::HttpRequest&) { return Viewed(settings->View()); });
+  router->Handle("GET", "/api/v1/notify/recipients", [settings](const net::HttpRequest&) {
+    return Viewed(settings->RecipientsView());
+  });
+  router->Handle("GET", "/api/v1/notify/routes",
+                 [settings](const net::HttpRequest&) { return Viewed(settings->RoutesView()); });
   for (const char* method : {"PUT", "DELETE"}) {
     router->HandlePrefix(
         method, std::string(kChannelPrefix),
         [settings](const net::HttpRequest& req) { return ChangeChannel(settings, req); }, small);
+    router->HandlePrefix(
+        method, std::string(kRecipientPrefix),
+        [settings](const net::HttpRequest& req) { return ChangeRecipient(settings, req); }, small);
   }
+  router->Handle(
+      "PUT", "/api/v1/notify/routes",
+      [settings](const net::HttpRequest& req) { return PutRoutes(settings, req); }, small);
   router->Handle(
       "POST", "/api/v1/notify/test",
       [settings](const net::HttpRequest& req) { return PostTest(settings, req); }, small);

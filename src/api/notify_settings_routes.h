@@ -13,6 +13,15 @@
 //                                          {"channel_config": {...}}: sends
 //                                          the test notification and says
 //                                          whether it arrived
+//   GET    /api/v1/notify/recipients       the people and teams
+//   PUT    /api/v1/notify/recipients/<name>  adds or replaces one (the body:
+//                                          one object of notify.recipients)
+//   DELETE /api/v1/notify/recipients/<name>  removes it (409 while a route
+//                                          names it, it leads a team, or a
+//                                          person is in it)
+//   GET    /api/v1/notify/routes           the routes, in order
+//   PUT    /api/v1/notify/routes           {"routes": [...]}: the whole
+//                                          ordered list
 // The routes do HTTP only (cross-site refusal, body bounds, status codes);
 // what config.json holds, how it is validated, written and applied to the
 // running engine is the composition's (cli/notify_settings.h implements
@@ -55,9 +64,18 @@ class NotifySettings {
   // An error when none could be tried (a bad body, an unknown name); a
   // refusal of the receiver is the outcome's `delivery`.
   virtual Result<NotifyTestOutcome> Test(std::string_view body) = 0;
+  // The `data` of GET /api/v1/notify/recipients, and one recipient added,
+  // replaced or removed, applied to the running server.
+  virtual Result<std::string> RecipientsView() = 0;
+  virtual Status PutRecipient(const std::string& name, std::string_view body) = 0;
+  virtual Status RemoveRecipient(const std::string& name) = 0;
+  // The `data` of GET /api/v1/notify/routes, and the whole list replaced.
+  virtual Result<std::string> RoutesView() = 0;
+  virtual Status PutRoutes(std::string_view body) = 0;
 };
 
-// The bodies these routes take are one channel: far below config.json's 1 MiB.
+// The bodies these routes take are one channel, one recipient or the
+// routes: far below config.json's 1 MiB.
 inline constexpr size_t kMaxNotifySettingsBody = 64 << 10;
 
 void AddNotifySettingsRoutes(net::Router* router, NotifySettings* settings);

@@ -2,7 +2,8 @@
 // names, status codes for each kind of error, the answer of a test (its
 // URLs cut to scheme and host), the body bound, and that a browser page of
 // another origin, or a body that is not JSON, changes nothing and sends
-// nothing. (What is written to config.json: cli/notify_settings_test.cc.)
+// nothing; recipients and routes the same way. (What is written to config.json:
+// cli/notify_settings_test.cc.)
 #include "api/notify_settings_routes.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +33,20 @@ class FakeSettings final : public NotifySettings {
     calls.push_back("test " + std::string(body));
     if (!answer.ok()) return answer;
     return NotifyTestOutcome{"lark", "feishu", delivery};
+  }
+  Result<std::string> RecipientsView() override { return std::string(R"({"recipients":[]})"); }
+  Status PutRecipient(const std::string& name, std::string_view body) override {
+    calls.push_back("put recipient " + name + " " + std::string(body));
+    return answer;
+  }
+  Status RemoveRecipient(const std::string& name) override {
+    calls.push_back("delete recipient " + name);
+    return answer;
+  }
+  Result<std::string> RoutesView() override { return std::string(R"({"routes":[]})"); }
+  Status PutRoutes(std::string_view body) override {
+    calls.push_back("put routes " + std::string(body));
+    return answer;
   }
   std::vector<std::string> calls;
   Status answer;
@@ -144,6 +159,41 @@ TEST_F(NotifySettingsRoutesTest, NothingChangesFromAnotherOriginOrWithoutJson) {
                  {host, json_type, {"Origin", "http://127.0.0.1:9300"}})
                 .status,
             200);
+}
+
+// Recipients by name as channels are; the routes as one list; another
+// origin changes neither.
+TEST_F(NotifySettingsRoutesTest, RecipientsAndRoutes) {
+  EXPECT_EQ(Body(Send("GET", "/api/v1/notify/recipients"))["data"],
+            json::parse(R"({"recipients":[]})"));
+  EXPECT_EQ(Body(Send("GET", "/api/v1/notify/routes"))["data"], json::parse(R"({"routes":[]})"));
+  net::HttpResponse res = Send("PUT", "/api/v1/notify/recipients/alice", R"({"team":"vision"})");
+  EXPECT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(Body(res)["data"], json::parse(R"({"name":"alice","saved":true})"));
+  res = Send("DELETE", "/api/v1/notify/recipients/alice", "", {{"Host", "127.0.0.1:9300"}});
+  EXPECT_EQ(Body(res)["data"], json::parse(R"({"name":"alice","deleted":true})"));
+  res = Send("PUT", "/api/v1/notify/routes", R"({"routes":[]})");
+  EXPECT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(Body(res)["data"], json::parse(R"({"saved":true})"));
+  EXPECT_EQ(Send("PUT", "/api/v1/notify/recipients/a/b", "{}").status, 400);
+  EXPECT_EQ(settings_.calls,
+            (std::vector<std::string>{"put recipient alice {\"team\":\"vision\"}",
+                                      "delete recipient alice", "put routes {\"routes\":[]}"}));
+
+  settings_.answer = FailedPrecondition("notify.routes[0] sends alerts to \"alice\"");
+  EXPECT_EQ(Send("DELETE", "/api/v1/notify/recipients/alice").status, 409);
+  settings_.calls.clear();
+  const Fields evil = {{"Host", "127.0.0.1:9300"},
+                       {"Content-Type", "application/json"},
+                       {"Origin", "http://evil.example"}};
+  EXPECT_EQ(Send("PUT", "/api/v1/notify/recipients/x", "{}", evil).status, 403);
+  EXPECT_EQ(Send("DELETE", "/api/v1/notify/recipients/x", "", evil).status, 403);
+  EXPECT_EQ(Send("PUT", "/api/v1/notify/routes", R"({"routes":[]})", evil).status, 403);
+  EXPECT_EQ(Send("PUT", "/api/v1/notify/routes", "{}", {{"Host", "127.0.0.1:9300"}}).status, 415);
+  EXPECT_TRUE(settings_.calls.empty());
+  auto m = router_.Find("PUT", "/api/v1/notify/routes");
+  ASSERT_NE(m.route, nullptr);
+  EXPECT_EQ(m.route->options.max_body_bytes, kMaxNotifySettingsBody);
 }
 
 }  // namespace

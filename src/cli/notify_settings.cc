@@ -5,9 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "cli/channels.h"
+#include "cli/config_edit.h"
 #include "core/env.h"
 #include "core/log.h"
 #include "core/strings.h"
@@ -15,11 +15,18 @@
 namespace vigil::cli {
 namespace {
 
-// Ordered, so the file keeps its keys in the order its author wrote them.
-using Json = nlohmann::ordered_json;
+using config_edit::Dump;
+using config_edit::Edited;
+using config_edit::Holds;
+using config_edit::IndexOf;
+using config_edit::IsString;
+using config_edit::Json;
+using config_edit::kNone;
+using config_edit::Member;
+using config_edit::ParseBody;
+using config_edit::ParseRoot;
 
 constexpr size_t kMaxConfigBytes = 1 << 20;  // as LoadConfig reads it
-constexpr size_t kNone = static_cast<size_t>(-1);
 
 // Keys that may hold a credential: never shown, kept when a body leaves
 // them out. (The URL is one too, but shown cut to scheme and host.)
@@ -27,54 +34,7 @@ constexpr const char* kHiddenStrings[] = {"secret", "password", "body"};
 // Keys the view adds, ignored in a body.
 constexpr const char* kViewOnly[] = {"secret_set", "password_set", "body_set", "header_names"};
 
-std::string Dump(const Json& j, int indent) {
-  return j.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
-}
-
-// The member `key` of `j`; null when `j` is not an object or has none (the
-// const lookup: operator[] would add it).
-const Json& Member(const Json& j, std::string_view key) {
-  static const Json kNull;
-  if (!j.is_object()) return kNull;
-  auto it = j.find(key);
-  return it == j.end() ? kNull : *it;
-}
-
-bool IsString(const Json& j, std::string_view value) {
-  return j.is_string() && j.get_ref<const std::string&>() == value;
-}
-
-// config.json as it is now, refused (409) when it does not parse: editing a
-// broken file would only add to what is wrong with it.
-Result<Json> ParseRoot(std::string_view text) {
-  if (TrimSpace(text).empty()) return Json::object();
-  auto now = ParseConfig(std::string(text));
-  if (!now.ok()) {
-    return FailedPrecondition(now.status().message() +
-                              " (so the file is left as it is: fix it first)");
-  }
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
-  if (j.is_discarded() || !j.is_object())
-    return FailedPrecondition("config.json is not a JSON object");
-  return j;
-}
-
-// notify.channels, made when absent (ParseRoot saw that both are of their
-// types when present).
-Json& ChannelsOf(Json& root) {
-  Json& notify = root["notify"];
-  if (!notify.is_object()) notify = Json::object();
-  Json& channels = notify["channels"];
-  if (!channels.is_array()) channels = Json::array();
-  return channels;
-}
-
-size_t IndexOf(const Json& channels, std::string_view name) {
-  for (size_t i = 0; i < channels.size(); ++i) {
-    if (IsString(Member(channels[i], "name"), name)) return i;
-  }
-  return kNone;
-}
+Json& ChannelsOf(Json& root) { return config_edit::NotifyList(root, "channels"); }
 
 // What GET shows of one channel object (see the header).
 Json ViewOf(const Json& channel) {
@@ -121,24 +81,6 @@ Json Merged(Json given, const Json* stored) {
   const Json& headers = Member(given, "headers");
   if (headers.is_object() && headers.empty()) given.erase("headers");
   return given;
-}
-
-// `root` as the new file's text, if the parser takes it.
-Result<ConfigEdit> Edited(const Json& root) {
-  ConfigEdit e;
-  e.text = Dump(root, 2) + "\n";
-  auto parsed = ParseConfig(e.text);
-  if (!parsed.ok()) return parsed.status();
-  e.config = std::move(parsed).value();
-  return e;
-}
-
-Result<Json> ParseBody(std::string_view body, const char* what) {
-  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgument(std::string("the body must be ") + what);
-  }
-  return j;
 }
 
 // Whether the text has JSON comments (ParseConfig allows them; a rewrite
@@ -200,26 +142,12 @@ Result<ConfigEdit> WithChannel(std::string_view config_text, const std::string& 
                                std::string_view body) {
   VIGIL_ASSIGN_OR_RETURN(Json root, ParseRoot(config_text));
   VIGIL_ASSIGN_OR_RETURN(
-      Json given,
-      ParseBody(body, "one channel: a JSON object as in config.json's notify.channels"));
-  if (given.contains("name") && !IsString(Member(given, "name"), name)) {
-    return InvalidArgument("the body names another channel than the path (\"" + name +
-                           "\"): to rename a channel, add it under the new name and delete the "
-                           "old one");
-  }
-  Json channel = Json::object();
-  channel["name"] = name;  // first, as people write it
-  for (auto& [key, v] : given.items()) {
-    if (key != "name") channel[key] = std::move(v);
-  }
+      Json channel, config_edit::NamedBody(body, name, "channel",
+                                           "add it under the new name and delete the old one"));
   Json& channels = ChannelsOf(root);
   const size_t at = IndexOf(channels, name);
   channel = Merged(std::move(channel), at == kNone ? nullptr : &channels[at]);
-  if (at == kNone) {
-    channels.push_back(std::move(channel));
-  } else {
-    channels[at] = std::move(channel);
-  }
+  config_edit::PutAt(channels, at, std::move(channel));
   return Edited(root);
 }
 
@@ -228,16 +156,15 @@ Result<ConfigEdit> WithoutChannel(std::string_view config_text, const std::strin
   Json& channels = ChannelsOf(root);
   const size_t at = IndexOf(channels, name);
   if (at == kNone) return NotFound("config.json has no channel \"" + name + "\"");
-  const Json& routes = Member(Member(root, "notify"), "routes");
-  for (size_t i = 0; routes.is_array() && i < routes.size(); ++i) {
-    const Json& to = Member(routes[i], "channels");
-    for (size_t k = 0; to.is_array() && k < to.size(); ++k) {
-      if (!IsString(to[k], name)) continue;
-      return FailedPrecondition("notify.routes[" + std::to_string(i) + "] sends alerts to \"" +
-                                name +
-                                "\": change or remove that route in config.json first, then "
-                                "delete the channel");
-    }
+  VIGIL_RETURN_IF_ERROR(config_edit::RefuseWhileRouted(root, "channels", name, "channel"));
+  // A recipient's channel too: the parser would refuse the recipient, less
+  // clearly.
+  const Json& recipients = Member(Member(root, "notify"), "recipients");
+  for (size_t i = 0; recipients.is_array() && i < recipients.size(); ++i) {
+    if (!Holds(Member(recipients[i], "channels"), name)) continue;
+    return FailedPrecondition("notify.recipients \"" + config_edit::NameOf(recipients[i]) +
+                              "\" receives alerts on \"" + name +
+                              "\": take the channel from that recipient first, then delete it");
   }
   channels.erase(at);
   return Edited(root);
@@ -289,16 +216,25 @@ void LiveChannels::Attach(alert::AlertEngine* engine) {
   engine_ = engine;
 }
 
+namespace {
+
+// What a running channel is built from: its object, and the language it may
+// take from its recipient (the object does not say it then).
+std::string SourceOf(const ChannelConfig& c) { return c.source + '\n' + c.language; }
+
+}  // namespace
+
 std::map<std::string, LiveChannels::Running> LiveChannels::BuildLocked(const NotifyConfig& notify) {
   std::map<std::string, Running> next;
   for (const ChannelConfig& c : notify.channels) {
+    const std::string source = SourceOf(c);
     auto it = running_.find(c.name);
-    if (it != running_.end() && it->second.source == c.source) {
+    if (it != running_.end() && it->second.source == source) {
       next[c.name] = it->second;
       continue;
     }
     built_.push_back(MakeChannel(c));
-    next[c.name] = {c.source, built_.back().get()};
+    next[c.name] = {source, built_.back().get()};
   }
   return next;
 }
@@ -309,6 +245,8 @@ Status LiveChannels::Apply(const NotifyConfig& notify) {
   std::map<std::string, Running> next = BuildLocked(notify);
   std::map<std::string, alert::Notifier*> channels;
   for (const auto& [name, r] : next) channels[name] = r.channel;
+  VIGIL_RETURN_IF_ERROR(
+      engine_->ReplaceRouting(notify.dispatch.routes, notify.dispatch.recipients));
   VIGIL_RETURN_IF_ERROR(engine_->ReplaceChannels(std::move(channels), notify.dispatch.channels,
                                                  notify.dispatch.quiet_hours,
                                                  notify.dispatch.channel_classes));
@@ -334,35 +272,57 @@ Status NotifySettingsFile::Save(const std::string& old_text, const ConfigEdit& e
   Status applied = live_->Apply(edit.config.notify);
   if (!applied.ok()) {
     return Internal("saved in " + path_ +
-                    ", but the running server could not take the new channels (it will at its "
+                    ", but the running server could not take the new settings (it will at its "
                     "next start): " +
                     applied.message());
   }
   return Status::Ok();
 }
 
-Result<std::string> NotifySettingsFile::View() {
+Result<std::string> NotifySettingsFile::ViewWith(ViewFn view) {
   std::lock_guard lock(mu_);
   VIGIL_ASSIGN_OR_RETURN(std::string text, Read());
-  return ChannelsView(text, path_);
+  return view(text, path_);
 }
 
-Status NotifySettingsFile::Put(const std::string& name, std::string_view body) {
+Status NotifySettingsFile::Change(const std::string& what, const EditFn& edit) {
   std::lock_guard lock(mu_);
   VIGIL_ASSIGN_OR_RETURN(std::string text, Read());
-  VIGIL_ASSIGN_OR_RETURN(ConfigEdit edit, WithChannel(text, name, body));
-  VIGIL_RETURN_IF_ERROR(Save(text, edit));
-  Logf(LogLevel::kInfo, "notification channel \"%s\" saved in %s", name.c_str(), path_.c_str());
+  VIGIL_ASSIGN_OR_RETURN(ConfigEdit edited, edit(text));
+  VIGIL_RETURN_IF_ERROR(Save(text, edited));
+  Logf(LogLevel::kInfo, "%s %s", what.c_str(), path_.c_str());
   return Status::Ok();
+}
+
+Result<std::string> NotifySettingsFile::View() { return ViewWith(&ChannelsView); }
+
+Status NotifySettingsFile::Put(const std::string& name, std::string_view body) {
+  return Change("notification channel \"" + name + "\" saved in",
+                [&](std::string_view text) { return WithChannel(text, name, body); });
 }
 
 Status NotifySettingsFile::Remove(const std::string& name) {
-  std::lock_guard lock(mu_);
-  VIGIL_ASSIGN_OR_RETURN(std::string text, Read());
-  VIGIL_ASSIGN_OR_RETURN(ConfigEdit edit, WithoutChannel(text, name));
-  VIGIL_RETURN_IF_ERROR(Save(text, edit));
-  Logf(LogLevel::kInfo, "notification channel \"%s\" deleted from %s", name.c_str(), path_.c_str());
-  return Status::Ok();
+  return Change("notification channel \"" + name + "\" deleted from",
+                [&](std::string_view text) { return WithoutChannel(text, name); });
+}
+
+Result<std::string> NotifySettingsFile::RecipientsView() { return ViewWith(&cli::RecipientsView); }
+
+Status NotifySettingsFile::PutRecipient(const std::string& name, std::string_view body) {
+  return Change("notification recipient \"" + name + "\" saved in",
+                [&](std::string_view text) { return WithRecipient(text, name, body); });
+}
+
+Status NotifySettingsFile::RemoveRecipient(const std::string& name) {
+  return Change("notification recipient \"" + name + "\" deleted from",
+                [&](std::string_view text) { return WithoutRecipient(text, name); });
+}
+
+Result<std::string> NotifySettingsFile::RoutesView() { return ViewWith(&cli::RoutesView); }
+
+Status NotifySettingsFile::PutRoutes(std::string_view body) {
+  return Change("notification routes saved in",
+                [&](std::string_view text) { return WithRoutes(text, body); });
 }
 
 Result<api::NotifyTestOutcome> NotifySettingsFile::Test(std::string_view body) {

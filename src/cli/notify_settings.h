@@ -22,6 +22,7 @@
 // as config.json.bak first.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -54,17 +55,42 @@ Result<std::string> ChannelsView(std::string_view config_text, const std::string
 Result<ConfigEdit> WithChannel(std::string_view config_text, const std::string& name,
                                std::string_view body);
 // The file without channel `name`: NotFound when it has none, and
-// FailedPrecondition while a route names it.
+// FailedPrecondition while a route or a recipient names it.
 Result<ConfigEdit> WithoutChannel(std::string_view config_text, const std::string& name);
 // The channel a test request names ({"channel": NAME}) or describes
 // ({"channel_config": {...}}, secrets it leaves out taken from the stored
 // channel of its name and type), validated by the parser.
 Result<ChannelConfig> ChannelToTest(std::string_view config_text, std::string_view request);
 
+// Recipients and routes (notify_routing.cc), on the same rules; they hold
+// no secret, so the view is the file's.
+//
+// GET's `data`: {"recipients": [as in the file], "path": `path`}.
+Result<std::string> RecipientsView(std::string_view config_text, const std::string& path);
+// The file with recipient `name` added (at the end) or replaced (in its
+// place) by `body`; InvalidArgument with the parser's message when the
+// result is not a valid config.json (an unknown channel, team or lead).
+Result<ConfigEdit> WithRecipient(std::string_view config_text, const std::string& name,
+                                 std::string_view body);
+// The file without recipient `name`: NotFound when it has none, and
+// FailedPrecondition while a route names it, it leads a team, or (a team)
+// a person is in it.
+Result<ConfigEdit> WithoutRecipient(std::string_view config_text, const std::string& name);
+// GET's `data`: {"routes": [as in the file], "path": `path`}.
+Result<std::string> RoutesView(std::string_view config_text, const std::string& path);
+// The file with notify.routes replaced by `body`'s {"routes": [...]}, in
+// its order.
+Result<ConfigEdit> WithRoutes(std::string_view config_text, std::string_view body);
+
 // The channel objects of a running server: built from notify.channels for
 // the alert engine, and rebuilt when the settings change. A channel whose
 // config.json object is unchanged keeps its object (its rate limits and SMS
 // caps go on counting).
+//
+// Apply hands the engine the routes and recipients too (ReplaceRouting,
+// before the channels: each single edit of the settings keeps what the
+// other one checks valid). A channel is rebuilt when its language changes
+// through its recipient's, as it renders the messages.
 //
 // Thread safety: Apply from any thread (serialised by mu_). Every channel
 // ever built is kept until this object goes, after the engine has stopped:
@@ -75,12 +101,13 @@ class LiveChannels {
   std::map<std::string, alert::Notifier*> Build(const NotifyConfig& notify);
   // The engine Apply hands the channels to (not owned).
   void Attach(alert::AlertEngine* engine);
-  // Has the engine deliver through `notify`'s channels from now on.
+  // Has the engine deliver through `notify`'s channels, routes and
+  // recipients from now on.
   Status Apply(const NotifyConfig& notify);
 
  private:
   struct Running {
-    std::string source;  // ChannelConfig::source
+    std::string source;  // ChannelConfig::source and language (SourceOf)
     alert::Notifier* channel = nullptr;
   };
   std::map<std::string, Running> BuildLocked(const NotifyConfig& notify);
@@ -106,8 +133,19 @@ class NotifySettingsFile final : public api::NotifySettings {
   Status Put(const std::string& name, std::string_view body) override;
   Status Remove(const std::string& name) override;
   Result<api::NotifyTestOutcome> Test(std::string_view body) override;
+  Result<std::string> RecipientsView() override;
+  Status PutRecipient(const std::string& name, std::string_view body) override;
+  Status RemoveRecipient(const std::string& name) override;
+  Result<std::string> RoutesView() override;
+  Status PutRoutes(std::string_view body) override;
 
  private:
+  using ViewFn = Result<std::string> (*)(std::string_view, const std::string&);
+  using EditFn = std::function<Result<ConfigEdit>(std::string_view)>;
+  Result<std::string> ViewWith(ViewFn view);
+  // Reads the file, edits it with `edit`, saves and applies the edit, and
+  // logs `what` ("notification channel \"lark\" saved in") and the path; under mu_.
+  Status Change(const std::string& what, const EditFn& edit);
   Result<std::string> Read() const;
   // Writes the edit (keeping a commented file as config.json.bak) and
   // applies it; mu_ held.

@@ -304,6 +304,37 @@ TEST_F(NotifySettingsFileTest, TheTestSaysWhetherTheReceiverTookIt) {
   server.Stop();
 }
 
+// Recipients and routes saved from the UI reach the running engine (and
+// its inbox's list of recipients) at once; a refused one changes nothing.
+TEST_F(NotifySettingsFileTest, RecipientsAndRoutesApplyAtOnce) {
+  Write(R"({"alerts": {"time_scale": 0.5}})");
+  ASSERT_TRUE(settings_->Put("hook", R"({"type": "webhook", "url": "http://127.0.0.1:1/x"})").ok());
+  ASSERT_TRUE(settings_->PutRecipient("ops", R"({"kind": "team", "channels": ["hook"]})").ok());
+  ASSERT_EQ(engine_->Recipients().size(), 1u);
+  EXPECT_EQ(engine_->Recipients()[0].channels, std::vector<std::string>{"hook"});
+  ASSERT_TRUE(settings_
+                  ->PutRoutes(R"({"routes": [{"match": {"severity": "critical"},
+                                                   "recipients": ["ops"]}]})")
+                  .ok());
+  const std::string saved = Read();
+  EXPECT_EQ(json::parse(saved)["notify"]["routes"][0]["recipients"], json::array({"ops"}));
+  struct stat st {};
+  ASSERT_EQ(::stat(tmp_.Join("config.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(settings_->RemoveRecipient("ops").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(settings_->PutRecipient("ops", R"({"channels": ["nope"]})").code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(settings_->Remove("hook").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Read(), saved);
+  EXPECT_EQ(engine_->Recipients().size(), 1u);
+  ASSERT_TRUE(settings_->PutRoutes(R"({"routes": []})").ok());
+  ASSERT_TRUE(settings_->RemoveRecipient("ops").ok());
+  EXPECT_TRUE(engine_->Recipients().empty());
+  auto view = settings_->RecipientsView();
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(json::parse(*view)["recipients"], json::array());
+}
+
 TEST(LiveChannelsTest, AnUnchangedChannelKeepsItsObject) {
   auto a = ParseConfig(R"({"notify": {"channels": [
       {"name": "a", "type": "webhook", "url": "http://127.0.0.1:1/"},

@@ -10,7 +10,9 @@ import ssl
 import struct
 import threading
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 
 
 def free_port():
@@ -43,6 +45,21 @@ def start_foreground(args, env, out, wait_url=None):
         wait_for(lambda: urllib.request.urlopen(wait_url + "/healthz", timeout=2).status == 200,
                  what=f"vigil {args[0]} at {wait_url}")
     return p
+
+
+def page_call(base, method, path, body=None, origin=None):
+    """(status, parsed JSON answer) of `method path` on the server at
+    `base`, sent as the UI's page sends it: JSON, the page's Origin (or
+    `origin`, a page of another site)."""
+    req = urllib.request.Request(base + path, method=method,
+                                 data=None if body is None else json.dumps(body).encode())
+    req.add_header("Content-Type", "application/json")
+    req.add_header("Origin", origin or base)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
 
 
 def wait_for(fn, timeout=60, what="condition"):

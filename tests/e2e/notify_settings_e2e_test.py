@@ -22,12 +22,11 @@ import subprocess
 import sys
 import tempfile
 import unittest
-import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_util import (HOT_GPU_SCENARIO, FakeBots, bot_messages, bot_text,  # noqa: E402
-                      start_fake_bots, up_on_fake_gpu, wait_for)
+                      page_call, start_fake_bots, up_on_fake_gpu, wait_for)
 
 VIGIL = os.environ["VIGIL_BIN"]
 SECRET = "settings-e2e-secret"
@@ -62,15 +61,7 @@ class NotifySettingsE2E(unittest.TestCase):
 
     def call(self, method, path, body=None, origin=None):
         """(status, parsed JSON answer), sent as the UI's page sends it."""
-        req = urllib.request.Request(self.url + path, method=method,
-                                     data=None if body is None else json.dumps(body).encode())
-        req.add_header("Content-Type", "application/json")
-        req.add_header("Origin", origin or self.url)
-        try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
+        return page_call(self.url, method, path, body, origin)
 
     def channel(self, extra=None):
         c = {"type": "feishu", "url": self.base + "/feishu/hook-TOKENPATH", "secret": SECRET,
