@@ -335,7 +335,49 @@ function channelsAt() {
   return {
     channels: [{ name: 'lark', type: 'feishu', url: 'https://open.feishu.cn/open-apis/bot/v2/hook/MOCKTOKEN', secret: 'MOCKSECRET' }],
     routes: [{ match: { severity: 'critical' }, channels: ['lark'] }],
+    recipients: [{ name: 'alice', users: ['alice'], team: 'vision', channels: ['lark'], language: 'zh' },
+      { name: 'vision', kind: 'team', lead: 'alice', channels: [] },
+      { name: EVIL_NAME, channels: [] }],
   };
+}
+export const EVIL_NAME = '<img src=x onerror="window.__xss=17">';
+
+// Recipients and routes (GET/PUT/DELETE /api/v1/notify/recipients[/<name>],
+// GET/PUT /api/v1/notify/routes), refused as notify_routing.cc refuses them:
+// an unknown channel or recipient (400), a delete while a route or a team's
+// lead names it (409). Returns null for other paths.
+function routing(settings, method, path, j) {
+  const fail = (code, type, error) => [code, { status: 'error', errorType: type, error }];
+  const names = settings.channels.map((c) => c.name);
+  if (path === '/api/v1/notify/routes' && method === 'PUT') {
+    if (!Array.isArray(j?.routes)) return fail(400, 'bad_data', 'the body must be {"routes": [...]}');
+    for (const [i, r] of j.routes.entries()) {
+      const c = (r.channels ?? []).find((x) => !names.includes(x));
+      if (c) return fail(400, 'bad_data', `config.json: notify.routes[${i}]: unknown channel "${c}"`);
+      const p = (r.recipients ?? []).find((x) => !settings.recipients.some((y) => y.name === x));
+      if (p) return fail(400, 'bad_data', `config.json: notify.routes[${i}]: unknown recipient "${p}"`);
+    }
+    settings.routes = j.routes;
+    return [200, { status: 'success', data: { saved: true } }];
+  }
+  if (!path.startsWith('/api/v1/notify/recipients/')) return null;
+  const name = decodeURIComponent(path.slice('/api/v1/notify/recipients/'.length));
+  const at = settings.recipients.findIndex((r) => r.name === name);
+  if (method === 'DELETE') {
+    if (at < 0) return fail(404, 'not_found', `config.json has no recipient "${name}"`);
+    const route = settings.routes.findIndex((r) => (r.recipients ?? []).includes(name));
+    if (route >= 0) return fail(409, 'conflict', `notify.routes[${route}] sends alerts to "${name}": change or remove that route first, then delete the recipient`);
+    const team = settings.recipients.find((r) => r.lead === name);
+    if (team) return fail(409, 'conflict', `notify.recipients "${team.name}" has "${name}" as its lead: give the team another lead (or none) first, then delete the person`);
+    settings.recipients.splice(at, 1);
+    return [200, { status: 'success', data: { name, deleted: true } }];
+  }
+  if (!j || typeof j !== 'object') return fail(400, 'bad_data', 'the body must be one recipient');
+  const c = (j.channels ?? []).find((x) => !names.includes(x));
+  if (c) return fail(400, 'bad_data', `config.json: notify.recipients "${name}": unknown channel "${c}"`);
+  const r = { ...j, name };
+  if (at >= 0) settings.recipients[at] = r; else settings.recipients.push(r);
+  return [200, { status: 'success', data: { name, saved: true } }];
 }
 const cutUrl = (u) => u.replace(/^([a-z]+:\/\/)(?:[^/?#@]*@)?([^/?#]*)[/?#].*$/i, '$1$2/...');
 function channelView(c) {
@@ -596,6 +638,12 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
       return json(200, { status: 'success', data: { path: '/tmp/mock/config.json', channels: settings.channels.map(channelView),
         routes: settings.routes } });
     }
+    if (url.pathname === '/api/v1/notify/recipients' && req.method === 'GET') {
+      return json(200, { status: 'success', data: { path: '/tmp/mock/config.json', recipients: settings.recipients } });
+    }
+    if (url.pathname === '/api/v1/notify/routes' && req.method === 'GET') {
+      return json(200, { status: 'success', data: { path: '/tmp/mock/config.json', routes: settings.routes } });
+    }
     if (url.pathname.startsWith('/api/v1/notify/')) {
       const fail = (code, type, error) => json(code, { status: 'error', errorType: type, error });
       const body = await readBody(req);
@@ -604,6 +652,8 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
       if (refused) return fail(...refused);
       let j = null;
       try { j = body ? JSON.parse(body) : null; } catch { /* refused below */ }
+      const routed = routing(settings, req.method, url.pathname, j);
+      if (routed) return json(...routed);
       if (url.pathname === '/api/v1/notify/test' && req.method === 'POST') {
         const named = typeof j?.channel === 'string' ? settings.channels.find((c) => c.name === j.channel) : null;
         if (typeof j?.channel === 'string' && !named) return fail(404, 'not_found', `config.json has no channel "${j.channel}"`);
@@ -624,7 +674,7 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
         if (at < 0) return fail(404, 'not_found', `config.json has no channel "${name}"`);
         const route = settings.routes.findIndex((r) => r.channels.includes(name));
         if (route >= 0) {
-          return fail(409, 'conflict', `notify.routes[${route}] sends alerts to "${name}": change or remove that route in config.json first, then delete the channel`);
+          return fail(409, 'conflict', `notify.routes[${route}] sends alerts to "${name}": change or remove that route first, then delete the channel`);
         }
         settings.channels.splice(at, 1);
         return json(200, { status: 'success', data: { name, deleted: true } });

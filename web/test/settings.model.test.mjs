@@ -4,14 +4,17 @@
 // keeps them, lists, headers, numbers, STARTTLS), a stored channel's view
 // into the form (write-only fields empty), the list's rows (target, secret
 // set or not, a failing channel with its last answer, routed), routes as
-// text, the URL, and that every string the tab uses exists, translated, in
+// text, recipients (a form into a body, empty fields left out, quiet
+// hours; the list's rows) and routes (match rows, where to, moved up and
+// down, replaced, removed), the URL, and that every string the tab uses exists, translated, in
 // both languages, and every one of its table is used. Run from unit.test.mjs.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import {
-  CHANNEL_COLUMNS, FIELDS, NAME_RE, TYPES, channelBody, channelRows, deliveryState, fieldsFor, formValues,
-  parseHeaders, parseSettingsHash, routeText, secretState, storedHas, targetOf,
+  CHANNEL_COLUMNS, FIELDS, NAME_RE, RECIPIENT_COLUMNS, RECIPIENT_KINDS, TYPES, channelBody, channelRows, deliveryState,
+  fieldsFor, formValues, moveRoute, parseHeaders, parseSettingsHash, recipientBody, recipientForm, recipientRows,
+  recipientsOf, routeBody, routeForm, routeText, secretState, storedHas, targetOf, withRoute,
 } from '../src/pages/settings.model.js';
 import { ALL } from './i18n_tables.mjs';
 
@@ -117,6 +120,62 @@ test('the list: target, secret, delivery state, routed', () => {
   assert.equal(routeText({ channels: ['a', 'b'] }), '* → a, b');
 });
 
+test('a recipient\'s form becomes its body, empty fields left out', () => {
+  const person = { ...recipientForm(null), name: ' alice ', users: 'alice, al\n', team: 'vision', channels: ['alice-dm'],
+    language: 'zh', quietStart: '23:00', quietEnd: '08:00', quietZone: 'Asia/Shanghai' };
+  assert.deepEqual(recipientBody(person).body, { name: 'alice', users: ['alice', 'al'], team: 'vision', channels: ['alice-dm'],
+    language: 'zh', quiet_hours: { start: '23:00', end: '08:00', timezone: 'Asia/Shanghai' } });
+  // A team has a lead, not users nor a team; nothing set: nothing written.
+  assert.deepEqual(recipientBody({ ...person, kind: 'team', lead: 'alice', language: '', quietStart: '', quietEnd: '', quietZone: '' }).body,
+    { name: 'alice', kind: 'team', lead: 'alice', channels: ['alice-dm'] });
+  assert.deepEqual(recipientBody({ ...recipientForm(null), name: 'bob' }).body, { name: 'bob', channels: [] });
+  assert.deepEqual(recipientBody({ ...person, quietEnd: '' }), { error: { key: 'settings.err.quiet' } });
+  assert.deepEqual(recipientBody({ ...person, quietStart: '25:00' }), { error: { key: 'settings.err.quiet' } });
+  assert.deepEqual(recipientBody({ ...person, name: 'a/b' }), { error: { key: 'settings.err.name' } });
+  // A stored recipient back into the form, and its body unchanged.
+  const stored = recipientBody(person).body;
+  assert.deepEqual(recipientBody(recipientForm(stored)).body, stored);
+  assert.equal(recipientForm({ name: 'v', kind: 'team', team: 'x', lead: 'alice' }).team, '');
+});
+
+test('the recipients\' rows say who they are and whether a route names them', () => {
+  const list = recipientsOf({ recipients: [
+    { name: 'alice', users: ['alice', 'al'], team: 'vision', channels: ['dm', 'sms'], language: 'zh',
+      quiet_hours: { start: '23:00', end: '08:00', timezone: 'Asia/Shanghai' } },
+    { name: 'vision', kind: 'team', lead: 'alice', channels: ['room'] }, null, { name: 3 }] });
+  assert.equal(list.length, 2);
+  const rows = recipientRows(list, [{ match: {}, recipients: ['vision'] }]);
+  assert.deepEqual(rows.map((r) => [r.name, r.kind, r.users, r.team, r.lead, r.channels, r.language, r.quiet, r.routed]), [
+    ['alice', 'person', 'alice, al', 'vision', '', 'dm, sms', 'zh', '23:00–08:00 Asia/Shanghai', false],
+    ['vision', 'team', '', '', 'alice', 'room', '', '', true]]);
+  assert.deepEqual(RECIPIENT_KINDS, ['person', 'team']);
+  assert.equal(RECIPIENT_COLUMNS.length, 7);
+});
+
+test('a route\'s form becomes a route; the list keeps its order, moved, replaced, removed', () => {
+  assert.deepEqual(routeForm(null), { match: [['severity', 'critical']], channels: [], recipients: [] });
+  const r = { match: { severity: 'critical', modelName: 'NVIDIA H100 80GB HBM3' }, channels: ['room'], recipients: ['alice'] };
+  assert.deepEqual(routeForm(r).match, [['severity', 'critical'], ['modelName', 'NVIDIA H100 80GB HBM3']]);
+  assert.deepEqual(routeBody(routeForm(r)), { route: r });
+  assert.deepEqual(routeBody({ match: [[' job ', ' train '], ['', '']], channels: [], recipients: ['alice'] }),
+    { route: { match: { job: 'train' }, recipients: ['alice'] } });
+  assert.deepEqual(routeBody({ match: [], channels: ['room'], recipients: [] }), { route: { match: {}, channels: ['room'] } });
+  assert.deepEqual(routeBody({ match: [['job', '']], channels: ['room'] }), { error: { key: 'settings.err.matchRow' } });
+  assert.deepEqual(routeBody({ match: [['job', 'a'], ['job', 'b']], channels: ['room'] }),
+    { error: { key: 'settings.err.matchTwice', vars: { label: 'job' } } });
+  assert.deepEqual(routeBody({ match: [['job', 'a']], channels: [], recipients: [] }), { error: { key: 'settings.err.routeTo' } });
+  const routes = ['a', 'b', 'c'];
+  assert.deepEqual(moveRoute(routes, 0, 1), ['b', 'a', 'c']);
+  assert.deepEqual(moveRoute(routes, 2, -1), ['a', 'c', 'b']);
+  assert.equal(moveRoute(routes, 0, -1), routes);
+  assert.equal(moveRoute(routes, 2, 1), routes);
+  assert.deepEqual(withRoute(routes, 1, 'B'), ['a', 'B', 'c']);
+  assert.deepEqual(withRoute(routes, -1, 'd'), ['a', 'b', 'c', 'd']);
+  assert.deepEqual(withRoute(routes, 1, null), ['a', 'c']);
+  assert.deepEqual(routes, ['a', 'b', 'c'], 'the list itself unchanged');
+  assert.equal(routeText(r), 'severity=critical, modelName=NVIDIA H100 80GB HBM3 → room, alice');
+});
+
 test('the URL: #settings&tab=notifications, the link of notification emails', () => {
   assert.deepEqual(parseSettingsHash('#settings&tab=notifications'), { tab: 'notifications' });
   assert.deepEqual(parseSettingsHash('#settings'), { tab: 'notifications' });
@@ -124,14 +183,16 @@ test('the URL: #settings&tab=notifications, the link of notification emails', ()
 
 test('the Settings tab\'s strings exist, translated, in both languages', () => {
   const { en, zh } = ALL;
-  const src = ['settings.js', 'settings.model.js'].map((f) => readFileSync(new URL(`../src/pages/${f}`, import.meta.url), 'utf8')).join('\n');
+  const src = ['settings.js', 'settings.model.js', 'settings.routing.js'].map((f) => readFileSync(new URL(`../src/pages/${f}`, import.meta.url), 'utf8')).join('\n');
   const keys = new Set();
   for (const m of src.matchAll(/'((?:settings|nav)\.[\w.]+)'/g)) keys.add(m[1]);
   for (const c of CHANNEL_COLUMNS) keys.add(`settings.col.${c}`);
   for (const type of TYPES) keys.add(`settings.type.${type}`);
   for (const f of FIELDS) keys.add(`settings.field.${f.prop}`);
   for (const l of ['default', 'en', 'zh']) keys.add(`settings.lang.${l}`);
-  for (const k of ['settings.col.', 'settings.field.', 'settings.type.', 'settings.lang.']) keys.delete(k);
+  for (const c of RECIPIENT_COLUMNS) keys.add(`settings.rcol.${c}`);
+  for (const k of RECIPIENT_KINDS) keys.add(`settings.kind.${k}`);
+  for (const k of ['settings.col.', 'settings.field.', 'settings.type.', 'settings.lang.', 'settings.rcol.']) keys.delete(k);
   assert.ok(keys.size > 60, `found ${keys.size} keys`);
   for (const k of keys) {
     assert.ok(k in en, `English lacks ${k}`);

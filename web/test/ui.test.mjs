@@ -21,7 +21,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import {
-  EVIL_ANSWER, EVIL_EVENT, EVIL_JOB, EVIL_MOUNT, EVIL_SIL_AUTHOR, EVIL_SIL_COMMENT, EVIL_SIL_VALUE, EVIL_SUMMARY, EVIL_SUMMARY_ZH, EVIL_XID, startMock,
+  EVIL_ANSWER, EVIL_EVENT, EVIL_NAME, EVIL_JOB, EVIL_MOUNT, EVIL_SIL_AUTHOR, EVIL_SIL_COMMENT, EVIL_SIL_VALUE, EVIL_SUMMARY, EVIL_SUMMARY_ZH, EVIL_XID, startMock,
 } from './mock_api.mjs';
 
 const env = process.env;
@@ -1289,7 +1289,7 @@ test('settings: notification channels: a failing one, add a webhook, Send test, 
     assert.deepEqual(r[0].cells.slice(0, 4), ['larknamed by a route', 'Feishu / Lark bot', 'https://open.feishu.cn/...', 'set']);
     assert.equal(await page.getAttribute('[data-name=lark] .settings-delivery .badge', 'class'), 'badge red');
     assert.equal(await page.textContent('[data-name=lark] .settings-last-error'), `Last answer: ${EVIL_ANSWER}`, 'verbatim');
-    assert.equal(await page.textContent('[data-testid=settings-routes]'), 'severity=critical → lark');
+    assert.equal(await page.textContent('[data-testid=settings-routes] code'), 'severity=critical → lark');
 
     // A new webhook: the form by type, Send test before saving it.
     await page.click('[data-testid=settings-add]');
@@ -1372,6 +1372,127 @@ test('settings: notification channels: a failing one, add a webhook, Send test, 
     await page.click('[data-testid=settings-add]');
     assert.equal(await page.textContent('[data-testid=settings-form-title]'), '新通道');
     await page.screenshot({ path: path.join(ARTIFACTS, 'settings-form-zh.png') });
+
+    assert.equal(await page.$$eval('.settings-page img, .settings-page script', (e) => e.length), 0);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.deepEqual(dialogs, []);
+    assert.deepEqual(errors, [], 'no console errors (CSP violations show here)');
+  } finally {
+    await ctx.close();
+    await new Promise((res) => mock.close(res));
+  }
+});
+
+test('settings: recipients and routes: add a person, a refused delete, add a route, move it up, remove one, Chinese', async () => {
+  const { mock, mbase } = await startMockUi();
+  const ctx = await launch('en-US');
+  try {
+    const page = ctx.pages()[0] ?? await ctx.newPage();
+    const { errors, dialogs } = watchPage(page, (m) => m.location()?.url?.includes('/api/v1/notify/') && /409/.test(m.text()));
+    const sent = () => mock.changes.filter((c) => c.path.startsWith('/api/v1/notify/'));
+    const recipients = () => page.$$eval('[data-testid=settings-recipients] tbody tr', (rs) => rs.map((r) => [...r.children].map((c) => c.textContent)));
+    const routes = () => page.$$eval('[data-testid=settings-routes] li code', (cs) => cs.map((c) => c.textContent));
+    const result = async (prefix) => {
+      await page.waitForFunction((p) => document.querySelector('[data-testid=settings-result]')?.textContent.startsWith(p), prefix);
+      return page.textContent('[data-testid=settings-result]');
+    };
+
+    await page.goto(`${mbase}/#settings&tab=notifications`);
+    await page.waitForSelector('[data-testid=settings-recipients] tbody tr');
+    let r = await recipients();
+    assert.deepEqual(r.map((x) => x.slice(0, 6)), [
+      ['alice', 'Person', 'alice · team vision', 'lark', 'Chinese', '–'],
+      ['vision', 'Team', 'lead: alice', '–', 'The type\'s default', '–'],
+      [EVIL_NAME, 'Person', '', '–', 'The type\'s default', '–']]);
+    assert.deepEqual(await routes(), ['severity=critical → lark']);
+
+    // A new person: the form by kind, the channels as checkboxes, quiet hours checked.
+    await page.click('[data-testid=settings-add-recipient]');
+    assert.equal(await page.textContent('[data-testid=settings-recipient-title]'), 'New recipient');
+    assert.ok(await page.isHidden('select[name=recipient-lead]'));
+    await page.fill('input[name=recipient-name]', 'bob');
+    await page.fill('input[name=recipient-users]', 'bob, bob2');
+    await page.selectOption('select[name=recipient-team]', 'vision');
+    await page.check('[data-testid=settings-recipient-channel][value=lark]');
+    await page.selectOption('select[name=recipient-language]', 'en');
+    await page.fill('input[name=quiet-start]', '23:00');
+    await page.click('[data-testid=settings-recipient-save]');
+    assert.equal(await page.textContent('[data-testid=settings-recipient-error]'), 'Quiet hours need a start and an end as HH:MM (23:00).');
+    assert.equal(sent().length, 0, 'the form\'s own error sends nothing');
+    await page.fill('input[name=quiet-end]', '08:00');
+    await page.click('[data-testid=settings-recipient-save]');
+    assert.equal(await result('Recipient'), 'Recipient bob saved.');
+    let last = sent().at(-1);
+    assert.equal(`${last.method} ${last.path}`, 'PUT /api/v1/notify/recipients/bob');
+    assert.equal(last.headers.origin, mbase);
+    assert.deepEqual(JSON.parse(last.body), { name: 'bob', users: ['bob', 'bob2'], team: 'vision', channels: ['lark'],
+      language: 'en', quiet_hours: { start: '23:00', end: '08:00' } });
+    await page.waitForSelector('[data-recipient=bob]');
+    assert.ok(await page.isHidden('[data-testid=settings-recipient-form]'));
+
+    // A team's lead cannot go: the server's reason, verbatim.
+    await page.click('[data-recipient=alice] [data-testid=settings-remove]');
+    assert.equal(await page.textContent('[data-recipient=alice] .settings-confirm'), 'Delete alice?');
+    await page.click('[data-recipient=alice] [data-testid=settings-remove-yes]');
+    assert.match(await result('Refused'), /^Refused: notify\.recipients "vision" has "alice" as its lead/);
+    // Editing a team shows its lead.
+    await page.click('[data-recipient=vision] [data-testid=settings-edit]');
+    assert.equal(await page.textContent('[data-testid=settings-recipient-title]'), 'Edit recipient vision');
+    assert.equal(await page.inputValue('select[name=recipient-lead]'), 'alice');
+    assert.ok(await page.isHidden('input[name=recipient-users]'));
+    assert.ok(await page.isDisabled('input[name=recipient-name]'));
+    await page.click('[data-testid=settings-recipient-form] button:has-text("Cancel")');
+
+    // A route to bob by severity and GPU model, added at the end.
+    await page.click('[data-testid=settings-add-route]');
+    assert.equal(await page.textContent('[data-testid=settings-route-title]'), 'New route');
+    await page.click('[data-testid=settings-route-save]');
+    assert.equal(await page.textContent('[data-testid=settings-route-error]'), 'Pick a channel or a recipient to send to.');
+    await page.click('[data-testid=settings-route-add-label]');
+    const keys = page.locator('[data-testid=settings-route-match] input[name=match-key]');
+    const values = page.locator('[data-testid=settings-route-match] input[name=match-value]');
+    assert.equal(await keys.nth(0).inputValue(), 'severity');
+    assert.equal(await values.nth(0).inputValue(), 'critical');
+    await keys.nth(1).fill('modelName');
+    await values.nth(1).fill('NVIDIA H100 80GB HBM3');
+    await page.check('[data-testid=settings-route-recipient][value=bob]');
+    await page.click('[data-testid=settings-route-save]');
+    assert.equal(await result('Routes'), 'Routes saved.');
+    const added = { match: { severity: 'critical', modelName: 'NVIDIA H100 80GB HBM3' }, recipients: ['bob'] };
+    const first = { match: { severity: 'critical' }, channels: ['lark'] };
+    last = sent().at(-1);
+    assert.equal(`${last.method} ${last.path}`, 'PUT /api/v1/notify/routes');
+    assert.deepEqual(JSON.parse(last.body), { routes: [first, added] });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=settings-routes] li code').length === 2);
+    assert.deepEqual(await routes(), ['severity=critical → lark', 'severity=critical, modelName=NVIDIA H100 80GB HBM3 → bob']);
+    assert.match((await recipients())[3][0], /^bobnamed by a route/);
+
+    // Moved up: the whole list, in its new order; the first cannot go up.
+    assert.ok(await page.isDisabled('[data-route="0"] [data-testid=settings-route-up]'));
+    await page.click('[data-route="1"] [data-testid=settings-route-up]');
+    await page.waitForFunction(() => document.querySelector('[data-route="0"] code')?.textContent.endsWith('bob'));
+    assert.deepEqual(JSON.parse(sent().at(-1).body), { routes: [added, first] });
+    // Removed, asking first.
+    await page.click('[data-route="1"] [data-testid=settings-remove]');
+    assert.equal(await page.textContent('[data-route="1"] .settings-confirm'), 'Delete route 2?');
+    await page.click('[data-route="1"] [data-testid=settings-remove-yes]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=settings-routes] li code').length === 1);
+    assert.deepEqual(JSON.parse(sent().at(-1).body), { routes: [added] });
+    // An edited route whose label lost its value: the form says so.
+    await page.click('[data-route="0"] [data-testid=settings-edit]');
+    assert.equal(await page.textContent('[data-testid=settings-route-title]'), 'Edit route 1');
+    await values.nth(1).fill('');
+    await page.click('[data-testid=settings-route-save]');
+    assert.equal(await page.textContent('[data-testid=settings-route-error]'), 'Each label needs a value, and each value a label.');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'settings-routing-en.png') });
+
+    // In Chinese.
+    await page.click('button.lang');
+    assert.match(await page.textContent('[data-section=recipients] h3'), /^接收人/);
+    assert.deepEqual((await recipients())[0].slice(1, 5), ['个人', 'alice · 团队 vision', 'lark', '中文']);
+    assert.equal(await page.textContent('[data-testid=settings-route-title]'), '编辑路由 1');
+    assert.equal(await page.textContent('[data-testid=settings-route-error]'), '每个标签都需要值，每个值都需要标签。');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'settings-routing-zh.png') });
 
     assert.equal(await page.$$eval('.settings-page img, .settings-page script', (e) => e.length), 0);
     assert.equal(await page.evaluate(() => window.__xss), undefined);

@@ -6,8 +6,10 @@
 // in red with its last answer); a form to add or edit a channel by type
 // (PUT /api/v1/notify/channels/<name>; a secret left empty keeps the stored
 // one), Send test (POST /api/v1/notify/test, for a saved channel or what
-// the form says) with its result, and Delete (asking first). Refreshed
-// every 10 s while shown. The data shaping is settings.model.js'.
+// the form says) with its result, and Delete (asking first); below them the
+// recipients and the ordered routes, edited the same way
+// (settings.routing.js). Refreshed every 10 s while shown. The data shaping
+// is settings.model.js'.
 //
 // Names, URLs, answers and errors are the server's (untrusted): they reach
 // the page only as text nodes or input values, never as HTML.
@@ -17,7 +19,8 @@ import { h, retranslate, setText, translated } from '../dom.js';
 import { t } from '../i18n.js';
 import { registerPage } from '../registry.js';
 import { DataTable, columns } from '../table.js';
-import { CHANNEL_COLUMNS, FIELDS, TYPES, channelBody, channelRows, fieldsFor, formValues, isWriteOnly, routeText, storedHas } from './settings.model.js';
+import { CHANNEL_COLUMNS, FIELDS, TYPES, channelBody, channelRows, fieldsFor, formValues, isWriteOnly, storedHas } from './settings.model.js';
+import { RoutingSections } from './settings.routing.js';
 import strings from './settings.i18n.js';
 
 const REFRESH_MS = 10000;
@@ -63,13 +66,10 @@ class SettingsPage {
     this.list = h('section', { class: 'card jobs-list settings-section', 'data-section': 'channels' },
       h('div', { class: 'jobs-head' }, h('h3', null, T('settings.title'), this.count), this.path, add),
       this.result, this.empty, this.table.el);
-    this.routes = h('ul', { class: 'settings-routes', 'data-testid': 'settings-routes' });
-    this.routesView = h('section', { class: 'card jobs-list settings-section', 'data-section': 'routes' },
-      h('div', { class: 'jobs-head' }, h('h3', null, T('settings.routes')), T('settings.routesHint', 'span', 'hint')),
-      this.routes);
     this.buildForm();
+    this.routing = new RoutingSections(this);
     this.el = h('div', { class: 'jobs-page settings-page', hidden: true }, this.note, this.list, this.form.el,
-      this.routesView);
+      ...this.routing.els);
   }
 
   // The form of one channel: a type, a name and every type's fields, those
@@ -146,6 +146,7 @@ class SettingsPage {
     retranslate(this.i18n, t);
     for (const [el, [key, vars]] of this.said) setText(el, SettingsPage.text(key, vars));
     this.labelForm();
+    this.routing.relabel();
     if (this.visible) this.render();
   }
 
@@ -173,6 +174,7 @@ class SettingsPage {
       const [view, notes] = await Promise.all([
         api.getJson(CHANNELS),
         api.getJson('/api/v1/notifications', { limit: 0 }).catch(() => null),
+        this.routing.refresh(),
       ]);
       this.view = view?.data ?? { channels: [], routes: [] };
       this.notifications = notes?.data ?? null;
@@ -193,7 +195,8 @@ class SettingsPage {
     this.note.hidden = !missing;
     setText(this.note, missing ? t('settings.apiMissing') : '');
     this.list.hidden = missing;
-    this.routesView.hidden = missing;
+    this.routing.recipientList.hidden = missing;
+    this.routing.routeList.hidden = missing;
     const rows = channelRows(this.view, this.notifications);
     setText(this.count, rows.length ? String(rows.length) : '');
     setText(this.path, this.view?.path ? t('settings.hint', { path: this.view.path }) : '');
@@ -206,9 +209,7 @@ class SettingsPage {
     this.table.el.hidden = rows.length === 0;
     const key = JSON.stringify([t('settings.edit'), rows, this.confirming, this.busy]);
     this.table.update(key, () => rows.map((r) => this.row(r)));
-    const routes = Array.isArray(this.view?.routes) ? this.view.routes : [];
-    this.routes.replaceChildren(...(routes.length ? routes.map((r) => h('li', null, h('code', null, routeText(r))))
-      : [h('li', { class: 'jobs-empty' }, t('settings.noRoutes'))]));
+    this.routing.render(this.view);
   }
 
   row(r) {
@@ -240,7 +241,8 @@ class SettingsPage {
   say(el, key, vars, ok) {
     this.said.set(el, [key, vars]);
     setText(el, SettingsPage.text(key, vars));
-    el.className = `${el === this.form?.error ? 'sil-error' : 'sil-result'} ${ok ? 'ok' : 'bad'}`;
+    // A form's error line is an alert (role), a result a status.
+    el.className = `${el.getAttribute('role') === 'alert' ? 'sil-error' : 'sil-result'} ${ok ? 'ok' : 'bad'}`;
     el.hidden = false;
   }
 

@@ -3,7 +3,9 @@
 // becomes for PUT /api/v1/notify/channels/<name> and POST
 // /api/v1/notify/test, the list's rows from the channels' view
 // (GET /api/v1/notify/channels: secrets left out) and the delivery log's
-// per-channel state (GET /api/v1/notifications), and the tab's URL.
+// per-channel state (GET /api/v1/notifications), the recipients' and
+// routes' forms and lists (their bodies, a route moved up or down), and the
+// tab's URL.
 //
 // Secrets (a bot's signing secret, an SMTP password, header values, an SMS
 // body, and the URL, whose path or query often is the secret) are never
@@ -176,10 +178,144 @@ export function channelRows(view, notifications) {
   }));
 }
 
-// A route as text: "severity=critical → ding, slack" (every alert: "*").
+// A route as text: "severity=critical → ding, slack" (every alert: "*"),
+// its recipients after its channels.
 export function routeText(r) {
   const match = Object.entries(r?.match ?? {}).map(([k, v]) => `${k}=${v}`).join(', ') || '*';
-  return `${match} → ${(r?.channels ?? []).join(', ')}`;
+  const to = [...(Array.isArray(r?.channels) ? r.channels : []), ...(Array.isArray(r?.recipients) ? r.recipients : [])];
+  return `${match} → ${to.join(', ')}`;
+}
+
+// ---------------------------------------------------------------------------
+// Recipients (GET/PUT/DELETE /api/v1/notify/recipients[/<name>]) and routes
+// (GET/PUT /api/v1/notify/routes): config.json's objects as they are (they
+// hold no secret), edited by a form, sent whole.
+
+export const RECIPIENT_KINDS = ['person', 'team'];
+// The recipient list's columns (settings.rcol.<name>).
+export const RECIPIENT_COLUMNS = ['name', 'kind', 'who', 'channels', 'language', 'quiet', 'actions'];
+// Labels a route usually matches on (the key field suggests them; any
+// alert label works).
+export const MATCH_KEYS = ['severity', 'alertname', 'node', 'job', 'gpu', 'modelName'];
+const CLOCK_RE = /^([01]\d|2[0-3]):[0-5]\d$/;
+
+const list = (v) => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
+
+// The recipients of a view, well-formed ones only.
+export function recipientsOf(view) {
+  return (Array.isArray(view?.recipients) ? view.recipients : []).filter((r) => r && typeof r.name === 'string');
+}
+
+// The list's rows: who a person is (their Unix users, their team) or a team
+// (its lead), their channels, language and quiet hours, and whether a route
+// names them.
+export function recipientRows(recipients, routes) {
+  return recipients.map((r) => {
+    const team = r.kind === 'team';
+    const q = r.quiet_hours;
+    return {
+      name: r.name,
+      kind: team ? 'team' : 'person',
+      users: list(r.users).join(', '),
+      team: team ? '' : String(r.team ?? ''),
+      lead: team ? String(r.lead ?? '') : '',
+      channels: list(r.channels).join(', '),
+      language: r.language === 'en' || r.language === 'zh' ? r.language : '',
+      quiet: q && typeof q === 'object' && q.start && q.end
+        ? `${q.start}–${q.end}${q.timezone ? ` ${q.timezone}` : ''}` : '',
+      routed: (Array.isArray(routes) ? routes : []).some((x) => list(x?.recipients).includes(r.name)),
+      view: r,
+    };
+  });
+}
+
+// The form's starting values for a stored recipient (null: a new one).
+export function recipientForm(r) {
+  const q = r?.quiet_hours ?? {};
+  return {
+    name: r?.name ?? '',
+    kind: r?.kind === 'team' ? 'team' : 'person',
+    users: list(r?.users).join(', '),
+    team: r?.kind === 'team' ? '' : String(r?.team ?? ''),
+    lead: r?.kind === 'team' ? String(r?.lead ?? '') : '',
+    channels: list(r?.channels),
+    language: r?.language === 'en' || r?.language === 'zh' ? r.language : '',
+    quietStart: String(q.start ?? ''),
+    quietEnd: String(q.end ?? ''),
+    quietZone: String(q.timezone ?? ''),
+  };
+}
+
+// The form's values as a recipient body ({body}) or {error: {key, vars}};
+// empty fields are left out, so config.json holds only what was set. The
+// server's parser checks the rest (teams, leads, channels exist).
+export function recipientBody(v) {
+  const name = String(v.name ?? '').trim();
+  if (!NAME_RE.test(name)) return { error: { key: 'settings.err.name' } };
+  const body = { name };
+  if (v.kind === 'team') {
+    body.kind = 'team';
+    if (v.lead) body.lead = v.lead;
+  } else {
+    const users = splitList(v.users);
+    if (users.length) body.users = users;
+    if (v.team) body.team = v.team;
+  }
+  body.channels = list(v.channels);
+  if (v.language) body.language = v.language;
+  const start = String(v.quietStart ?? '').trim(), end = String(v.quietEnd ?? '').trim();
+  const zone = String(v.quietZone ?? '').trim();
+  if (start || end || zone) {
+    if (!CLOCK_RE.test(start) || !CLOCK_RE.test(end)) return { error: { key: 'settings.err.quiet' } };
+    body.quiet_hours = { start, end, ...(zone ? { timezone: zone } : {}) };
+  }
+  return { body };
+}
+
+// A route's form values: its match as [label, value] rows, its channels and
+// recipients (null: a new route, matching critical alerts).
+export function routeForm(r) {
+  const match = Object.entries(r?.match ?? {}).map(([k, val]) => [k, String(val)]);
+  return { match: r ? match : [['severity', 'critical']], channels: list(r?.channels), recipients: list(r?.recipients) };
+}
+
+// The form's values as a route ({route}) or {error}: each row needs a label
+// and a value, a label once; a route sends somewhere.
+export function routeBody(v) {
+  const match = {};
+  for (const [rawKey, rawValue] of v.match ?? []) {
+    const key = String(rawKey ?? '').trim(), value = String(rawValue ?? '').trim();
+    if (!key && !value) continue;
+    if (!key || !value) return { error: { key: 'settings.err.matchRow' } };
+    if (key in match) return { error: { key: 'settings.err.matchTwice', vars: { label: key } } };
+    match[key] = value;
+  }
+  const channels = list(v.channels), recipients = list(v.recipients);
+  if (!channels.length && !recipients.length) return { error: { key: 'settings.err.routeTo' } };
+  const route = { match };
+  if (channels.length) route.channels = channels;
+  if (recipients.length) route.recipients = recipients;
+  return { route };
+}
+
+// `routes` with route `i` moved by `delta` (-1: up, 1: down); the same list
+// when it cannot move.
+export function moveRoute(routes, i, delta) {
+  const j = i + delta;
+  if (i < 0 || i >= routes.length || j < 0 || j >= routes.length) return routes;
+  const out = routes.slice();
+  [out[i], out[j]] = [out[j], out[i]];
+  return out;
+}
+
+// `routes` with route `i` replaced by `route` (i < 0 or past the end: added
+// at the end), or removed when `route` is null.
+export function withRoute(routes, i, route) {
+  const out = routes.slice();
+  if (route === null) out.splice(i, 1);
+  else if (i >= 0 && i < out.length) out[i] = route;
+  else out.push(route);
+  return out;
 }
 
 // #settings&tab=notifications (the link notification emails carry).
