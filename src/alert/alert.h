@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "wire/metric_batch.h"
 
@@ -60,6 +61,11 @@ struct Alert {
   // alert it is (recipients.h). Not a label: a GPU's alert keeps its
   // identity when another user's job takes the GPU.
   std::string owner;
+  // The lines of the job's log that tell what happened (diagnose/
+  // log_excerpt.h: a failure's deciding line and the lines before it, else
+  // the job's last lines), taken when the alert fires; empty for an alert
+  // about no job, or a job without logs. Printable, bounded, untrusted.
+  std::vector<std::string> log_excerpt;
   // A JSON object; "{}" until diagnosis fills it (the diagnosis issue).
   std::string diagnosis = "{}";
   bool operator==(const Alert&) const = default;

@@ -40,6 +40,11 @@ void WriteAlert(JsonWriter* w, const Alert& a, bool inhibited, bool silenced) {
   if (!a.description_zh.empty()) w->Key("description_zh").String(a.description_zh);
   if (!a.steps_en.empty()) w->Key("steps").String(a.steps_en);
   if (!a.steps_zh.empty()) w->Key("steps_zh").String(a.steps_zh);
+  if (!a.log_excerpt.empty()) {
+    w->Key("log_excerpt").BeginArray();
+    for (const std::string& line : a.log_excerpt) w->String(line);
+    w->EndArray();
+  }
   // The diagnosis is an object of its own, kept as it was written.
   w->Key("diagnosis").Raw(a.diagnosis.empty() ? "{}" : a.diagnosis);
   if (inhibited) w->Key("inhibited").Bool(true);
@@ -105,6 +110,11 @@ Result<Alert> ParseAlert(std::string_view text) {
   a.description_zh = str("description_zh");
   a.steps_en = str("steps");
   a.steps_zh = str("steps_zh");
+  if (auto it = j.find("log_excerpt"); it != j.end() && it->is_array()) {
+    for (const auto& line : *it) {
+      if (line.is_string()) a.log_excerpt.push_back(line.get<std::string>());
+    }
+  }
   if (auto it = j.find("diagnosis"); it != j.end() && it->is_object()) a.diagnosis = it->dump();
   a.active_at_ms = num("active_at_ms");
   a.fired_at_ms = num("fired_at_ms");

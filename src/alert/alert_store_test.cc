@@ -28,7 +28,10 @@ Alert Make(const std::string& gpu, AlertState state, int64_t at) {
 
 TEST(AlertJsonTest, RoundTripAndTheDocumentedShape) {
   Alert a = Make("3", AlertState::kFiring, 1764641139000);
+  a.log_excerpt = {"RuntimeError: \"bad\"", "损失 nan"};
   std::string j = AlertJson(a);
+  EXPECT_NE(j.find(R"("log_excerpt":["RuntimeError: \"bad\"","损失 nan"])"), std::string::npos)
+      << j;
   EXPECT_NE(j.find(R"("state":"firing")"), std::string::npos) << j;
   EXPECT_NE(j.find(R"("started_at":"2025-12-02T02:05:40Z")"), std::string::npos) << j;
   EXPECT_NE(j.find(R"("resolved_at":null)"), std::string::npos) << j;

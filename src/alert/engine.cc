@@ -53,6 +53,26 @@ void ScopeJobs(const std::vector<diagnose::JobReport>& reports, ScopeContext* sc
   }
 }
 
+// The job an alert is about: the run or job its labels name on its node,
+// else the job running on its GPU; null when none is known.
+const diagnose::JobReport* ReportFor(const Alert& a,
+                                     const std::vector<diagnose::JobReport>& reports) {
+  const std::string_view node = LabelOf(a, "node"), run = LabelOf(a, "run"),
+                         job = LabelOf(a, "job"), gpu = LabelOf(a, "gpu");
+  const diagnose::JobReport* on_gpu = nullptr;
+  for (const diagnose::JobReport& r : reports) {
+    if (r.node != node) continue;
+    if (!run.empty() && r.job.id == run) return &r;
+    if (run.empty() && !job.empty() && r.job.name == job) return &r;
+    if (run.empty() && job.empty() && !gpu.empty() && !r.job.ended && on_gpu == nullptr) {
+      for (const diagnose::JobGpu& g : r.gpus) {
+        if (g.gpu == gpu) on_gpu = &r;
+      }
+    }
+  }
+  return on_gpu;
+}
+
 // Each GPU's threshold of a level (overrides and the GPU's own reference
 // applied), for `vigil rules ls`.
 void RecordThresholds(const Level& level, const std::vector<Sample>& samples,
@@ -545,6 +565,8 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
     rs.eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   ++stats_.evaluations;
+  if (jobs_due) last_reports_ = std::move(reports);
+  AttachLogExcerpts(&changed, now_ms, jobs_due);
   // Firing and resolved changes are saved at once (a restart must not fire
   // them again); pending ones are saved too, so `for` survives a restart.
   Status st = store_->Save(changed, now_ms);
@@ -571,6 +593,43 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
     if (!saved.ok()) Logf(LogLevel::kWarn, "alert group not saved: %s", saved.ToString().c_str());
   }
   return dispatcher_.Due(now_ms);
+}
+
+void AlertEngine::AttachLogExcerpts(std::vector<Alert>* changed, int64_t now_ms,
+                                    bool reports_fresh) {
+  if (sources_.reporter == nullptr) return;
+  std::map<const diagnose::JobReport*, std::vector<std::string>> by_job;
+  auto excerpt = [&](const diagnose::JobReport& r) -> const std::vector<std::string>& {
+    auto it = by_job.find(&r);
+    if (it == by_job.end()) it = by_job.emplace(&r, sources_.reporter->LogExcerpt(r, now_ms)).first;
+    return it->second;
+  };
+  for (Alert& a : *changed) {
+    if (a.state != AlertState::kFiring || a.fired_at_ms != now_ms) continue;
+    if (const diagnose::JobReport* r = ReportFor(a, last_reports_)) {
+      a.log_excerpt = excerpt(*r);
+      tracker_.SetLogExcerpt(a.id, a.log_excerpt);
+    }
+  }
+  // A run that just ended: its last lines (a crash's traceback, held by
+  // the multiline stage, from a file discovered late) may reach the store
+  // seconds after its end is known, so the alerts about it take its excerpt
+  // again at each reading of the reports until its summary settles, as the
+  // summary does; group_wait (30 s by default) sends them after that.
+  if (!reports_fresh) return;
+  std::vector<std::pair<std::string, std::vector<std::string>>> refreshed;
+  for (const auto& [id, a] : tracker_.active()) {
+    if (a.state != AlertState::kFiring || a.fired_at_ms == now_ms) continue;
+    const diagnose::JobReport* r = ReportFor(a, last_reports_);
+    if (r == nullptr || !r->job.ended || now_ms - r->job.last_seen_ms >= kSummarySettledMs) {
+      continue;
+    }
+    if (const auto& lines = excerpt(*r); lines != a.log_excerpt) refreshed.push_back({id, lines});
+  }
+  for (auto& [id, lines] : refreshed) {
+    tracker_.SetLogExcerpt(id, std::move(lines));
+    changed->push_back(tracker_.active().at(id));  // saved with the others
+  }
 }
 
 std::vector<Alert> AlertEngine::Active(std::set<std::string>* inhibited,

@@ -192,6 +192,15 @@ class AlertEngine {
               std::unique_ptr<AlertStore> store);
   // Evaluates every rule at `now` and returns the notifications due.
   std::vector<Notification> Evaluate(int64_t now_ms);
+  // Gives each alert in `changed` that fires from now on the excerpt of
+  // the log of the job it is about (its run, its job, or the job on its
+  // GPU), in `changed` and in the tracker; with `reports_fresh`, alerts
+  // about a run that ended within kSummarySettledMs take it again (added to
+  // `changed` when it changed). mu_ held; one log query per job.
+  void AttachLogExcerpts(std::vector<Alert>* changed, int64_t now_ms, bool reports_fresh);
+  // The job reports of the newest evaluation that read them (evaluation
+  // thread only, under mu_): which job an alert is about between them.
+  std::vector<diagnose::JobReport> last_reports_;
   // Writes what the dispatcher handed out to the delivery log, and what it
   // handed to the inbox into the inbox (mu_ held).
   void LogDue(const std::vector<Notification>& due, int64_t now_ms);

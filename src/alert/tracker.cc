@@ -154,4 +154,11 @@ void AlertTracker::Forget(const std::string& rule) {
   std::erase_if(active_, [&](const auto& kv) { return kv.second.rule == rule; });
 }
 
+bool AlertTracker::SetLogExcerpt(const std::string& id, std::vector<std::string> lines) {
+  auto it = active_.find(id);
+  if (it == active_.end()) return false;
+  it->second.log_excerpt = std::move(lines);
+  return true;
+}
+
 }  // namespace vigil::alert

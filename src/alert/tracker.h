@@ -71,6 +71,10 @@ class AlertTracker {
   // Drops a rule's alerts without resolving them (the rule was disabled).
   void Forget(const std::string& rule);
 
+  // Sets an active alert's log excerpt (Alert::log_excerpt), which no
+  // evaluation changes afterwards; false when `id` is not active.
+  bool SetLogExcerpt(const std::string& id, std::vector<std::string> lines);
+
  private:
   std::map<std::string, Alert> active_;
 };

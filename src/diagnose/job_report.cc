@@ -6,6 +6,7 @@
 #include <span>
 
 #include "core/strings.h"
+#include "diagnose/log_excerpt.h"
 #include "parse/training/wire_events.h"
 #include "parse/training/xid.h"
 
@@ -184,6 +185,24 @@ std::vector<TimedEvent> JobReporter::EventsFromLogs(const std::string& node,
     }
   }
   return out;
+}
+
+std::vector<std::string> JobReporter::LogExcerpt(const JobReport& report, int64_t at_ms) const {
+  if (sources_.logs == nullptr || report.job.name.empty()) return {};
+  // Lines flushed at a crash reach the store a moment after the job's end.
+  constexpr int64_t kLateLinesMs = 5000;
+  constexpr size_t kScanLines = 400;
+  logstore::LogQuery q;
+  q.matchers = JobMatchers<logstore::LabelMatcher>(logstore::MatchType::kEqual, report.node,
+                                                   report.job, report.by_run);
+  q.start_ns = std::max<int64_t>(0, report.job.start_time_ms - 1000) * kNsPerMs;
+  q.end_ns = (at_ms + kLateLinesMs) * kNsPerMs;
+  q.limit = kScanLines;
+  q.forward = false;
+  auto result = sources_.logs->Query(q);
+  if (!result.ok()) return {};
+  std::reverse(result->entries.begin(), result->entries.end());
+  return SelectExcerpt(result->entries, at_ms + kLateLinesMs);
 }
 
 StepProgress JobReporter::ProgressOf(const std::string& node, const wire::JobRecord& job,

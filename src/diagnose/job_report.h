@@ -97,6 +97,12 @@ class JobReporter {
   // and the Xids NVML reported that the kernel did not log, oldest first.
   std::vector<NodeEvent> NodeEvents(int64_t start_ms, int64_t end_ms, const std::string& node = "");
 
+  // The lines of the job's log a notification quotes about an alert at
+  // `at_ms` (log_excerpt.h), from its newest lines up to a few seconds after
+  // (a crash's last lines are stored just after it is known). Empty without
+  // a log store or lines.
+  std::vector<std::string> LogExcerpt(const JobReport& report, int64_t at_ms) const;
+
   int64_t NowMillis() const { return sources_.env->NowMillis(); }
 
  private:

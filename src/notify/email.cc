@@ -40,6 +40,7 @@ Message Bounded(Message m, bool zh) {
     for (std::string* f : {&e.headline, &e.value, &e.where, &e.since}) *f = Clip(*f);
     if (e.details.size() > kEmailMaxDetails) e.details.resize(kEmailMaxDetails);
     for (std::string& d : e.details) d = Clip(d);
+    for (std::string& l : e.log_lines) l = Clip(l);
   }
   if (more > 0) {
     MessageEntry e;
@@ -71,6 +72,8 @@ std::string PlainText(const Message& m, const alert::Notification& n, bool zh) {
       if (!f->empty()) out += "  " + *f + "\n";
     }
     for (const std::string& d : e.details) out += "  " + d + "\n";
+    if (!e.log_lines.empty()) out += std::string(zh ? "  日志：\n" : "  Log:\n");
+    for (const std::string& l : e.log_lines) out += "    | " + l + "\n";
     for (const std::string* f : {&e.since, &e.link}) {
       if (!f->empty()) out += "  " + *f + "\n";
     }
@@ -103,6 +106,13 @@ std::string Html(const Message& m, const alert::Notification& n, bool zh) {
       if (!f->empty()) out += "<br>\n" + esc(*f);
     }
     for (const std::string& d : e.details) out += "<br>\n" + esc(d);
+    if (!e.log_lines.empty()) {
+      out += "<br>\n" + std::string(zh ? "日志：" : "Log:") +
+             "\n<pre style=\"margin:4px 0;padding:4px;background:#f5f5f5;font-size:12px;"
+             "white-space:pre-wrap\">";
+      for (const std::string& l : e.log_lines) out += esc(l) + "\n";
+      out += "</pre>";
+    }
     if (!e.since.empty()) out += "<br>\n" + esc(e.since);
     if (!e.link.empty()) {
       out += "<br>\n<a href=\"" + esc(e.link) + "\">" + (zh ? "详情" : "Details") + "</a>";

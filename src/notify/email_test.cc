@@ -231,6 +231,21 @@ TEST(EmailTest, AlertTextIsEscapedNeverInjected) {
       << "the plain part carries the text as is";
 }
 
+TEST(EmailTest, LogLinesArePreformattedAndEscaped) {
+  Alert a = MakeAlert("job_crashed", "job train crashed", "任务 train 崩溃");
+  a.log_excerpt = {"  File \"train.py\", line 61, in main", "RuntimeError: <b>bad</b> & worse"};
+  Mail m = Parse(EmailMessage(Options(Language::kEnglish), Group({a}), kNow, 1));
+  EXPECT_NE(m.parts[0].body.find("  Log:\r\n    |   File \"train.py\", line 61, in main"),
+            std::string::npos)
+      << m.parts[0].body;
+  EXPECT_NE(m.parts[0].body.find("    | RuntimeError: <b>bad</b> & worse"), std::string::npos);
+  const std::string& html = m.parts[1].body;
+  EXPECT_NE(html.find("RuntimeError: &lt;b&gt;bad&lt;/b&gt; &amp; worse\r\n</pre>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(html.find("<b>bad</b>"), std::string::npos);
+}
+
 TEST(EmailTest, AStormIsBounded) {
   std::vector<Alert> many;
   for (int i = 0; i < 500; ++i) {

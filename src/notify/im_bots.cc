@@ -1,5 +1,6 @@
 #include "notify/im_bots.h"
 
+#include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,14 @@ using nlohmann::json;
 
 bool Zh(const ImOptions& o) { return o.language == Language::kChinese; }
 
+// A log line as an inline code span, which every bot's markdown shows as
+// it is (no bold, links or mentions from a log line): a backtick in it
+// would end the span, so it becomes an apostrophe.
+std::string CodeSpan(std::string line) {
+  std::replace(line.begin(), line.end(), '`', '\'');
+  return "`" + line + "`";
+}
+
 // One entry as markdown lines (DingTalk, WeCom, Feishu's lark_md and
 // Slack's mrkdwn all read **bold** or *bold*; `bold` is the marker).
 std::string EntryMarkdown(const MessageEntry& e, const std::string& bold, bool zh) {
@@ -20,6 +29,10 @@ std::string EntryMarkdown(const MessageEntry& e, const std::string& bold, bool z
   if (!e.value.empty()) out += "> " + e.value + "\n";
   if (!e.where.empty()) out += "> " + e.where + "\n";
   for (const std::string& d : e.details) out += "> " + d + "\n";
+  if (!e.log_lines.empty()) {
+    out += "> " + std::string(zh ? "日志：" : "Log:") + "\n";
+    for (const std::string& l : e.log_lines) out += "> " + CodeSpan(l) + "\n";
+  }
   out += "> " + e.since + "\n";
   return out;
 }

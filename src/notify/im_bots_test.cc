@@ -76,6 +76,39 @@ TEST(ImBotsTest, AMessageSaysWhatToDoAndTheDiagnosis) {
   EXPECT_EQ(resolved.find("诊断"), std::string::npos) << resolved;
 }
 
+// The job's log lines that tell what happened go in every bot's message as
+// code spans: a log line never becomes markup (a backtick cannot end the
+// span); a resolution does not quote them again.
+TEST(ImBotsTest, AMessageQuotesTheLogLinesAsCode) {
+  alert::Notification n = Group(1);
+  n.alerts[0].log_excerpt = {
+      "    loss.backward()",
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+      "see `nvidia-smi` **now** <at user_id=\"all\">"};
+  for (ImKind kind : {ImKind::kWeCom, ImKind::kDingTalk, ImKind::kFeishu, ImKind::kSlack}) {
+    ImOptions o;
+    o.kind = kind;
+    o.url = "https://bot.example/hook?key=k";
+    o.language = Language::kEnglish;
+    std::string body = ImRequest(o, n, kNow).body;
+    SCOPED_TRACE(body);
+    EXPECT_NE(body.find("> Log:"), std::string::npos);
+    EXPECT_NE(
+        body.find("> `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB`"),
+        std::string::npos);
+    EXPECT_NE(body.find("> `see 'nvidia-smi' **now** <at user_id=\\\"all\\\">`"),
+              std::string::npos);
+  }
+  ImOptions o;
+  o.kind = ImKind::kWeCom;
+  o.url = "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k";
+  o.language = Language::kChinese;
+  EXPECT_NE(ImRequest(o, n, kNow).body.find("> 日志："), std::string::npos);
+  n.alerts[0].state = AlertState::kResolved;
+  n.alerts[0].resolved_at_ms = n.alerts[0].fired_at_ms + 60'000;
+  EXPECT_EQ(ImRequest(o, n, kNow).body.find("OutOfMemoryError"), std::string::npos);
+}
+
 TEST(ImBotsTest, DingTalkSignsInTheQueryAndMentionsOnCritical) {
   ImOptions o;
   o.kind = ImKind::kDingTalk;

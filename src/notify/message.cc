@@ -128,6 +128,7 @@ Message BuildMessage(const alert::Notification& n, Language lang) {
     if (std::string diagnosis = DiagnosisLine(a->diagnosis, zh); !diagnosis.empty()) {
       e.details.push_back((zh ? "诊断：" : "Diagnosis: ") + diagnosis);
     }
+    if (!e.resolved) e.log_lines = a->log_excerpt;
     e.link = n.external_url + "/#alerts&id=" + a->id;
     m.entries.push_back(std::move(e));
   }

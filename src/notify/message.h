@@ -1,8 +1,8 @@
 // The content of a notification as a person reads it, in English or
 // Simplified Chinese, before any channel's format: a title for the group and
 // one entry per alert (what, how bad, value against threshold, since when,
-// where, a link). Every channel family renders this one model (im_bots.h;
-// email.h, sms.h), so what a notification says is decided once.
+// where, what to do, the diagnosis, the log lines that tell it, a link). Every channel family
+// renders this one model (im_bots.h; email.h, sms.h), so what a notification says is decided once.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -25,6 +25,10 @@ struct MessageEntry {
   std::string where;     // "node gpu-07 · GPU 3 (NVIDIA H100 80GB HBM3) · job llama"
   // More lines for a person (an ended run's summary), each on its own line.
   std::vector<std::string> details;
+  // The job's log lines that tell what happened (Alert::log_excerpt), while
+  // it fires: printable but untrusted, so each channel quotes them in its
+  // own way (code spans, <pre>), never as markup.
+  std::vector<std::string> log_lines;
   std::string link;  // the alert's page in the UI
 };
 

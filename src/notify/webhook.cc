@@ -50,6 +50,12 @@ std::map<std::string, std::string> Annotations(const Alert& a) {
   if (!a.description_zh.empty()) out["description_zh"] = a.description_zh;
   if (!a.steps_en.empty()) out["steps"] = a.steps_en;
   if (!a.steps_zh.empty()) out["steps_zh"] = a.steps_zh;
+  // Annotations are strings: the excerpt's lines, one per line.
+  if (!a.log_excerpt.empty() && a.state != alert::AlertState::kResolved) {
+    std::string lines;
+    for (const std::string& l : a.log_excerpt) lines += (lines.empty() ? "" : "\n") + l;
+    out["log_excerpt"] = std::move(lines);
+  }
   return out;
 }
 

@@ -27,6 +27,7 @@ alert::Notification Sample() {
   a.threshold = 90;
   a.summary_en = "GPU 0 on n1 at 91 °C";
   a.summary_zh = "n1 上的 GPU 0 温度 91 °C";
+  a.log_excerpt = {"step 90 loss 2.1", "step 91 loss 2.0"};
   alert::Alert r = a;
   r.labels = alert::AlertLabels(a.rule, a.severity, {{"gpu", "1"}, {"node", "n1"}});
   r.id = alert::Fingerprint(r.labels);
@@ -64,6 +65,8 @@ TEST(WebhookPayloadTest, AlertmanagerVersion4) {
   EXPECT_EQ(firing["annotations"]["summary_zh"], "n1 上的 GPU 0 温度 91 °C");
   EXPECT_EQ(firing["annotations"]["value"], "91");
   EXPECT_EQ(firing["annotations"]["threshold"], "90");
+  EXPECT_EQ(firing["annotations"]["log_excerpt"], "step 90 loss 2.1\nstep 91 loss 2.0");
+  EXPECT_FALSE(j["alerts"][1]["annotations"].contains("log_excerpt")) << "not on a resolution";
   EXPECT_EQ(firing["fingerprint"], alert::Fingerprint({{"alertname", "gpu_temperature_high"},
                                                        {"gpu", "0"},
                                                        {"node", "n1"},

@@ -99,7 +99,14 @@ class RecipientsE2E(unittest.TestCase):
                               env=self.env, capture_output=True, text=True, timeout=60)
 
     def test_each_recipient_gets_their_own_and_the_inbox_holds_it(self):
-        crash = self.run_job("crashy", "import time; time.sleep(1.5); raise SystemExit(3)")
+        # The traceback is printed a few seconds before the exit, as a
+        # launcher reports its worker's, so its lines (read, then held a
+        # second by the multiline stage) are stored before the end is known:
+        # group_wait, 1.5 s at this time_scale, would not wait for later ones.
+        crash = self.run_job("crashy", "import sys, time, traceback\nprint('step 1 loss 2.5', flush=True)\n"
+                             "try:\n raise RuntimeError('CUDA error: an illegal memory access was encountered')\n"
+                             "except RuntimeError:\n traceback.print_exc(); sys.stderr.flush(); time.sleep(3)\n"
+                             "sys.exit(1)")
         self.assertNotEqual(crash.returncode, 0)
         done = self.run_job("tidy", "import time; print('loss 1.0', flush=True); time.sleep(2); print('done')")
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -111,6 +118,12 @@ class RecipientsE2E(unittest.TestCase):
                  "the hot GPU nobody owns at the team's and the lead's Slack")
         wait_for(lambda: has("/vision-slack", "crashy") and has("/bob-slack", "crashy"), 30,
                  "alice's crash at her team's Slack and at its lead's")
+
+        # The crash's message quotes its log: the exception, as code.
+        exception = "RuntimeError: CUDA error: an illegal memory access was encountered"
+        crash_msg = has("/alice-slack", "crashy")[0]
+        self.assertIn("Log:", crash_msg)
+        self.assertIn("`" + exception + "`", crash_msg)
 
         # Nothing anyone is not owed.
         self.assertEqual(has("/alice-slack", "°C"), [], "the hot GPU is not alice's")
@@ -132,6 +145,8 @@ class RecipientsE2E(unittest.TestCase):
         self.assertIn("cap", held["note"])
         crashed = [i for i in alice["items"] if i["kind"] == "firing" and i["alert"]["rule"] == "job_crashed"][0]
         self.assertEqual(crashed["alert"]["owner"], ME)
+        self.assertIn(exception, crashed["alert"]["log_excerpt"])
+        self.assertIn("Traceback (most recent call last):", crashed["alert"]["log_excerpt"])
         self.assertEqual(crashed["recipients"], ["alice", "vision", "bob"])
         vision = self.inbox(recipient="vision")
         self.assertIn(("firing", "gpu_temperature_high"), kinds(vision))

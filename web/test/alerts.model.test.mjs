@@ -15,7 +15,7 @@ import { setLang, t } from '../src/i18n.js';
 import {
   ACTIVE_COLUMNS, HISTORY_COLUMNS, MAX_MATCHERS, RULE_COLUMNS, RULE_IDS, SEVERITIES, SILENCE_COLUMNS, SILENCE_DURATIONS,
   SILENCE_STATES, alertLinks, alertMatchers, alertMuted, alertNumber, alertResolvedMs, alertSections, alertStartMs,
-  badgeTone, comparisonSymbol, conditionText, firingCount, healthBadge, labelsText, matcherOp, matcherText,
+  badgeTone, comparisonSymbol, conditionText, firingCount, healthBadge, labelsText, logExcerpt, matcherOp, matcherText,
   matchersText, parseMatchers, parseTime, quoteValue, reachingRange, referenceName, relativeTime, ruleLevelFor,
   ruleStateBadge, ruleTitle, ruleTitleKey, rulesFrom, perGpuLines, overrideLines, severityBadge, silenceBody,
   silenceDurationMs, silenceExpirable, silenceStateBadge, silencesFrom, summaryText, thresholdText, valueKind,
@@ -257,6 +257,17 @@ test('alerts: where, labels and the summary in the page\'s language', () => {
   assert.equal(summaryText({ summary: 'hot', summary_zh: '' }, 'zh'), 'hot');
   assert.equal(summaryText({ summary: '', summary_zh: '过热' }, 'en'), '过热');
   assert.equal(summaryText({}, 'en'), '');
+});
+
+test('alerts: the log excerpt is strings only, bounded, and not on a resolution', () => {
+  const lines = ['Traceback (most recent call last):', 7, { x: 1 }, '<script>alert(1)</script>', 'x'.repeat(900)];
+  const got = logExcerpt({ state: 'firing', log_excerpt: lines });
+  assert.deepEqual(got.slice(0, 2), ['Traceback (most recent call last):', '<script>alert(1)</script>']);
+  assert.equal(got[2].length, 500);
+  assert.equal(logExcerpt({ state: 'firing', log_excerpt: Array(50).fill('l') }).length, 20);
+  assert.deepEqual(logExcerpt({ state: 'resolved', log_excerpt: ['a'] }), []);
+  assert.deepEqual(logExcerpt({ state: 'firing', log_excerpt: 'not a list' }), []);
+  assert.deepEqual(logExcerpt({}), []);
 });
 
 test('alerts: links to the GPU\'s charts, the job and its logs at the alert\'s time', () => {

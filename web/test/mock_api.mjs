@@ -156,7 +156,8 @@ export function alertsAt(t0) {
     a({ id: 'a1crash', rule: 'job_crashed', severity: 'critical', start: t0 - 1500, value: 1,
       labels: { job: 'finetune-llama', run: jobs[1].id },
       summary: 'Job finetune-llama on mock-node crashed: CUDA out of memory. Tried to allocate 2.00 GiB',
-      summary_zh: 'mock-node 上的任务 finetune-llama 崩溃：CUDA out of memory. Tried to allocate 2.00 GiB' }),
+      summary_zh: 'mock-node 上的任务 finetune-llama 崩溃：CUDA out of memory. Tried to allocate 2.00 GiB',
+      log_excerpt: MOCK_LOG_EXCERPT }),
     a({ id: 'a2hot', rule: 'gpu_temperature_high', severity: 'warning', start: t0 - 720, value: 87, threshold: 85,
       labels: { gpu: '3', UUID: 'GPU-3', modelName: MODEL },
       summary: 'GPU 3 on mock-node at 87 °C (alert at 85 °C; it slows down at 90 °C)',
@@ -267,6 +268,11 @@ function parseSilence(body, now) {
     createdBy: String(j.createdBy ?? ''), comment: String(j.comment ?? '') } };
 }
 
+// A crash's log lines as alerts quote them (Alert::log_excerpt), one of
+// them hostile: shown as text.
+export const MOCK_LOG_EXCERPT = ['  File "train.py", line 61, in main', '    loss.backward()',
+  'torch.OutOfMemoryError: CUDA out of memory. <b>Tried</b> to allocate 2.00 GiB'];
+
 // The inbox (GET /api/v1/inbox, POST /api/v1/inbox/read; alert/inbox.h):
 // three items for alice and the lab, one everyone's (held back, with
 // hostile text), read marks per recipient as the server keeps them.
@@ -278,7 +284,7 @@ export function inboxAt(t0) {
     { id: 3, kind: 'firing', at_ms: ms - 60000, recipients: ['alice', 'lab'],
       alert: alert('job_crashed', 'critical', { labels: { node: 'mock-node', job: 'train', run: 'r1' },
         description: 'Ran 2h on 8 GPUs; final loss 1.23', description_zh: '在 8 块 GPU 上运行 2 小时；最终 loss 1.23',
-        steps: 'Read the exception on the job\'s page.', steps_zh: '在任务页面查看异常。' }) },
+        steps: 'Read the exception on the job\'s page.', steps_zh: '在任务页面查看异常。', log_excerpt: MOCK_LOG_EXCERPT }) },
     { id: 2, kind: 'held_back', at_ms: ms - 120000, recipients: [], note: 'ops-sms: capped: 10 messages today <b>x</b>',
       alert: alert('gpu_temperature_high', 'warning', { summary: '<img src=x onerror="window.pwned=1">hot' }) },
     { id: 1, kind: 'resolved', at_ms: ms - 180000, recipients: ['lab'], alert: alert('node_disk_full', 'warning') },

@@ -21,7 +21,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import {
-  EVIL_ANSWER, EVIL_EVENT, EVIL_NAME, EVIL_JOB, EVIL_MOUNT, EVIL_SIL_AUTHOR, EVIL_SIL_COMMENT, EVIL_SIL_VALUE, EVIL_SUMMARY, EVIL_SUMMARY_ZH, EVIL_XID, startMock,
+  EVIL_ANSWER, EVIL_EVENT, EVIL_NAME, EVIL_JOB, EVIL_MOUNT, EVIL_SIL_AUTHOR, EVIL_SIL_COMMENT, EVIL_SIL_VALUE, EVIL_SUMMARY, EVIL_SUMMARY_ZH, EVIL_XID, MOCK_LOG_EXCERPT, startMock,
 } from './mock_api.mjs';
 
 const env = process.env;
@@ -741,6 +741,11 @@ test('alerts: sections, muted, links, rules, header badge, hostile text, empty s
     assert.match(firing[0].links.job, /^#jobs&range=1h&id=7001-\d+$/);
     assert.match(firing[0].links.logs, /^#logs&range=1h&node=mock-node&run=7001-\d+$/);
     assert.deepEqual(firing[0].linkText, ['Job', 'Logs']);
+    // The crash quotes its log, folded, as text.
+    assert.equal(await page.textContent('[data-id=a1crash] [data-testid=alert-log] summary'), 'Log (3 lines)');
+    assert.equal(await page.textContent('[data-id=a1crash] [data-testid=alert-log] pre'), MOCK_LOG_EXCERPT.join('\n'));
+    assert.equal(await page.$$eval('[data-id=a1crash] [data-testid=alert-log] b', (b) => b.length), 0, 'log text is never markup');
+    assert.equal(await page.$$eval('[data-id=a2hot] [data-testid=alert-log]', (l) => l.length), 0, 'no log, no fold');
     assert.deepEqual(firing[1].links, {});
     const pending = await rowsOf('pending');
     assert.deepEqual(pending.map((r) => `${r.id}|${r.title}|${r.value}`), ['b1mem|GPU memory nearly full|91.2% > 90%',
@@ -835,7 +840,7 @@ test('alerts: sections, muted, links, rules, header badge, hostile text, empty s
     assert.match(zh[2].summary, /^mock-node 上的 GPU 3 温度 87 °C/);
     assert.deepEqual(zh.map((r) => r.since), ['25 分前', '3 分前', '12 分前', '15 分前']);
     assert.deepEqual(zh[0].linkText, ['作业', '日志']);
-    assert.match(await page.textContent('.alerts-page'), /正在触发4.*待触发2.*历史2.*规则6/);
+    assert.match(await page.textContent('.alerts-page'), /正在触发4.*待触发2.*历史2.*规则6/s);
     assert.match(await page.textContent('[data-testid=alerts-firing] thead'), /级别.*告警.*位置.*摘要.*数值 \/ 阈值.*开始于.*查看/);
     assert.match((await rowsOf('history'))[0].resolved, /持续 3 分$/);
     // Still open from before (the page is the same document).
@@ -1150,6 +1155,7 @@ test('inbox: items for whose inbox, held back, hostile text, mark read, unread b
     assert.match(got[0].line, /^critical fired Job crashed.*mock-node.*train.*ago/);
     assert.equal(got[0].description, 'Ran 2h on 8 GPUs; final loss 1.23');
     assert.equal(await page.textContent('[data-id="3"] [data-testid=inbox-steps]'), 'What to do: Read the exception on the job\'s page.');
+    assert.equal(await page.textContent('[data-id="3"] [data-testid=inbox-log] pre'), MOCK_LOG_EXCERPT.join('\n'));
     assert.match(got[0].meta, /^For alice, lab.*Job.*Logs/);
     assert.equal(got[1].summary, '<img src=x onerror="window.pwned=1">hot', 'hostile text stays text');
     assert.equal(got[1].note, 'Held back: ops-sms: capped: 10 messages today <b>x</b>');

@@ -28,7 +28,7 @@ import {
   alertResolvedMs, alertSections, alertStartMs, badgeTone, conditionText, firingCount, healthBadge, labelsText,
   matchersText, parseMatchers, relativeTime, ruleLevelFor, ruleStateBadge, ruleTitle, ruleTitleKey, overrideLines,
   perGpuLines, rulesFrom, severityBadge, silenceBody, silenceDurationMs, silenceExpirable, silenceStateBadge,
-  silencesFrom, summaryText, thresholdText, valueText, whereParts,
+  logExcerpt, silencesFrom, summaryText, thresholdText, valueText, whereParts,
 } from './alerts.model.js';
 import strings from './alerts.i18n.js';
 
@@ -355,7 +355,7 @@ class AlertsPage {
         id: String(r.id ?? ''), rule: String(r.rule ?? ''), severity: String(r.severity ?? ''), state: String(r.state ?? ''),
         known: !!ruleTitleKey(r.rule), title: ruleTitle(r.rule), inhibited: !!r.inhibited, silenced: !!r.silenced,
         matchers: history || this.silencesApi === false ? null : alertMatchers(r),
-        where: whereParts(r), summary: summaryText(r, language), value: valueText(r, level),
+        where: whereParts(r), summary: summaryText(r, language), log: logExcerpt(r), value: valueText(r, level),
         start: alertStartMs(r), resolved: alertResolvedMs(r), labels: labelsText(r),
         links: alertLinks(r, now, this.ranges),
       };
@@ -397,7 +397,10 @@ class AlertsPage {
       r.known ? h('div', { class: 'job-sub alert-rule' }, r.rule) : null),
     h('td', { class: 'alert-where' }, r.where.map(([k, v], i) => [i ? ' · ' : null,
       h('span', { class: `alert-where-${k}`, title: k }, v)])),
-    h('td', { class: 'alert-summary' }, r.summary),
+    h('td', { class: 'alert-summary' }, r.summary, r.log.length
+      ? h('details', { class: 'alert-log', 'data-testid': 'alert-log' },
+        h('summary', null, t('alerts.log', { n: r.log.length })), h('pre', null, r.log.join('\n')))
+      : null),
     h('td', { class: 'nowrap alert-value' }, r.value),
     history
       ? h('td', { class: 'nowrap alert-started' }, dateTime(r.start))

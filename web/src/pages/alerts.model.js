@@ -339,6 +339,14 @@ export function summaryText(rec, language) {
   return language === 'zh' && zh ? zh : (en || zh);
 }
 
+// The job's log lines the alert quotes (its `log_excerpt`), while it fires:
+// strings only, at most 20 of at most 500 characters each (the server
+// bounds them; a page never trusts that). Shown as text, never as markup.
+export function logExcerpt(rec) {
+  if (rec?.state === 'resolved' || !Array.isArray(rec?.log_excerpt)) return [];
+  return rec.log_excerpt.filter((l) => typeof l === 'string').slice(0, 20).map((l) => l.slice(0, 500));
+}
+
 // The shortest range of the picker ([[key, seconds], ...]) that reaches
 // back `seconds`; the longest when none does.
 export function reachingRange(ranges, seconds) {

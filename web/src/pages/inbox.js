@@ -16,7 +16,7 @@ import { h, retranslate, setText, translated } from '../dom.js';
 import { dateTime, duration } from '../format.js';
 import { lang, t } from '../i18n.js';
 import { registerPage } from '../registry.js';
-import { alertLinks, ruleTitle, severityBadge, summaryText, whereParts } from './alerts.model.js';
+import { alertLinks, logExcerpt, ruleTitle, severityBadge, summaryText, whereParts } from './alerts.model.js';
 import {
   SEVERITY_FILTERS, countsFrom, descriptionText, inboxParams, itemsFrom, kindBadge, mergeOlder, oldestId,
   recipientChoices, savedRecipient, stepsText, unreadBadge,
@@ -239,6 +239,7 @@ class InboxPage {
     const where = whereParts(a).map(([, text]) => text).join(' · ');
     const description = descriptionText(a, lang());
     const steps = stepsText(item, lang());
+    const log = item.kind === 'resolved' ? [] : logExcerpt(a);
     const toggle = h('button', { type: 'button', class: 'btn small', 'data-testid': 'inbox-toggle',
       onclick: () => this.mark([item.id], !item.read) }, t(item.read ? 'inbox.markUnread' : 'inbox.markRead'));
     const link = (hash, key) => (hash ? h('a', { href: hash }, t(key)) : null);
@@ -251,6 +252,8 @@ class InboxPage {
       h('div', { class: 'inbox-summary' }, summaryText(a, lang())),
       description ? h('pre', { class: 'inbox-description' }, description) : null,
       steps ? h('div', { class: 'inbox-steps', 'data-testid': 'inbox-steps' }, t('inbox.steps', { steps })) : null,
+      log.length ? h('div', { class: 'inbox-log', 'data-testid': 'inbox-log' }, t('alerts.log', { n: log.length }),
+        h('pre', null, log.join('\n'))) : null,
       item.note ? h('div', { class: 'inbox-note' }, t('inbox.heldBack', { note: item.note })) : null,
       h('div', { class: 'inbox-meta' },
         item.recipients.length ? h('span', { class: 'hint' }, t('inbox.for', { who: item.recipients.join(', ') })) : null,
