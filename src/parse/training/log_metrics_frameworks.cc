@@ -119,12 +119,29 @@ std::string_view WithoutAside(std::string_view cell) {
   return t.substr(0, open);
 }
 
+// Marian's "Cost 2.97881484 * 13341033 @ 2345 after 5203488403": a cost
+// averaged over the target labels, times their count; the cell is its name
+// and the average.
+std::string_view WithoutCount(std::string_view t) {
+  size_t times = t.find(" * ");
+  if (times == std::string_view::npos) return t;
+  std::string_view before = Trim(t.substr(0, times));
+  size_t space = before.rfind(' ');
+  double v;
+  size_t end;
+  if (space == std::string_view::npos || !ParseNumber(before, space + 1, &v, &end) ||
+      end != before.size()) {
+    return t;
+  }
+  return before;
+}
+
 }  // namespace
 
 // "loss 2.3456", "time 123.45ms", "train loss 11.01", "15424 tok/s": a cell
 // of a pipe table or of a comma list after a head.
 bool SegmentParser::CellPair(std::string_view cell, size_t offset) {
-  std::string_view t = Trim(WithoutAside(cell));
+  std::string_view t = Trim(WithoutCount(Trim(WithoutAside(cell))));
   if (t.empty()) return false;
   // Separators earlier in the cell ("eta 0:25:26 lr 0.000872", the Swin
   // Transformer's tab cells): its last name and number, if they stand apart.
@@ -385,12 +402,23 @@ template <typename IsTraining>
 std::string_view TwoWordName(std::string_view s, std::string_view last,
                              const IsTraining& training_name) {
   size_t at = static_cast<size_t>(last.data() - s.data());
-  if (at < 3 || s[at - 1] != ' ' || !IsWordChar(s[at - 2]) || training_name(last)) return last;
+  if (at < 3 || s[at - 1] != ' ' || !IsWordChar(s[at - 2])) return last;
   size_t b = at - 2;
   while (b > 0 && IsWordChar(s[b - 1])) --b;
   if (!IsAlpha(s[b]) || (b > 0 && !IsSpace(s[b - 1]) && s[b - 1] != ',')) return last;
   std::string_view pair = s.substr(b, at + last.size() - b);
-  return training_name(pair) ? pair : last;
+  if (training_name(pair)) return pair;
+  if (!training_name(last)) return last;
+  // A lower-case word before the name that does not qualify it as the
+  // training one names a part of it: icefall's "batch avg ctc loss 0.0332"
+  // is the CTC loss, "sop loss" BERT's sentence-order loss.
+  std::string_view word = pair.substr(0, pair.size() - last.size() - 1);
+  // (Not a value written as a word: "loss nan lr 0.00055784", CosyVoice.)
+  double value;
+  size_t end;
+  bool part = word[0] >= 'a' && word[0] <= 'z' && std::all_of(word.begin(), word.end(), IsAlpha) &&
+              !ParseNumber(word, 0, &value, &end);
+  return part ? pair : last;
 }
 
 }  // namespace
@@ -454,7 +482,10 @@ void SegmentParser::ScanWordRuns() {
       }
     }
     prev_number = {};
-    if (numeric && ParseNumber(number, 0, &v, &end) && end == number.size() && !key_before) {
+    // A number after "Step:" or "epoch=" is that key's: no name after it
+    // takes it ("Step: 35 Lr 1.23e-05", NVIDIA's TF2 BERT).
+    bool owned = key_before || (!prev.empty() && (prev.back() == ':' || prev.back() == '='));
+    if (numeric && ParseNumber(number, 0, &v, &end) && end == number.size() && !owned) {
       prev_number = number;
       prev_number_pos = b;
       prev_value = v;

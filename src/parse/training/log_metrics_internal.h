@@ -175,6 +175,7 @@ struct LineBytes {
 inline constexpr std::string_view kMetricPairs = "lolrleno";
 inline constexpr std::string_view kPhasePairs = "vaesut";
 bool LetterPairs(std::string_view s, std::string_view pairs);
+bool ColonCells(std::string_view s);
 
 // The whole number a line starts with, after spaces (Keras' "100/100 [...]",
 // Darknet's "2267: ..."): *at is where its digits start, *n its value (at
@@ -365,6 +366,7 @@ class SegmentParser {
   inline bool PairAt(size_t sep);
   inline bool PairIs(size_t at);
   bool PairTuple(size_t open);
+  void QualifyByGroup(Key* key);
   // log_metrics_frameworks.cc. ReadHead and CellPair are defined there,
   // inline in their one callers, ScanHeads and ScanCells; ReadHead runs for
   // every word that may be a counter, so it is forced in.

@@ -163,6 +163,16 @@ constexpr Alias kSecondNames[] = {
     {"total_grad_norm", "grad_norm"},
 };
 
+// Names a trainer gives its loss or its rate that are too common a word to
+// take qualifiers: Marian's "Cost" and "L.r.", FastPitch's and Nematus'
+// "lrate". Only the whole key counts: PaddleOCR's "batch_cost" is a time,
+// not a batch's loss.
+constexpr Alias kBareNames[] = {
+    {"cost", "loss"},
+    {"l.r.", "learning_rate"},
+    {"lrate", "learning_rate"},
+};
+
 // Words before a name that qualify it as the training one or the current
 // value ("train_loss", "train/lr", "Train Loss", "current learning rate",
 // NeMo's "reduced_train_loss", ESPnet's reporter "main/loss", XLM's "model
@@ -263,6 +273,10 @@ std::string_view Qualified(std::string_view k, int depth, uint8_t* rank) {
 std::string_view CanonicalOfLower(std::string_view k, uint8_t* rank) {
   *rank = 0;
   std::string_view name = Qualified(k, 2, rank);
+  if (name.empty()) {
+    name = AliasOf(k, std::begin(kBareNames), std::end(kBareNames));
+    *rank = 1;  // below the plain names: "loss" beats "cost" on one line
+  }
   if (name.empty()) *rank = 0;
   *rank = std::min<uint8_t>(*rank, 3);  // two bits in the key memo
   return name;

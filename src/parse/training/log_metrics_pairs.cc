@@ -163,7 +163,12 @@ bool KeyAhead(std::string_view s, size_t i) {
       ++i;
       continue;
     }
-    if (i < limit && s[i] == ' ' && i + 1 < limit && s[i + 1] == '=') return true;
+    // A key padded to a column before its separator: DLLogger's
+    // "step_loss : 10.7  learning_rate : 5.9e-06", "Num Epochs = 3".
+    size_t pad = i;
+    while (pad < limit && IsSpace(s[pad]) && pad - i < 32) ++pad;
+    if (pad > i && pad < limit && s[pad] == '=') return true;
+    if (pad > i && pad < limit && s[pad] == ':') return pad + 1 >= s.size() || IsSpace(s[pad + 1]);
     return false;
   }
   return false;
@@ -186,7 +191,7 @@ bool CellAhead(std::string_view s, size_t i) {
 }
 
 // Whether the value that ended at s[j] is complete: the end, a delimiter,
-// or spaces then another pair, a delimiter or Keras' " - ".
+// or spaces then another pair, a delimiter, Keras' " - " or a " / ".
 bool ValueEnds(std::string_view s, size_t j) {
   if (j >= s.size()) return true;
   char c = s[j];
@@ -201,7 +206,8 @@ bool ValueEnds(std::string_view s, size_t j) {
   c = s[k];
   if (c == ',' || c == ';' || c == '|' || c == ')' || c == ']' || c == '}') return true;
   if (c == '(') return true;  // torchvision's "loss: 2.1234 (2.3012)": the value, then an average
-  if (c == '-') return k + 1 == s.size() || IsSpace(s[k + 1]);
+  // Keras' " - ", NVIDIA's TF2 BERT " / " ("loss = 11.15 / time = 0.13 sec").
+  if (c == '-' || c == '/') return k + 1 == s.size() || IsSpace(s[k + 1]);
   if (s.substr(k, 3) == "...") return true;  // "Start Training Epoch 9, lr=0.009845 ..."
   return KeyAhead(s, k) || CellAhead(s, k);
 }
@@ -306,7 +312,48 @@ bool ValueAt(std::string_view s, size_t i, double* v, size_t* at, size_t* end) {
   return ValueEnds(s, *end);
 }
 
+// The name of the `name[...]` group the key at s[key_off] stands in, or
+// empty: icefall's "loss[loss=0.6, simple_loss=1.2, ...], tot_loss[loss=0.7,
+// ...]" (this batch and the running average). Brackets closed before it
+// ("[2022-06-08 08:01:22] [train.py:815]") and a '[' after no name (a
+// tqdm postfix "[00:21, loss=0.1]") are no group.
+std::string_view GroupOf(std::string_view s, size_t key_off) {
+  size_t floor = key_off > 4 * kMaxKeyLen ? key_off - 4 * kMaxKeyLen : 0;
+  int depth = 0;
+  for (size_t i = key_off; i > floor; --i) {
+    char c = s[i - 1];
+    if (c == '{' || c == '}') return {};
+    if (c == ']') ++depth;
+    if (c != '[') continue;
+    if (depth > 0) {
+      --depth;
+      continue;
+    }
+    size_t b = i - 1;
+    while (b > floor && IsWordChar(s[b - 1])) --b;
+    if (b == i - 1 || !IsAlpha(s[b])) return {};
+    return s.substr(b, i - 1 - b);
+  }
+  return {};
+}
+
 }  // namespace
+
+// A key inside a `name[...]` group is that group's: "loss/loss",
+// "tot_loss/loss" (names, log_metrics_names.cc, read "loss/" as a group
+// of metrics and "tot_loss/" as no name of one).
+void SegmentParser::QualifyByGroup(Key* key) {
+  if (!line_.bracket || !key->in_line) return;
+  std::string_view group = GroupOf(s_, key->off);
+  if (group.empty()) return;
+  std::string_view name = s_.substr(key->off, key->len);
+  key->in_line = false;
+  key->off = arena_->size();
+  arena_->append(group);
+  arena_->push_back('/');
+  arena_->append(name);
+  key->len = arena_->size() - key->off;
+}
 
 // MindSpore's LossMonitor: "epoch: 1 step: 1875, loss is 0.1234". Read
 // only for a key that looks like a metric: "batch size is 32" is prose.
@@ -363,6 +410,7 @@ bool SegmentParser::PairAt(size_t sep) {
   bool allow_words = c == ':' || key_end < sep;
   Key key;
   if (!KeyBefore(s, key_end, allow_words && !tight && !padded, arena_, &key)) return false;
+  QualifyByGroup(&key);
   if (tight) {
     // A word, not a path or a file name ("Loss.cu:250", "/a/loss.py:12").
     std::string_view written =

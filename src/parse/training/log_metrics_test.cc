@@ -678,6 +678,92 @@ TEST(Extract, DictByParameterGroup) {
                R"("metric": "kl", "value": 0.3, "step": 642})"}));
 }
 
+// Only the three training metrics of a line, as "name=value".
+V Training(std::string_view line) {
+  LogMetricExtractor x;
+  std::vector<MetricSample> samples;
+  x.Extract(line, &samples);
+  V out;
+  for (const MetricSample& s : samples) {
+    if (s.name != "loss" && s.name != "learning_rate" && s.name != "grad_norm") continue;
+    std::ostringstream v;
+    v << s.name << "=" << s.value;
+    out.push_back(v.str());
+  }
+  return out;
+}
+
+// Keys padded to a column before " : " (DLLogger): each value ends at the
+// next padded key, and the value after a key is never taken by the name
+// before it.
+TEST(Extract, PaddedKeysInARow) {
+  EXPECT_EQ(Training("DLL 2020-11-30 10:00:00.1 - Training Epoch: 0 Training Iteration: 10  "
+                     "average_loss : 10.8  step_loss : 10.7  learning_rate : 5.9e-06"),
+            (V{"loss=10.7", "learning_rate=5.9e-06"}));
+  EXPECT_EQ(Training("[0]:LOG Wed Dec 21 00:12:27 2022 - (0, 14) step_loss : 11.2500 "
+                     "learning_rate : 2.80e-06 throughput : 6497.86"),
+            (V{"loss=11.25", "learning_rate=2.8e-06"}));
+}
+
+// Marian: cells between " : ", "Cost" (its average times the label count)
+// and "L.r."; a validation line gives nothing.
+TEST(Extract, MarianCells) {
+  EXPECT_EQ(Training("[2018-02-22 20:39:54] Ep. 1 : Up. 500 : Sen. 350559 : Cost 9.89 * "
+                     "10696858 : Time 482.42s : 22173.46 words/s : L.r. 9.3750e-06"),
+            (V{"loss=9.89", "learning_rate=9.375e-06"}));
+  EXPECT_EQ(Training("[2021-05-29 05:19:49] Ep. 39 : Up. 77500 : Sen. 90,243 : Cost 2.27543092 * "
+                     "1,854,596 @ 4,069 after 286,959,622 : Time 230.56s : 8043.80 words/s : "
+                     "gNorm 0.4567 : L.r. 1.3631e-04"),
+            (V{"loss=2.27543", "grad_norm=0.4567", "learning_rate=0.00013631"}));
+  EXPECT_EQ(Training("[2019-03-16 21:39:02] [valid] Ep. 7 : Up. 5000 : cross-entropy : 137.649 : "
+                     "new best"),
+            V{});
+}
+
+// "Cost", "lrate" and "L.r." name the loss and the rate only whole: a
+// "batch_cost" is a time.
+TEST(Extract, BareNames) {
+  EXPECT_EQ(Training("epoch    1 | iter   1/48 | loss 40.97 | mel loss 35.04 | lrate 3.16e-06"),
+            (V{"loss=40.97", "learning_rate=3.16e-06"}));
+  EXPECT_EQ(Training("epoch: [1/500], global_step: 10, lr: 0.001000, loss: 33.37, "
+                     "avg_batch_cost: 1.11834 s, batch_cost: 0.5 s"),
+            (V{"learning_rate=0.001", "loss=33.37"}));
+}
+
+// A key inside "name[...]" is the group's: icefall's batch loss, not its
+// running "tot_loss[...]" of the same keys.
+TEST(Extract, KeysInNamedGroups) {
+  EXPECT_EQ(Training("2022-06-08 08:01:22,072 INFO [train.py:815] Epoch 1, batch 5, "
+                     "loss[loss=0.6028, simple_loss=1.206, over 5392.00 frames.], "
+                     "tot_loss[loss=0.7444, simple_loss=1.489, over 31213.18 frames.], "
+                     "batch size: 18, lr: 3.00e-03"),
+            (V{"loss=0.6028", "learning_rate=0.003"}));
+  EXPECT_EQ(Training("Epoch 0, batch 500, loss[ctc_loss=0.7647, att_loss=0.7367, loss=0.7423, "
+                     "over 2223 frames.], tot_loss[ctc_loss=1.098, loss=1.088, over 4382 frames.]"),
+            (V{"loss=0.7423"}));
+  // Brackets closed before the key, or a '[' after no name, are no group.
+  EXPECT_EQ(Training("[2022-06-08 08:01:22] [train.py:815] loss=0.5 lr=0.1"),
+            (V{"loss=0.5", "learning_rate=0.1"}));
+}
+
+// Words and numbers side by side: a lower-case word before "loss" names a
+// part of it; a number after "Step:" is the step's, not the next name's.
+TEST(Extract, WordRunParts) {
+  EXPECT_EQ(Training("Epoch 34, batch 53910, batch avg ctc loss 0.0332, batch avg att loss "
+                     "0.0225, batch avg loss 0.0257, total avg loss: 0.0380, batch size: 17"),
+            (V{"loss=0.0257"}));
+  EXPECT_EQ(Training("model_training_utils.py:538] Step: 35 Lr 1.23066e-05 Loss scale 32768"),
+            (V{"learning_rate=1.23066e-05"}));
+  EXPECT_EQ(Training("DEBUG TRAIN Batch 7/100 loss nan lr 0.00055784 grad_norm nan rank 2"),
+            (V{"loss=nan", "learning_rate=0.00055784", "grad_norm=nan"}));
+}
+
+// " / " between pairs (NVIDIA's TF2 BERT) ends a value as Keras' " - " does.
+TEST(Extract, SlashBetweenPairs) {
+  EXPECT_EQ(Training("Train Step: 35/90  / loss = 11.15625 / time = 0.133 sec"),
+            (V{"loss=11.1562"}));
+}
+
 TEST(Extract, ColouredTqdmBar) {
   EXPECT_EQ(Render("\x1b[32m 50%|\x1b[0m\x1b[32m█████     \x1b[0m| 5/10 [00:01<00:01,  4.00it/s]"),
             (V{R"("metric": "step", "value": 5, "step": 5})",
