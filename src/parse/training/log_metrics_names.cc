@@ -157,8 +157,9 @@ constexpr Alias kSecondNames[] = {
     {"loss_total", "loss"},
     {"global_grad_norm", "grad_norm"},
     {"grad_norm_total", "grad_norm"},
-    {"lr_0", "learning_rate"},     // the first parameter group's (ESPnet)
-    {"crossentropyloss", "loss"},  // OLMo's train/CrossEntropyLoss: the LM objective
+    {"lr_0", "learning_rate"},        // the first parameter group's (ESPnet)
+    {"optim0_lr0", "learning_rate"},  // the first optimizer's first group (ESPnet2)
+    {"crossentropyloss", "loss"},     // OLMo's train/CrossEntropyLoss: the LM objective
     {"cross_entropy_loss", "loss"},
     {"total_grad_norm", "grad_norm"},
 };

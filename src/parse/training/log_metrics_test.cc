@@ -730,6 +730,13 @@ TEST(Extract, BareNames) {
             (V{"learning_rate=0.001", "loss=33.37"}));
 }
 
+// ESPnet2 names each optimizer's parameter groups; the first is the rate.
+TEST(Extract, EspnetOptimizerGroups) {
+  EXPECT_EQ(
+      Training("optim_step_time=0.022, optim0_lr0=3.765e-04, optim1_lr0=1e-3, train_time=1.1"),
+      (V{"learning_rate=0.0003765"}));
+}
+
 // A key inside "name[...]" is the group's: icefall's batch loss, not its
 // running "tot_loss[...]" of the same keys.
 TEST(Extract, KeysInNamedGroups) {
