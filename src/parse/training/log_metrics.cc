@@ -38,13 +38,6 @@ bool LetterPairs(std::string_view s, std::string_view pairs) {
   return false;
 }
 
-// Whether `s` is cells between " : " (two of them at least): Marian's
-// training lines.
-bool ColonCells(std::string_view s) {
-  size_t first = s.find(" : ");
-  return first != std::string_view::npos && s.find(" : ", first + 3) != std::string_view::npos;
-}
-
 // The scans, one family of forms each, then the gate. A tqdm bar is looked
 // for first: one found turns off the other layouts, and no pair is read
 // inside it.
@@ -74,7 +67,7 @@ void SegmentParser::Parse(std::vector<MetricSample>* out) {
   }
   // Cells between " : " (Marian: "Ep. 1 : Up. 500 : Sen. 350559 : Cost 9.89 *
   // 10696858 : Time 482.42s : 22173.46 words/s : L.r. 9.3750e-06").
-  if (tqdm_begin_ == std::string_view::npos && ColonCells(s_)) ScanCells(s_, 0, " : ");
+  if (tqdm_begin_ == std::string_view::npos && spaced_colons_ >= 2) ScanCells(s_, 0, " : ");
   // Cells between tabs: PyTorch's ImageNet example, "Time  0.738 ( 0.738)\tLoss ...".
   if (tqdm_begin_ == std::string_view::npos && line_.tab &&
       s_.find('\t') != std::string_view::npos) {

@@ -407,18 +407,18 @@ std::string_view TwoWordName(std::string_view s, std::string_view last,
   while (b > 0 && IsWordChar(s[b - 1])) --b;
   if (!IsAlpha(s[b]) || (b > 0 && !IsSpace(s[b - 1]) && s[b - 1] != ',')) return last;
   std::string_view pair = s.substr(b, at + last.size() - b);
-  if (training_name(pair)) return pair;
-  if (!training_name(last)) return last;
-  // A lower-case word before the name that does not qualify it as the
-  // training one names a part of it: icefall's "batch avg ctc loss 0.0332"
-  // is the CTC loss, "sop loss" BERT's sentence-order loss.
+  if (!training_name(last)) return training_name(pair) ? pair : last;
+  // A lower-case word before a training metric's name joins it: as a
+  // qualifier ("train loss") or as the name of a part of it (icefall's
+  // "batch avg ctc loss 0.0332" is the CTC loss, "sop loss" BERT's
+  // sentence-order loss); the pair's own name then says which. Not a value
+  // written as a word ("loss nan lr 0.00055784", CosyVoice).
   std::string_view word = pair.substr(0, pair.size() - last.size() - 1);
-  // (Not a value written as a word: "loss nan lr 0.00055784", CosyVoice.)
   double value;
   size_t end;
-  bool part = word[0] >= 'a' && word[0] <= 'z' && std::all_of(word.begin(), word.end(), IsAlpha) &&
-              !ParseNumber(word, 0, &value, &end);
-  return part ? pair : last;
+  bool joins = word[0] >= 'a' && word[0] <= 'z' && std::all_of(word.begin(), word.end(), IsAlpha) &&
+               !ParseNumber(word, 0, &value, &end);
+  return joins ? pair : last;
 }
 
 }  // namespace

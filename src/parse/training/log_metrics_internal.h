@@ -175,7 +175,6 @@ struct LineBytes {
 inline constexpr std::string_view kMetricPairs = "lolrleno";
 inline constexpr std::string_view kPhasePairs = "vaesut";
 bool LetterPairs(std::string_view s, std::string_view pairs);
-bool ColonCells(std::string_view s);
 
 // The whole number a line starts with, after spaces (Keras' "100/100 [...]",
 // Darknet's "2267: ..."): *at is where its digits start, *n its value (at
@@ -399,6 +398,8 @@ class SegmentParser {
   size_t count_ = 0;
   bool structured_ = false;                     // a known format: its pairs need no gate
   bool config_ = false;                         // arguments or a config dump, not metrics
+  int named_groups_ = -1;                       // a "name[" in the segment: -1 not looked yet
+  int spaced_colons_ = 0;                       // " : " seen by ScanPairs (Marian's cells)
   size_t head_colon_ = std::string_view::npos;  // "iter 100:" → cells after
   size_t tqdm_begin_ = std::string_view::npos;  // a tqdm bar: "42%|███| 4/8 "
   size_t tqdm_end_ = 0;

@@ -344,6 +344,18 @@ std::string_view GroupOf(std::string_view s, size_t key_off) {
 // of metrics and "tot_loss/" as no name of one).
 void SegmentParser::QualifyByGroup(Key* key) {
   if (!line_.bracket || !key->in_line) return;
+  // Most lines with a '[' have no "name[" (timestamps, tqdm): looked for
+  // once per segment, not back from every key.
+  if (named_groups_ < 0) {
+    named_groups_ = 0;
+    for (size_t i = s_.find('[', 1); i != std::string_view::npos; i = s_.find('[', i + 1)) {
+      if (IsWordChar(s_[i - 1])) {
+        named_groups_ = 1;
+        break;
+      }
+    }
+  }
+  if (named_groups_ == 0) return;
   std::string_view group = GroupOf(s_, key->off);
   if (group.empty()) return;
   std::string_view name = s_.substr(key->off, key->len);
@@ -470,6 +482,10 @@ void SegmentParser::ScanPairs() {
       if (c == '(' && i >= 9 && s_.substr(i - 9, 9) == "Namespace") config_ = true;
       if (c == '(') PairTuple(i);
       if (c != '=' && c != ':') continue;
+      // " : " between cells (Marian), counted for Parse's cell scan.
+      if (c == ':' && i > 0 && i + 1 < s_.size() && s_[i - 1] == ' ' && s_[i + 1] == ' ') {
+        ++spaced_colons_;
+      }
       // A nested object is a configuration ("params": {"lr": 0.0001}).
       if (depth >= 2) continue;
       if (c == '=') {
