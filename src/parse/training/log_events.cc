@@ -681,7 +681,20 @@ bool AtMessageStart(std::string_view s, size_t at) {
   if (at == 0) return true;
   auto separator = [](char c) { return c == ':' || c == ']' || c == '-' || c == '|'; };
   if (separator(s[at - 1])) return true;
-  return s[at - 1] == ' ' && at >= 2 && separator(s[at - 2]);
+  if (s[at - 1] != ' ') return false;
+  if (at >= 2 && separator(s[at - 2])) return true;
+  // After a log level padded with spaces, as loguru-style prefixes without a
+  // '|' write it (AutoTrain's "> INFO    Finished training, ..."): the level
+  // in capitals, a whole word.
+  size_t end = at - 1;
+  while (end > 0 && s[end - 1] == ' ') --end;
+  for (std::string_view level : {"INFO", "WARNING", "WARN", "ERROR", "DEBUG", "NOTICE"}) {
+    if (end >= level.size() && s.substr(end - level.size(), level.size()) == level &&
+        (end == level.size() || !IsAlpha(s[end - level.size() - 1]))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // "Training time 5:47:14", "Total training time: 0:12:34": the phrase at the

@@ -182,6 +182,11 @@ TEST(LogEventsTest, Completion) {
   EXPECT_EQ(Kind("2026-11-30 10:00:00 - INFO - Training done."), "completed");
   EXPECT_EQ(Kind("300 epochs completed in 1.234 hours."), "completed");
   EXPECT_EQ(Kind("INFO: Total training time: 0:12:34"), "completed");
+  // A log level padded with spaces starts the message (AutoTrain's prefix).
+  EXPECT_EQ(Kind("> INFO    Finished training, saving model..."), "completed");
+  EXPECT_EQ(Kind("2024-05-01 10:00:00 INFO  Training completed"), "completed");
+  EXPECT_EQ(Kind("NOINFO  Finished training"), "");  // not a level word
+  EXPECT_EQ(Kind("we never finished training"), "");
   EXPECT_EQ(Kind("Epoch 3 training time: 0:01:02"), "");  // one epoch's time
   EXPECT_EQ(Kind("Training time per epoch 1:00"), "");
   EXPECT_EQ(Kind("pretraining complete"), "");

@@ -570,8 +570,42 @@ bool LogMetricExtractor::JsonRecordMember(std::string_view text) {
   return member;
 }
 
+void LogMetricExtractor::NoteAnnouncement(std::string_view text,
+                                          const std::vector<MetricSample>& out, size_t first) {
+  if (Trim(text).back() != ':') return;
+  for (size_t i = first; i < out.size(); ++i) {
+    if (out[i].name == "step") {
+      announced_ = 1;
+      return;
+    }
+  }
+}
+
+bool LogMetricExtractor::AnnouncedMember(std::string_view text) {
+  std::string_view t = Trim(text);
+  if (announced_ == 1) {
+    // The dict opens on the line right after its announcement.
+    announced_ = 0;
+    if (t.empty() || t.front() != '{') return false;
+    announced_ = 2;
+    t = Trim(t.substr(1));
+  }
+  // A member: a quoted key and a value that is no container, then ',' or
+  // the dict's '}'.
+  if (t.size() < 4 || (t.front() != '\'' && t.front() != '"') ||
+      t.find_first_of("{[") != std::string_view::npos || (t.back() != ',' && t.back() != '}')) {
+    announced_ = 0;
+    return false;
+  }
+  if (t.back() == '}') announced_ = 0;
+  return true;
+}
+
 void LogMetricExtractor::Extract(std::string_view line, std::vector<MetricSample>* out) {
   bool member = JsonRecordMember(line);
+  if (announced_ != 0) [[unlikely]] {
+    if (AnnouncedMember(line)) member = true;
+  }
   if (!member && !MayHoldMetric(line, !val_columns_.empty()) && !internal::TableHeader(line)) {
     return;
   }
@@ -588,7 +622,12 @@ void LogMetricExtractor::Extract(std::string_view line, std::vector<MetricSample
     internal::SegmentParser parser(text, bytes, !bytes.controls, &names_, &key_memo_,
                                    &train_columns_, &val_columns_);
     if (member) parser.MarkRecordMember();
+    size_t first = out->size();
     parser.Parse(out);
+    // A step line ending in ':' announces the dict on the next line.
+    if (char last = text.back(); last == ':' || last == ' ') [[unlikely]] {
+      NoteAnnouncement(text, *out, first);
+    }
     return;
   }
   // Several updates: each is parsed into *out, then what repeats a sample of

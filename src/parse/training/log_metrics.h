@@ -55,6 +55,17 @@ class LogMetricExtractor {
   // Whether `text` is a member line ("key": number,) of an object that is
   // a record of training metrics; updates the containers from the line.
   bool JsonRecordMember(std::string_view text);
+  // A dict announced by the line before it: a line that gave a step and
+  // ends in ':' ("train | step: 140 | steps/sec: 0.1 | output:", TF Model
+  // Garden's controller), then a dict printed one member a line
+  // ("{'learning_rate': 0.0001," ... "'training_loss': 0.47}"). 1: the last
+  // line announced one; 2: inside it.
+  uint8_t announced_ = 0;
+  // Whether `text` is a member line of the announced dict; follows it.
+  [[gnu::noinline]] bool AnnouncedMember(std::string_view text);
+  // Sets announced_ when `text`, which gave out[first..], announces a dict.
+  [[gnu::noinline]] void NoteAnnouncement(std::string_view text,
+                                          const std::vector<MetricSample>& out, size_t first);
 };
 
 // One sample as `vigil inspect-log` prints it, without a newline:

@@ -46,6 +46,16 @@ std::vector<std::string> Render(std::string_view line) {
 
 using V = std::vector<std::string>;
 
+// Every sample of consecutive lines read by one extractor, rendered as above.
+V Lines(std::vector<std::string_view> text) {
+  LogMetricExtractor x;
+  V out;
+  for (std::string_view l : text) {
+    for (const std::string& r : Render(&x, l)) out.push_back(r);
+  }
+  return out;
+}
+
 TEST(MetricSampleJson, FormatsLikeInspectLog) {
   MetricSample s{"loss", 1.234, 100};
   EXPECT_EQ(MetricSampleJson(7, s),
@@ -343,31 +353,49 @@ TEST(Extract, WordRunsTablesAndWrappedValues) {
 // object that has shown a step) are read one per line; a configuration
 // object's are not.
 TEST(Extract, PrettyPrintedJsonRecords) {
-  auto lines = [](std::vector<std::string_view> text) {
-    LogMetricExtractor x;
-    std::vector<std::string> out;
-    for (std::string_view l : text) {
-      for (const std::string& r : Render(&x, l)) out.push_back(r);
-    }
-    return out;
-  };
   EXPECT_EQ(
-      lines({"{", "  \"log_history\": [", "    {", "      \"epoch\": 0.05,",
+      Lines({"{", "  \"log_history\": [", "    {", "      \"epoch\": 0.05,",
              "      \"learning_rate\": 0.0002,", "      \"loss\": 1.1005,", "      \"step\": 10",
              "    }", "  ]", "}"}),
       (V{R"("metric": "epoch", "value": 0.05})", R"("metric": "learning_rate", "value": 0.0002})",
          R"("metric": "loss", "value": 1.1005})",
          R"("metric": "step", "value": 10, "step": 10})"}));
   EXPECT_EQ(
-      lines({"{\"iter\": 120000, ", "  \"loss\": 0.56, ", "  \"lr\": 0.01}"}),
+      Lines({"{\"iter\": 120000, ", "  \"loss\": 0.56, ", "  \"lr\": 0.01}"}),
       (V{R"("metric": "step", "value": 120000, "step": 120000})",
          R"("metric": "loss", "value": 0.56})", R"("metric": "learning_rate", "value": 0.01})"}));
   // A configuration dump: no step before its rate, or nested in another object.
-  EXPECT_EQ(lines({"{", "  \"learning_rate\": 5e-05,", "  \"optimizer\": {", "    \"lr\": 0.001,",
+  EXPECT_EQ(Lines({"{", "  \"learning_rate\": 5e-05,", "  \"optimizer\": {", "    \"lr\": 0.001,",
                    "  }", "}"}),
             V{});
   // Text that is not JSON closes what was open.
-  EXPECT_EQ(lines({"config = {", "INFO starting", "  \"loss\": 1.0,"}), V{});
+  EXPECT_EQ(Lines({"config = {", "INFO starting", "  \"loss\": 1.0,"}), V{});
+}
+
+// A step line ending in ':' announces the dict printed on the next lines, one
+// member a line (TF Model Garden's controller, pprint of its output dict).
+TEST(Extract, DictAnnouncedByAStepLine) {
+  EXPECT_EQ(Lines({"train | step:    140 | steps/sec:    0.1 | output:",
+                   "    {'learning_rate': 0.00014860001,", "     'loss_pq': 0.0059654233,",
+                   "     'training_loss': 0.4755017}"}),
+            (V{R"("metric": "step", "value": 140, "step": 140})",
+               R"("metric": "steps/sec", "value": 0.1, "step": 140})",
+               R"("metric": "learning_rate", "value": 0.00014860001})",
+               R"("metric": "loss_pq", "value": 0.0059654233})",
+               R"("metric": "loss", "value": 0.4755017})"}));
+  // Double quotes too; the dict ends at its '}', and what follows is read as
+  // before (a lone pair ending in ',' stays a dump line).
+  EXPECT_EQ(
+      Lines({"step 7:", "{\"lr\": 0.5,", " \"loss\": 1.5}", "  'lr': 0.25,"}),
+      (V{R"("metric": "step", "value": 7, "step": 7})",
+         R"("metric": "learning_rate", "value": 0.5})", R"("metric": "loss", "value": 1.5})"}));
+  // No announcement: a line without a step, or a dict that does not open on
+  // the next line, or a member holding a container.
+  EXPECT_EQ(Lines({"model config:", "{'learning_rate': 5e-05,"}), V{});
+  EXPECT_EQ(Lines({"train | step: 3 | output:", "", "{'learning_rate': 5e-05,"}),
+            (V{R"("metric": "step", "value": 3, "step": 3})"}));
+  EXPECT_EQ(Lines({"train | step: 3 | output:", "{'optimizer': {'lr': 5e-05,"}),
+            (V{R"("metric": "step", "value": 3, "step": 3})"}));
 }
 
 // Darknet's iteration line names its values after them; Caffe's per-output
