@@ -7,6 +7,7 @@
 
 #include "core/log.h"
 #include "core/strings.h"
+#include "core/thread_name.h"
 #include "store/common/sqlite.h"
 
 namespace vigil::alert {
@@ -542,6 +543,7 @@ std::optional<int64_t> ActionRunner::NextDueMs() const {
 void ActionRunner::Start() {
   if (thread_.joinable()) return;
   thread_ = std::thread([this] { Loop(); });
+  NameThread(thread_, "vigil-actions");
 }
 
 void ActionRunner::Stop() {

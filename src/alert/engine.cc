@@ -5,6 +5,7 @@
 
 #include "alert/run_summary.h"
 #include "core/log.h"
+#include "core/thread_name.h"
 #include "store/common/sqlite.h"
 
 namespace vigil::alert {
@@ -177,7 +178,9 @@ AlertEngine::~AlertEngine() { Stop(); }
 void AlertEngine::Start() {
   if (eval_thread_.joinable()) return;
   eval_thread_ = std::thread([this] { EvaluationLoop(); });
+  NameThread(eval_thread_, "vigil-alerts");
   delivery_thread_ = std::thread([this] { DeliveryLoop(); });
+  NameThread(delivery_thread_, "vigil-deliver");
   if (!options_.actions.actions.empty()) actions_->Start();
 }
 

@@ -20,6 +20,7 @@
 #include <exception>
 #include <thread>
 
+#include "core/thread_name.h"
 #include "net/http_internal.h"
 
 namespace vigil::net {
@@ -459,6 +460,7 @@ Status HttpServer::Start() {
         }
       }
     });
+    NameThread(s.threads.back(), "vigil-http");
   }
   return Status::Ok();
 }

@@ -12,6 +12,7 @@
 #include "core/coding.h"
 #include "core/log.h"
 #include "core/strings.h"
+#include "core/thread_name.h"
 #include "core/wal_segments.h"
 #include "wire/frame.h"
 
@@ -771,6 +772,7 @@ void Outbox::Impl::Start() {
   if (started || stopping) return;
   started = true;
   thread = std::thread([this] { Loop(); });
+  NameThread(thread, "vigil-outbox");
 }
 
 void Outbox::Impl::Stop() {

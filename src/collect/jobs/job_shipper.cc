@@ -4,6 +4,7 @@
 
 #include "collect/jobs/job_history.h"
 #include "core/log.h"
+#include "core/thread_name.h"
 #include "wire/frame.h"
 
 namespace vigil::collect::jobs {
@@ -23,6 +24,7 @@ void JobShipper::Start() {
     stop_ = false;
   }
   thread_ = std::thread([this] { Loop(); });
+  NameThread(thread_, "vigil-jobship");
 }
 
 void JobShipper::Stop() {

@@ -8,6 +8,7 @@
 #include "collect/jobs/job_history.h"
 #include "core/log.h"
 #include "core/strings.h"
+#include "core/thread_name.h"
 #include "wire/metric_batch.h"
 
 namespace vigil::collect::jobs {
@@ -112,6 +113,7 @@ void JobTracker::Start() {
   if (own_watcher_) own_watcher_->Start();
   stop_ = false;
   thread_ = std::thread([this] { Loop(); });
+  NameThread(thread_, "vigil-jobs");
   polling_ = true;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/log.h"
+#include "core/thread_name.h"
 #include "discover/jobs.h"
 
 namespace vigil::collect::jobs {
@@ -77,6 +78,7 @@ void ProcessWatcher::Start() {
   }
   stop_ = false;
   thread_ = std::thread([this] { Loop(); });
+  NameThread(thread_, "vigil-procwatch");
 }
 
 void ProcessWatcher::Stop() {

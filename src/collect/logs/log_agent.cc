@@ -8,6 +8,7 @@
 
 #include "collect/logs/file_watcher.h"
 #include "core/log.h"
+#include "core/thread_name.h"
 #include "parse/logs/encoding.h"
 #include "wire/frame.h"
 #include "wire/log_batch.h"
@@ -202,6 +203,7 @@ Status LogAgent::Start() {
   VIGIL_ASSIGN_OR_RETURN(watcher_, FileWatcher::Create());
   WatchSpool();
   thread_ = std::thread([this] { Loop(); });
+  NameThread(thread_, "vigil-logs");
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/log.h"
 #include "core/strings.h"
+#include "core/thread_name.h"
 #include "wire/frame.h"
 
 namespace vigil::collect {
@@ -76,6 +77,7 @@ void CollectionLoop::Start() {
   if (thread_.joinable()) return;
   stop_ = false;
   thread_ = std::thread([this] { Run(); });
+  NameThread(thread_, "vigil-collect");
 }
 
 void CollectionLoop::Stop() {

@@ -4,6 +4,7 @@
 
 #include "core/coding.h"
 #include "core/log.h"
+#include "core/thread_name.h"
 #include "store/logs/log_store_impl.h"
 
 namespace vigil::logstore {
@@ -511,7 +512,10 @@ void LogStoreImpl::WakeMaintenance() {
 }
 
 void LogStoreImpl::StartBackground() {
-  if (options_.background_maintenance) bg_ = std::thread([this] { BackgroundLoop(); });
+  if (options_.background_maintenance) {
+    bg_ = std::thread([this] { BackgroundLoop(); });
+    NameThread(bg_, "vigil-logstore");
+  }
 }
 
 uint64_t LogStoreImpl::LastSeq() const {

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/log.h"
+#include "core/thread_name.h"
 #include "store/tsdb/chunk_codec.h"
 #include "store/tsdb/db_impl.h"
 #include "store/tsdb/stale.h"
@@ -92,6 +93,7 @@ Status DbImpl::Init() {
   uint64_t next_segment = segments.empty() ? 1 : segments.back() + 1;
   VIGIL_ASSIGN_OR_RETURN(wal_, OpenWalWriter(env_, wal_dir_, next_segment));
   bg_ = std::thread([this] { BackgroundLoop(); });
+  NameThread(bg_, "vigil-tsdb");
   return Status::Ok();
 }
 
