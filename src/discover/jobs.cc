@@ -491,9 +491,11 @@ class Scanner {
  public:
   // `departed`: snapshots of processes that have exited, read instead of
   // /proc for their pids.
-  Scanner(Env* env, std::string proc_root, const std::vector<ProcSnapshot>& departed)
-      : env_(env), root_(std::move(proc_root)) {
+  Scanner(Env* env, std::string proc_root, const std::vector<ProcSnapshot>& departed,
+          JobDetectionCache* cache)
+      : env_(env), root_(std::move(proc_root)), cache_(cache) {
     for (const ProcSnapshot& s : departed) departed_.emplace(s.pid, &s);
+    if (cache_ != nullptr) ++cache_->pass;
   }
 
   bool IsDeparted(int pid) const { return departed_.contains(pid); }
@@ -550,15 +552,49 @@ class Scanner {
   }
 
   void ReadMaps(Proc* p) {
-    auto maps = Read(p->pid, "maps", kMaxMapsBytes);
-    if (!maps.ok()) {
+    JobDetectionCache::Entry* kept = p->departed ? nullptr : CachedMaps(p);
+    if (kept == nullptr || MapsDue(*p, *kept)) {
+      auto maps = Read(p->pid, "maps", kMaxMapsBytes);
+      MapsEvidence read = maps.ok() ? EvidenceFromMaps(*maps) : MapsEvidence{};
+      if (kept == nullptr) return ApplyMaps(p, read, !maps.ok());
+      *kept = {p->start_ticks, std::move(read), !maps.ok(), env_->NowMillis(), cache_->pass};
+      ++cache_->reads;
+    }
+    ApplyMaps(p, kept->evidence, kept->unreadable);
+  }
+
+  static void ApplyMaps(Proc* p, const MapsEvidence& e, bool unreadable) {
+    if (unreadable) {
       p->maps_unreadable = true;
       return;
     }
-    MapsEvidence e = EvidenceFromMaps(*maps);
     p->framework = e.framework;
     p->gpu_runtime = e.gpu_runtime;
     if (p->trainer.empty()) p->trainer = e.trainer;
+  }
+
+  // The cache's entry for a live process, marked seen by this pass; a fresh
+  // one (read_ms 0: due) for a new process or a reused pid. Null without a cache.
+  JobDetectionCache::Entry* CachedMaps(const Proc* p) {
+    if (cache_ == nullptr) return nullptr;
+    JobDetectionCache::Entry& e = cache_->maps[p->pid];
+    if (e.start_ticks != p->start_ticks || e.read_ms == 0) e = {p->start_ticks};
+    e.pass = cache_->pass;
+    return &e;
+  }
+
+  bool MapsDue(const Proc& p, const JobDetectionCache::Entry& e) const {
+    if (e.read_ms == 0) return true;
+    int64_t now = env_->NowMillis();
+    if (now - p.start_ms < JobDetectionCache::kSettleMs) return true;
+    bool settled = e.evidence.gpu_runtime && e.evidence.framework != Framework::kUnknown;
+    return !settled && now - e.read_ms >= JobDetectionCache::kRecheckMs;
+  }
+
+  // Forgets the processes this pass did not see (exited, or pids reused).
+  void EndPass() {
+    if (cache_ == nullptr) return;
+    std::erase_if(cache_->maps, [&](const auto& kv) { return kv.second.pass != cache_->pass; });
   }
 
   // What the command line implies when the maps said nothing (or were unreadable).
@@ -593,6 +629,7 @@ class Scanner {
  private:
   Env* env_;
   std::string root_;
+  JobDetectionCache* cache_;  // may be null
   std::unordered_map<int, const ProcSnapshot*> departed_;
 };
 
@@ -1089,7 +1126,7 @@ Result<std::vector<DetectedJob>> DetectJobs(const JobDetectionOptions& options) 
   if (self == 0 && options.proc_root == "/proc") self = static_cast<int>(::getpid());
   int64_t boot_ms = ReadBootTimeSeconds(env, options.proc_root) * 1000;
 
-  Scanner scanner(env, options.proc_root, options.departed);
+  Scanner scanner(env, options.proc_root, options.departed, options.cache);
   std::vector<int> pids;
   for (const std::string& name : *names) {
     auto pid = ParseSmallInt(name);
@@ -1109,6 +1146,7 @@ Result<std::vector<DetectedJob>> DetectJobs(const JobDetectionOptions& options) 
       procs.push_back(std::move(p));
     }
   }
+  scanner.EndPass();
   Grouper grouper(&procs, &scanner, ReadBootId(env, options.proc_root),
                   options.users != nullptr ? options.users : UserNames::Default());
   return grouper.Run();
@@ -1138,7 +1176,7 @@ bool NeverAJobProgram(std::string_view raw_cmdline) {
 
 bool HasJobEvidence(const ProcSnapshot& snapshot) {
   std::vector<ProcSnapshot> one = {snapshot};
-  Scanner scanner(Env::Default(), "", one);
+  Scanner scanner(Env::Default(), "", one, /*cache=*/nullptr);
   std::unique_ptr<Proc> p = scanner.ReadProc(snapshot.pid, 0);
   if (!p) return false;
   if (!p->launcher.name.empty() || p->framework != Framework::kUnknown || !p->trainer.empty()) {

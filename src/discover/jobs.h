@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/env.h"
@@ -114,6 +115,9 @@ struct JobDetectionOptions {
   std::vector<ProcSnapshot> departed;
   // Names jobs' owners (DetectedJob::user); not owned. nullptr: UserNames::Default().
   UserNames* users = nullptr;
+  // Memory between passes (JobDetectionCache below); nullptr: every pass
+  // reads every process's maps. Not owned; one thread at a time.
+  struct JobDetectionCache* cache = nullptr;
 };
 
 // One snapshot of the jobs on this node, ordered by start time then id.
@@ -153,5 +157,33 @@ struct MapsEvidence {
   bool operator==(const MapsEvidence&) const = default;
 };
 MapsEvidence EvidenceFromMaps(std::string_view maps);
+
+// What earlier DetectJobs passes read of each live process's
+// /proc/<pid>/maps: the costliest file of a pass (hundreds of lines for a
+// Python trainer, each path rendered by the kernel), and one that settles
+// soon after start, when the framework and the GPU runtime are loaded. A
+// pass with a cache reads a process's maps again only while it may still
+// change what detection concludes: at every pass while the process is
+// younger than kSettleMs, then at most every kRecheckMs until both a
+// framework and a GPU runtime show (a trainer that imports torch late, a
+// worker that loads CUDA on its first batch). Entries are keyed by pid and
+// checked against the start ticks (a reused pid is a new process), and
+// those of processes a pass no longer saw are dropped.
+//
+// Thread safety: none; the one thread that runs the passes owns it.
+struct JobDetectionCache {
+  static constexpr int64_t kSettleMs = 60'000;
+  static constexpr int64_t kRecheckMs = 60'000;
+  struct Entry {
+    uint64_t start_ticks = 0;
+    MapsEvidence evidence;
+    bool unreadable = false;
+    int64_t read_ms = 0;  // Env::NowMillis of the read
+    uint64_t pass = 0;    // the last pass that saw the process
+  };
+  std::unordered_map<int, Entry> maps;
+  uint64_t pass = 0;
+  uint64_t reads = 0;  // maps files read, over all passes (tests, `vigil status`)
+};
 
 }  // namespace vigil::discover

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 #include "discover/fake_tree_test_util.h"
 
@@ -230,6 +231,71 @@ TEST_F(JobsTest, TorchrunWithFourRanksAndDataLoaderWorkersIsOneJob) {
 
 // Issue 13: the same pid was listed as two jobs whose ids differed by one
 // second, as btime (the wall-clock boot time, which NTP moves) jittered.
+// With a cache, a pass reads a process's maps again only while they may
+// still change what detection concludes (JobDetectionCache).
+TEST_F(JobsTest, ACacheRereadsMapsOnlyWhileTheyMayChange) {
+  long hz = ::sysconf(_SC_CLK_TCK);
+  ManualClockEnv clock(StartMs(0) + 3'600'000);  // an hour after boot
+  JobDetectionCache cache;
+  auto detect = [&] {
+    JobDetectionOptions o;
+    o.proc_root = proc_.root();
+    o.self_pid = 99999;
+    o.env = &clock;
+    o.cache = &cache;
+    auto r = DetectJobs(o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::vector<DetectedJob>{};
+  };
+  // When the cache last read a process's maps.
+  auto read_at = [&](int pid) { return cache.maps.contains(pid) ? cache.maps[pid].read_ms : -1; };
+  // Started at boot (an hour old): no framework mapped yet.
+  proc_.Add(300, 60, {"/usr/bin/python3", "serve.py"}, "python3", 1000);
+  proc_.Maps(300, kBase);
+  const int64_t t0 = clock.now;
+  EXPECT_TRUE(detect().empty());
+  EXPECT_EQ(read_at(300), t0);
+  // It imports torch: the next pass keeps what it read a moment ago...
+  proc_.Maps(300, Libs(kBase, kTorch));
+  clock.now += 5'000;
+  EXPECT_TRUE(detect().empty());
+  EXPECT_EQ(read_at(300), t0);
+  // ...and a pass a minute after the read sees it.
+  clock.now += JobDetectionCache::kRecheckMs;
+  auto jobs = detect();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].framework, Framework::kPyTorch);
+  const int64_t t1 = clock.now;
+  EXPECT_EQ(read_at(300), t1);
+  // Framework and GPU runtime both mapped: settled, not read again.
+  clock.now += 10 * JobDetectionCache::kRecheckMs;
+  EXPECT_EQ(detect().size(), 1u);
+  EXPECT_EQ(read_at(300), t1);
+
+  // A young process is read at every pass (its imports are still loading).
+  uint64_t young = static_cast<uint64_t>((clock.now.load() - StartMs(0) - 10'000) * hz / 1000);
+  proc_.Add(310, 60, {"/usr/bin/python3", "eval.py"}, "python3", young);
+  proc_.Maps(310, kBase);
+  EXPECT_EQ(detect().size(), 1u);
+  proc_.Maps(310, Libs(kBase, kTorch));
+  clock.now += 1'000;
+  EXPECT_EQ(detect().size(), 2u);
+  EXPECT_EQ(read_at(310), clock.now);
+
+  // A reused pid is a new process: read at once.
+  proc_.Add(300, 60, {"/usr/bin/python3", "serve.py"}, "python3", 1000 + 7);
+  proc_.Maps(300, kBase);
+  clock.now += 1'000;
+  EXPECT_EQ(detect().size(), 1u);  // the new 300 maps nothing yet; 310 is still a job
+  EXPECT_EQ(read_at(300), clock.now);
+  EXPECT_EQ(cache.maps[300].start_ticks, 1007u);
+  // A process gone from /proc is forgotten.
+  std::filesystem::remove_all(proc_.PidDir(300));
+  detect();
+  EXPECT_EQ(read_at(300), -1);
+  EXPECT_NE(read_at(310), -1);
+}
+
 TEST_F(JobsTest, TheIdHoldsWhenTheBootTimeMoves) {
   proc_.Framework(700, 60, {"/usr/bin/python3", "train.py"}, kTorch, {}, 4321);
   auto first = Detect();

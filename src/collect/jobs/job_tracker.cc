@@ -82,6 +82,7 @@ JobTracker::JobTracker(JobTrackerOptions options)
       env_(options_.env ? options_.env : Env::Default()),
       boot_id_(discover::ReadBootId(env_, options_.detection.proc_root)),
       users_(options_.detection.users ? options_.detection.users : discover::UserNames::Default()) {
+  if (options_.detection.cache == nullptr) options_.detection.cache = &detection_cache_;
   watcher_ = options_.watcher;
   if (watcher_ == nullptr && options_.watch_processes) {
     ProcessWatcherOptions w = options_.watch;

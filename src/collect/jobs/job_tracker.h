@@ -205,8 +205,9 @@ class JobTracker {
     discover::LogSource source;
     int64_t until_ms = 0;
   };
-  std::deque<KeptSource> short_lived_sources_;  // guarded by mu_
-  std::unique_ptr<KernelLog> kernel_log_;       // Poll() only
+  std::deque<KeptSource> short_lived_sources_;   // guarded by mu_
+  std::unique_ptr<KernelLog> kernel_log_;        // Poll() only
+  discover::JobDetectionCache detection_cache_;  // Poll() only: what passes read of maps
   bool kernel_log_failed_ = false;
   std::thread thread_;
   std::atomic<bool> stop_{false};

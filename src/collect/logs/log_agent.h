@@ -76,9 +76,11 @@ struct LogAgentOptions {
   // Acknowledged offsets reach the checkpoint file at most this often
   // (CheckpointStoreOptions::ack_persist_interval_ms): after a crash the
   // agent reads up to this much again and the server drops it.
-  int64_t checkpoint_persist_interval_ms = 1000;
-  // Between these, only files the watcher saw change are read.
-  int64_t full_pass_interval_ms = 1000;
+  int64_t checkpoint_persist_interval_ms = 5000;
+  // Between these, only files the watcher saw change are read. The full
+  // pass is the safety net for writes inotify does not report (NFS, some
+  // overlay lower layers): a stat of every followed file, so not every second.
+  int64_t full_pass_interval_ms = 5000;
   size_t read_chunk_bytes = 256u << 10;  // per ReadSome call
 
   TailerOptions tailer;

@@ -29,12 +29,16 @@
 namespace vigil::logstore {
 
 struct Options {
-  std::string dir;                     // $VIGIL_HOME/data/logs
-  Env* env = nullptr;                  // nullptr: Env::Default()
-  int retention_days = 7;              // whole days older are deleted; <= 0: never
-  size_t block_max_lines = 4096;       // at most 2^20 (larger is clamped)
-  size_t block_max_bytes = 1u << 20;   // at most 64 MiB (larger is clamped)
-  int64_t block_max_age_ms = 5000;     // a stream's head older than this is cut
+  std::string dir;                    // $VIGIL_HOME/data/logs
+  Env* env = nullptr;                 // nullptr: Env::Default()
+  int retention_days = 7;             // whole days older are deleted; <= 0: never
+  size_t block_max_lines = 4096;      // at most 2^20 (larger is clamped)
+  size_t block_max_bytes = 1u << 20;  // at most 64 MiB (larger is clamped)
+  // A stream's head older than this is cut. Heads are searched as blocks are
+  // and the WAL keeps them durable, so a cut only has to come before the
+  // head grows large: a minute makes blocks of a slow stream (a trainer's
+  // line a second) 60 lines rather than 5, and one catalog write a minute.
+  int64_t block_max_age_ms = 60'000;
   bool background_maintenance = true;  // false in tests: call Maintain()
   // Memory for block token filters (newest blocks first); the rest are read
   // from disk when a keyword query needs them. About 1 byte per stored line
