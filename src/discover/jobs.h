@@ -164,7 +164,7 @@ MapsEvidence EvidenceFromMaps(std::string_view maps);
 // soon after start, when the framework and the GPU runtime are loaded. A
 // pass with a cache reads a process's maps again only while it may still
 // change what detection concludes: at every pass while the process is
-// younger than kSettleMs, then at most every kRecheckMs until both a
+// younger than kSettleMs (20 s), then at most every kRecheckMs until both a
 // framework and a GPU runtime show (a trainer that imports torch late, a
 // worker that loads CUDA on its first batch). Entries are keyed by pid and
 // checked against the start ticks (a reused pid is a new process), and
@@ -172,7 +172,7 @@ MapsEvidence EvidenceFromMaps(std::string_view maps);
 //
 // Thread safety: none; the one thread that runs the passes owns it.
 struct JobDetectionCache {
-  static constexpr int64_t kSettleMs = 60'000;
+  static constexpr int64_t kSettleMs = 20'000;
   static constexpr int64_t kRecheckMs = 60'000;
   struct Entry {
     uint64_t start_ticks = 0;

@@ -89,7 +89,7 @@ void ProcessWatcher::Stop() {
 void ProcessWatcher::Loop() {
   while (!stop_) {
     std::vector<discover::ProcEvent> events;
-    Status st = source_->Wait(options_.poll_interval_ms, &events);
+    Status st = source_->Wait(NextWaitMs(), &events);
     if (!st.ok()) {
       Logf(LogLevel::kWarn, "process events: %s; polling /proc instead", st.ToString().c_str());
       SetSource(discover::NewProcPoller(env_, options_.proc_root, options_.poll_interval_ms));
@@ -98,6 +98,13 @@ void ProcessWatcher::Loop() {
     HandleEvents(events);
     Tick();
   }
+}
+
+int ProcessWatcher::NextWaitMs() {
+  std::lock_guard lock(mu_);
+  bool idle = pending_.empty() && recheck_.empty();
+  return idle ? std::max(options_.idle_wait_ms, options_.poll_interval_ms)
+              : options_.poll_interval_ms;
 }
 
 void ProcessWatcher::HandleEvents(const std::vector<discover::ProcEvent>& events) {

@@ -61,6 +61,9 @@ struct ProcessWatcherOptions {
   // (VIGIL_PROC_EVENTS=poll; tests of the fallback).
   bool use_connector = true;
   int poll_interval_ms = 250;
+  // With no young process to look at again, the connector is waited on this
+  // long: an event ends the wait at once, so only the idle wake-ups go.
+  int idle_wait_ms = 5000;
   size_t max_pending = 64;
   size_t max_departed = 64;
   size_t max_exits = 1024;
@@ -106,7 +109,8 @@ class ProcessWatcher {
 
   // The thread's steps.
   void HandleEvents(const std::vector<discover::ProcEvent>& events);
-  void Tick();  // refreshes young snapshots; departs those gone (poll mode)
+  void Tick();       // refreshes young snapshots; departs those gone (poll mode)
+  int NextWaitMs();  // the connector wait: short while a young process is followed
 
  private:
   struct Pending {

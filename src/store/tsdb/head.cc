@@ -42,6 +42,7 @@ bool Head::Append(HeadSeries* hs, const wire::Sample& s, uint64_t wal_segment) {
     hs->has_open = true;
   }
   hs->open.samples.push_back(s);
+  if (min_time_known_ && (min_time_ == kNoTime || s.t_ms < min_time_)) min_time_ = s.t_ms;
   hs->last_t = s.t_ms;
   hs->last = s;
   hs->has_last = true;
@@ -84,6 +85,7 @@ void Head::DropPersisted(uint64_t id, size_t count) {
       hs->persisted_max_t = std::max(hs->persisted_max_t, b.samples.back().t_ms);
     samples_ -= b.samples.size();
     hs->closed.pop_front();
+    min_time_known_ = false;
   }
 }
 
@@ -113,6 +115,7 @@ int64_t Head::CopyRange(uint64_t id, int64_t mint, int64_t maxt,
 }
 
 int64_t Head::MinTime() const {
+  if (min_time_known_) return min_time_;
   int64_t min = kNoTime;
   for (const auto& [id, hs] : series_) {
     const ChunkBuffer* b = !hs.closed.empty() ? &hs.closed.front()
@@ -121,6 +124,8 @@ int64_t Head::MinTime() const {
     if (b == nullptr || b->samples.empty()) continue;
     if (min == kNoTime || b->samples.front().t_ms < min) min = b->samples.front().t_ms;
   }
+  min_time_ = min;
+  min_time_known_ = true;
   return min;
 }
 

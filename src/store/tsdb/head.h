@@ -91,11 +91,18 @@ class Head {
   int64_t CopyRange(uint64_t id, int64_t mint, int64_t maxt, std::vector<wire::Sample>* out) const;
 
   uint64_t sample_count() const { return samples_; }
-  int64_t MinTime() const;  // oldest head sample, kNoTime if none
+  // Oldest head sample, kNoTime if none. Kept as samples arrive (every
+  // range select asks, and a walk of every series each time was a share of
+  // every alert evaluation); worked out again only after a drop.
+  int64_t MinTime() const;
   const std::unordered_map<uint64_t, HeadSeries>& series() const { return series_; }
 
  private:
   int64_t window_ms_;
+  // MinTime's answer while min_time_known_; both change under the owner's lock
+  // (the head is not thread-safe), hence mutable for the const getter.
+  mutable int64_t min_time_ = kNoTime;
+  mutable bool min_time_known_ = true;
   // Node-based: HeadSeries pointers stay valid as series are added.
   std::unordered_map<uint64_t, HeadSeries> series_;
   uint64_t samples_ = 0;

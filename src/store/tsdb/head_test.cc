@@ -54,6 +54,29 @@ TEST(HeadTest, WindowsCloseAndPersist) {
   EXPECT_FALSE(head.Append(hs, {3 * kHour, 5}, 9));
 }
 
+TEST(HeadTest, MinTimeFollowsAppendsAndDrops) {
+  Head head(2 * kHour);
+  EXPECT_EQ(head.MinTime(), kNoTime);
+  HeadSeries* a = head.GetOrCreate(1);
+  HeadSeries* b = head.GetOrCreate(2);
+  ASSERT_TRUE(head.Append(a, {5 * kHour, 1}, 1));
+  EXPECT_EQ(head.MinTime(), 5 * kHour);
+  ASSERT_TRUE(head.Append(b, {kHour, 1}, 1));  // a new series older than the rest
+  EXPECT_EQ(head.MinTime(), kHour);
+  ASSERT_TRUE(head.Append(b, {3 * kHour, 2}, 1));  // b's first window closes
+  ASSERT_TRUE(head.Append(a, {6 * kHour, 2}, 1));
+  EXPECT_EQ(head.MinTime(), kHour);
+  head.DropPersisted(2, 1);  // b's oldest window persisted: its 3 h sample is the oldest now
+  EXPECT_EQ(head.MinTime(), 3 * kHour);
+  head.CloseEnded(8 * kHour);
+  head.DropPersisted(2, 1);
+  EXPECT_EQ(head.MinTime(), 5 * kHour);
+  head.DropPersisted(1, 2);
+  EXPECT_EQ(head.MinTime(), kNoTime);
+  ASSERT_TRUE(head.Append(a, {9 * kHour, 3}, 2));
+  EXPECT_EQ(head.MinTime(), 9 * kHour);
+}
+
 TEST(HeadTest, CopyRangeReportsHeadStart) {
   Head head(2 * kHour);
   HeadSeries* hs = head.GetOrCreate(1);
