@@ -15,7 +15,12 @@ the hand-checked <name>.gold.jsonl (format: tests/data/real/README.md):
 The held-out split is the figure that counts: rules are written against dev
 only. Usage:
   bench/real_corpus_eval.py --vigil build/src/cli/vigil [--corpus tests/data/real]
-                            [--split dev|heldout|all] [--misses]
+                            [--split dev|heldout|all] [--misses] [--by-family]
+
+--by-family prints, per `#vigil family:` value, aggregate counts only (files,
+gold values, found, invented, gold events, events found, and per event kind
+gold / found): it may be run on held-out to direct where dev data is gathered;
+it never prints a line or a file.
 """
 import argparse
 import json
@@ -37,6 +42,18 @@ def read_excerpt(path):
     while i < len(lines) and lines[i].startswith(HEADER.encode()):
         i += 1
     return b"\n".join(lines[i:])
+
+
+def family_of(path):
+    """The excerpt's `#vigil family:` header value."""
+    with open(path, "rb") as f:
+        for raw in f:
+            if not raw.startswith(HEADER.encode()):
+                break
+            line = raw.decode(errors="replace").strip()
+            if line.startswith(HEADER + "family:"):
+                return line[len(HEADER + "family:"):].strip()
+    return "?"
 
 
 def inspect(vigil, body):
@@ -79,7 +96,7 @@ def score_file(vigil, log_path):
     return {
         "metrics": len(want), "found": found, "missed": missed, "invented": invented,
         "events": len(want_events), "events_found": len(want_events) - len(missed_events),
-        "missed_events": missed_events,
+        "missed_events": missed_events, "want_events": want_events,
     }
 
 
@@ -90,7 +107,11 @@ def main():
                                                      "tests", "data", "real"))
     ap.add_argument("--split", default="all", choices=["dev", "heldout", "all"])
     ap.add_argument("--misses", action="store_true", help="list what was missed or invented")
+    ap.add_argument("--by-family", action="store_true",
+                    help="aggregate counts per #vigil family: value and per event kind")
     args = ap.parse_args()
+    if args.misses and args.by_family:
+        ap.error("--by-family prints aggregates only; use --misses on dev alone")
     splits = ["dev", "heldout"] if args.split == "all" else [args.split]
     print(f"{'split':8} {'files':>5} {'metrics':>7} {'found':>6} {'recall':>7} "
           f"{'invented':>8} {'events':>6} {'found':>6} {'recall':>7}")
@@ -100,6 +121,7 @@ def main():
             continue
         total = {"files": 0, "metrics": 0, "found": 0, "invented": 0, "events": 0,
                  "events_found": 0}
+        fams, kinds = {}, {}
         for name in sorted(os.listdir(d)):
             if not name.endswith(".log"):
                 continue
@@ -108,6 +130,17 @@ def main():
             for k in ("metrics", "found", "events", "events_found"):
                 total[k] += r[k]
             total["invented"] += len(r["invented"])
+            if args.by_family:
+                f = fams.setdefault(family_of(os.path.join(d, name)),
+                                    dict.fromkeys(total, 0))
+                f["files"] += 1
+                for k in ("metrics", "found", "events", "events_found"):
+                    f[k] += r[k]
+                f["invented"] += len(r["invented"])
+                for e in r["want_events"]:
+                    kk = kinds.setdefault(e, [0, 0])
+                    kk[0] += 1
+                    kk[1] += e not in r["missed_events"]
             if args.misses and (r["missed"] or r["invented"] or r["missed_events"]):
                 print(f"  {split}/{name}:", file=sys.stderr)
                 for m in r["missed"]:
@@ -122,6 +155,26 @@ def main():
         erec = total["events_found"] / total["events"] if total["events"] else float("nan")
         print(f"{split:8} {total['files']:5} {total['metrics']:7} {total['found']:6} {rec:7.3f} "
               f"{total['invented']:8} {total['events']:6} {total['events_found']:6} {erec:7.3f}")
+        if args.by_family:
+            print_by_family(split, fams, kinds)
+
+
+def print_by_family(split, fams, kinds):
+    """Aggregates only: families ordered by what they miss (values, invented, events)."""
+    print(f"\n{split}: by family (missed = gold - found), most missed first")
+    print(f"  {'family':32} {'files':>5} {'metrics':>7} {'found':>6} {'invented':>8} "
+          f"{'events':>6} {'found':>6}")
+    order = sorted(fams.items(), key=lambda kv: (-(kv[1]['metrics'] - kv[1]['found'])
+                                                 - kv[1]['invented']
+                                                 - (kv[1]['events'] - kv[1]['events_found']),
+                                                 kv[0].lower()))
+    for name, f in order:
+        print(f"  {name:32} {f['files']:5} {f['metrics']:7} {f['found']:6} {f['invented']:8} "
+              f"{f['events']:6} {f['events_found']:6}")
+    print(f"\n{split}: by event kind")
+    print(f"  {'kind':20} {'gold':>5} {'found':>6}")
+    for k, (g, fnd) in sorted(kinds.items(), key=lambda kv: (kv[1][1] - kv[1][0], kv[0])):
+        print(f"  {k:20} {g:5} {fnd:6}")
 
 
 if __name__ == "__main__":
