@@ -93,12 +93,26 @@ bool SplitException(std::string_view line, std::string_view* name, std::string_v
   constexpr std::string_view kSeeAbove = " (see above for traceback)";
   if (line.substr(i, kSeeAbove.size()) == kSeeAbove) i += kSeeAbove.size();
   if (i < line.size() && line[i] != ':') return false;
-  if (strict && !(n.ends_with("Error") || n.ends_with("Exception") || n.ends_with("Interrupt") ||
-                  n.ends_with("Warning") || n.ends_with("Exit"))) {
-    return false;
+  auto exception_name = [](std::string_view x) {
+    return x.ends_with("Error") || x.ends_with("Exception") || x.ends_with("Interrupt") ||
+           x.ends_with("Warning") || x.ends_with("Exit");
+  };
+  std::string_view rest = i < line.size() ? Trim(line.substr(i + 1)) : std::string_view{};
+  if (strict && !exception_name(n)) {
+    // A wrapper that names the exception it carries: JAX's
+    // "jax._src.traceback_util.UnfilteredStackTrace: jaxlib.xla_extension.
+    // XlaRuntimeError: UNKNOWN: ...". The carried one is the exception.
+    std::string_view inner, inner_message;
+    if (n.find('.') == std::string_view::npos || rest.empty() ||
+        !SplitException(rest, &inner, &inner_message, /*strict=*/true)) {
+      return false;
+    }
+    *name = inner;
+    *message = inner_message;
+    return true;
   }
   *name = n;
-  *message = i < line.size() ? Trim(line.substr(i + 1)) : std::string_view{};
+  *message = rest;
   return true;
 }
 
@@ -302,8 +316,11 @@ std::optional<Event> NcclTimeoutRule(const std::vector<Line>& lines) {
   // Newer PyTorch also reports a hang of the watchdog itself ("watchdog got
   // stuck for 480 seconds without making progress") and its heartbeat
   // monitor's ("Heartbeat monitor timed out!"): collectives that never end.
-  const Line* l = FindLine(lines, {"Watchdog caught collective operation timeout",
-                                   "watchdog got stuck for ", "Heartbeat monitor timed out"});
+  // PyTorch 2.3+ names the timed-out work itself: "[PG 1 Rank 11] Timeout
+  // at NCCL work: 15734, last enqueued NCCL work: 15735, ...".
+  const Line* l =
+      FindLine(lines, {"Watchdog caught collective operation timeout", "watchdog got stuck for ",
+                       "Heartbeat monitor timed out", "Timeout at NCCL work: "});
   if (!l) return std::nullopt;
   std::string_view s = l->body;
   Event ev = MakeEvent(EventKind::kNcclTimeout, *l);
@@ -311,13 +328,18 @@ std::optional<Event> NcclTimeoutRule(const std::vector<Line>& lines) {
   size_t words = s.find("Watchdog caught");
   if (words == std::string_view::npos) words = s.find("watchdog got stuck");
   if (words == std::string_view::npos) words = s.find("Heartbeat monitor");
+  if (words == std::string_view::npos) words = s.find("Timeout at NCCL work");
   std::string_view head = s.substr(0, words);
   if (size_t r = head.rfind("Rank "); r != std::string_view::npos) {
     if (auto rank = NumberAfter(head.substr(r), "Rank ")) ev.AddNumber("rank", *rank);
   }
   std::string_view op = TextAfter(s, "OpType=", ",)");
   if (!op.empty()) ev.AddString("op", op);
-  if (auto seq = NumberAfter(s, "SeqNum=")) ev.AddNumber("seq", *seq);
+  if (auto seq = NumberAfter(s, "SeqNum=")) {
+    ev.AddNumber("seq", *seq);
+  } else if (auto work = NumberAfter(s, "Timeout at NCCL work: ")) {
+    ev.AddNumber("seq", *work);
+  }
   if (auto t = NumberAfter(s, "Timeout(ms)=")) ev.AddNumber("timeout_ms", *t);
   if (auto ran = NumberAfter(s, "ran for ")) ev.AddNumber("ran_ms", *ran);
   if (auto stuck = NumberAfter(s, "got stuck for ")) ev.AddNumber("stuck_s", *stuck);
@@ -402,8 +424,11 @@ std::optional<Event> CudaOomRule(const std::vector<Line>& lines) {
                        "OOM when allocating", "ResourceExhaustedError"});
   if (!l) {
     for (const Line& c : lines) {
+      // XLA's allocator says no "memory": "RESOURCE_EXHAUSTED: Failed to
+      // allocate request for 176.00MiB (184549376B) on device ordinal 0".
       if (c.searched && Has(c.body, "RESOURCE_EXHAUSTED") &&
-          (Has(c.body, "memory") || Has(c.body, "OOM"))) {
+          (Has(c.body, "memory") || Has(c.body, "OOM") ||
+           (Has(c.body, "Failed to allocate") && Has(c.body, " on device")))) {
         l = &c;
         break;
       }

@@ -56,8 +56,13 @@ TEST(LogEventsTest, CudaOomForms) {
             "cuda_oom");
   EXPECT_EQ(Kind("XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory allocating 1 bytes."),
             "cuda_oom");
+  // XLA's allocator names the device, not memory.
+  EXPECT_EQ(Kind("Original error: RESOURCE_EXHAUSTED: Failed to allocate request for 176.00MiB "
+                 "(184549376B) on device ordinal 0"),
+            "cuda_oom");
   // gRPC's RESOURCE_EXHAUSTED is about messages, not memory.
   EXPECT_EQ(Kind("grpc: RESOURCE_EXHAUSTED: Received message larger than max"), "");
+  EXPECT_EQ(Kind("RESOURCE_EXHAUSTED: Failed to allocate a stream slot"), "");
 }
 
 TEST(LogEventsTest, MostSpecificWinsInATraceback) {
@@ -121,6 +126,10 @@ TEST(LogEventsTest, Nccl) {
                 "1800718 milliseconds before timing out."),
             R"({"line": 1, "event": "nccl_timeout", "rank": 1, "op": "BROADCAST", "seq": 5, )"
             R"("timeout_ms": 1800000, "ran_ms": 1800718})");
+  // PyTorch 2.3+ names the work that timed out.
+  EXPECT_EQ(One("[rank11]:[E ProcessGroupNCCL.cpp:1537] [PG 1 Rank 11] Timeout at NCCL work: "
+                "15734, last enqueued NCCL work: 15735, last completed NCCL work: 15733."),
+            R"({"line": 1, "event": "nccl_timeout", "rank": 11, "seq": 15734})");
 }
 
 TEST(LogEventsTest, CudaErrors) {
@@ -254,6 +263,20 @@ TEST(LogEventsTest, FramesWithoutHeaderAcrossRecords) {
   EXPECT_EQ(ev[0].Find("frame")->value, "main.py:5 in run");
   // An exception line far from any frame is not a traceback.
   EXPECT_TRUE(d.Detect("ValueError: bad", 100).empty());
+}
+
+// A dotted wrapper that carries an exception ends headerless frames too:
+// JAX's UnfilteredStackTrace; the carried exception is reported.
+TEST(LogEventsTest, WrapperCarryingAnExceptionEndsFrames) {
+  EXPECT_EQ(One("  File \"/jax/_src/dispatch.py\", line 465, in backend_compile\n"
+                "    return backend.compile(built_c, compile_options=options)\n"
+                "jax._src.traceback_util.UnfilteredStackTrace: jaxlib.xla_extension."
+                "XlaRuntimeError: UNKNOWN: Failed to determine best cudnn convolution"),
+            R"({"line": 3, "event": "traceback", "exception": "jaxlib.xla_extension.)"
+            R"(XlaRuntimeError", "message": "UNKNOWN: Failed to determine best cudnn )"
+            R"(convolution", "frame": "/jax/_src/dispatch.py:465 in backend_compile"})");
+  // A name that is no exception's, carrying none, still does not.
+  EXPECT_EQ(Kind("  File \"t.py\", line 1, in f\n    g()\njax.config: some setting"), "");
 }
 
 // The kernel's and the schedulers' words for the OOM killer and a segfault,
