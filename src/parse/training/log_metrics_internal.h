@@ -365,6 +365,7 @@ class SegmentParser {
   inline bool PairAt(size_t sep);
   inline bool PairIs(size_t at);
   bool PairTuple(size_t open);
+  bool JoinedNames(size_t sep, size_t value_begin);
   void QualifyByGroup(Key* key);
   // log_metrics_frameworks.cc. ReadHead and CellPair are defined there,
   // inline in their one callers, ScanHeads and ScanCells; ReadHead runs for

@@ -154,6 +154,7 @@ constexpr Alias kSecondNames[] = {
     {"lm_loss", "loss"},
     {"closs", "loss"},
     {"step_loss", "loss"},
+    {"lossvalue", "loss"},  // insightface's MXNet Speedometer: "acc=0.01\tlossvalue=41.97"
     {"loss_total", "loss"},
     {"global_grad_norm", "grad_norm"},
     {"grad_norm_total", "grad_norm"},

@@ -413,7 +413,10 @@ bool SegmentParser::PairAt(size_t sep) {
   if (i >= tqdm_begin_ && i < tqdm_end_) return false;  // "Map: 100%|" is a bar
   double v;
   size_t value_at, end;
-  if (!ValueAt(s_, i, &v, &value_at, &end)) return false;
+  if (!ValueAt(s_, i, &v, &value_at, &end)) {
+    // No one value: perhaps one for each of names joined by '-'.
+    return c == ':' && !tight && !padded && sep > 0 && IsAlpha(s[sep - 1]) && JoinedNames(sep, i);
+  }
   if (c == '=') {
     while (key_end > 0 && IsSpace(s[key_end - 1]) && sep - key_end < 64) --key_end;
   }
@@ -439,6 +442,57 @@ bool SegmentParser::PairAt(size_t sep) {
   if ((tight || padded) && !found_[before].metric_looking) {
     --count_;
     return false;
+  }
+  return true;
+}
+
+// Names joined by '-' and as many numbers after the ':', one a name, in
+// order: insightface's "lr-batch-epoch: 0.01 8999 0". Taken only when the
+// counts agree and nothing but the numbers follows; the names are then
+// read one by one (AddKeyed), so only those that name a metric are kept.
+bool SegmentParser::JoinedNames(size_t sep, size_t value_begin) {
+  std::string_view s = s_;
+  size_t floor = sep > kMaxKeyLen ? sep - kMaxKeyLen : 0;
+  size_t b = sep;
+  while (b > floor && IsKeyChar(s[b - 1])) --b;
+  std::string_view names = s.substr(b, sep - b);
+  if (names.find('-') == std::string_view::npos) return false;
+  constexpr size_t kMaxNames = 4;
+  size_t name_off[kMaxNames], name_len[kMaxNames];
+  size_t n = 0;
+  for (size_t at = 0; at <= names.size();) {
+    size_t e = names.find('-', at);
+    if (e == std::string_view::npos) e = names.size();
+    if (n == kMaxNames || e == at || !IsAlpha(names[at])) return false;
+    for (size_t k = at; k < e; ++k) {
+      if (!IsWordChar(names[k])) return false;
+    }
+    name_off[n] = b + at;
+    name_len[n++] = e - at;
+    at = e + 1;
+  }
+  if (n < 2) return false;
+  size_t value_pos[kMaxNames];
+  double values[kMaxNames];
+  size_t k = 0, at = value_begin;
+  for (; k < n; ++k) {
+    if (k > 0) {
+      if (at >= s.size() || s[at] != ' ') return false;
+      ++at;
+    }
+    size_t e;
+    if (!ParseNumber(s, at, &values[k], &e) || (e < s.size() && !IsSpace(s[e]))) return false;
+    value_pos[k] = at;
+    at = e;
+  }
+  while (at < s.size() && IsSpace(s[at])) ++at;
+  if (at != s.size()) return false;
+  for (size_t i = 0; i < n; ++i) {
+    Key part;
+    part.in_line = true;
+    part.off = name_off[i];
+    part.len = name_len[i];
+    AddKeyed(value_pos[i], part, values[i], Source::kPair);
   }
   return true;
 }

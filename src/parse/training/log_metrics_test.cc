@@ -756,6 +756,26 @@ TEST(Extract, BareNames) {
   EXPECT_EQ(Training("epoch: [1/500], global_step: 10, lr: 0.001000, loss: 33.37, "
                      "avg_batch_cost: 1.11834 s, batch_cost: 0.5 s"),
             (V{"learning_rate=0.001", "loss=33.37"}));
+  // "Cost" before its number, with or without other pairs on the line
+  // (PaddlePaddle v2's event handler).
+  EXPECT_EQ(Training("Pass 0, Batch 100, Cost 2.261713, {'classification_error_evaluator': "
+                     "0.8359375}"),
+            (V{"loss=2.26171"}));
+  EXPECT_EQ(Training("Pass 18, Batch 0, Cost 0.046320"), (V{"loss=0.04632"}));
+  EXPECT_EQ(Training("Test with Pass 0, Cost 0.32, accuracy 0.9"), V{});
+}
+
+// Names joined by '-' own as many numbers: insightface's "lr-batch-epoch".
+TEST(Extract, JoinedNamesOwnTheirNumbers) {
+  EXPECT_EQ(Training("lr-batch-epoch: 0.01 8999 0"), (V{"learning_rate=0.01"}));
+  // The counts disagree, or more follows: no value is taken.
+  EXPECT_EQ(Training("lr-batch-epoch: 0.01 8999"), V{});
+  EXPECT_EQ(Training("lr-batch: 0.01 8999 done"), V{});
+  EXPECT_EQ(Training("2020-01-01T10:00:00 start"), V{});
+  // insightface's MXNet Speedometer calls its loss "lossvalue".
+  EXPECT_EQ(Training("INFO:root:Epoch[0] Batch [8880-8900]\tSpeed: 1410.46 samples/sec\t"
+                     "acc=0.000000\tlossvalue=41.974941"),
+            (V{"loss=41.9749"}));
 }
 
 // ESPnet2 names each optimizer's parameter groups; the first is the rate.
