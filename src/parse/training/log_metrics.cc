@@ -90,15 +90,15 @@ void SegmentParser::Parse(std::vector<MetricSample>* out) {
                             return c.fixed_len == 4 && std::string_view(c.fixed, 4) == "loss";
                           });
   // "Cost", a bare name of the loss (log_metrics_names.cc), before its
-  // number: PaddlePaddle's "Pass 0, Batch 100, Cost 0.52, {...}".
-  auto names_cost = [&] {
-    return s_.find("Cost ") != std::string_view::npos || s_.find("cost ") != std::string_view::npos;
-  };
+  // number beside other pairs: PaddlePaddle's "Pass 0, Batch 100, Cost 0.52,
+  // {'classification_error_evaluator': 0.83}". Only the capitalised word is
+  // looked for: a 'C' is rare in a log line, an 'o' is not.
+  auto names_cost = [&] { return s_.find("Cost ") != std::string_view::npos; };
   auto names_loss = [&] {
     return s_.find("loss") != std::string_view::npos || s_.find("Loss") != std::string_view::npos ||
            s_.find("LOSS") != std::string_view::npos || names_cost();
   };
-  if (pairs ? !loss && names_loss() : LetterPairs(s_, kMetricPairs) || names_cost()) {
+  if (pairs ? !loss && names_loss() : LetterPairs(s_, kMetricPairs)) {
     ScanWordRuns();
     if (count_ == 0) ScanMessageTail();
   }

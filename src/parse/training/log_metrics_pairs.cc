@@ -415,7 +415,8 @@ bool SegmentParser::PairAt(size_t sep) {
   size_t value_at, end;
   if (!ValueAt(s_, i, &v, &value_at, &end)) {
     // No one value: perhaps one for each of names joined by '-'.
-    return c == ':' && !tight && !padded && sep > 0 && IsAlpha(s[sep - 1]) && JoinedNames(sep, i);
+    return c == ':' && !tight && !padded && sep > 0 && i < s.size() && IsDigit(s[i]) &&
+           IsAlpha(s[sep - 1]) && JoinedNames(sep, i);
   }
   if (c == '=') {
     while (key_end > 0 && IsSpace(s[key_end - 1]) && sep - key_end < 64) --key_end;
@@ -450,7 +451,7 @@ bool SegmentParser::PairAt(size_t sep) {
 // order: insightface's "lr-batch-epoch: 0.01 8999 0". Taken only when the
 // counts agree and nothing but the numbers follows; the names are then
 // read one by one (AddKeyed), so only those that name a metric are kept.
-bool SegmentParser::JoinedNames(size_t sep, size_t value_begin) {
+[[gnu::noinline, gnu::cold]] bool SegmentParser::JoinedNames(size_t sep, size_t value_begin) {
   std::string_view s = s_;
   size_t floor = sep > kMaxKeyLen ? sep - kMaxKeyLen : 0;
   size_t b = sep;
