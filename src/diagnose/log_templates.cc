@@ -1,6 +1,8 @@
 #include "diagnose/log_templates.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <charconv>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -26,9 +28,39 @@ constexpr size_t kMapEntryBytes = 32;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-bool IsOpen(char c) { return std::string_view("([{<'\"`").find(c) != std::string_view::npos; }
+bool IsOpen(char c) {
+  switch (c) {
+    case '(':
+    case '[':
+    case '{':
+    case '<':
+    case '\'':
+    case '"':
+    case '`':
+      return true;
+    default:
+      return false;
+  }
+}
 bool IsClose(char c) {
-  return std::string_view(")]}>,;:.'\"`!?").find(c) != std::string_view::npos;
+  switch (c) {
+    case ')':
+    case ']':
+    case '}':
+    case '>':
+    case ',':
+    case ';':
+    case ':':
+    case '.':
+    case '\'':
+    case '"':
+    case '`':
+    case '!':
+    case '?':
+      return true;
+    default:
+      return false;
+  }
 }
 
 // Numbers, sizes, durations ("12.5s", "1:02:03"), timestamps, IPs, ratios:
@@ -92,25 +124,47 @@ uint64_t ForEachLine(std::string_view record, size_t max, Fn fn) {
   }
 }
 
+constexpr std::string_view kFailureWords[] = {"Traceback (most recent call last)",
+                                              "Error",
+                                              "Exception",
+                                              "FATAL",
+                                              "Fatal",
+                                              "CUDA error",
+                                              "NCCL WARN",
+                                              "Killed",
+                                              "Segmentation fault",
+                                              "core dumped",
+                                              "out of memory",
+                                              "Aborted",
+                                              "ERROR",
+                                              "CRITICAL",
+                                              "panic:"};
+
+// For each byte, the failure words that begin with it (a bit each): one
+// pass over the line instead of one search per word.
+constexpr std::array<uint16_t, 256> kFailureFirstBytes = [] {
+  std::array<uint16_t, 256> t{};
+  for (size_t w = 0; w < std::size(kFailureWords); ++w) {
+    t[static_cast<unsigned char>(kFailureWords[w][0])] |= static_cast<uint16_t>(1u << w);
+  }
+  return t;
+}();
+
 bool NamesFailure(std::string_view line) {
-  static constexpr std::string_view kWords[] = {"Traceback (most recent call last)",
-                                                "Error",
-                                                "Exception",
-                                                "FATAL",
-                                                "Fatal",
-                                                "CUDA error",
-                                                "NCCL WARN",
-                                                "Killed",
-                                                "Segmentation fault",
-                                                "core dumped",
-                                                "out of memory",
-                                                "Aborted",
-                                                "ERROR",
-                                                "CRITICAL",
-                                                "panic:"};
   line = line.substr(0, std::min(line.size(), kSeverityScanBytes));
-  return std::any_of(std::begin(kWords), std::end(kWords),
-                     [&](std::string_view w) { return line.find(w) != std::string_view::npos; });
+  for (size_t i = 0; i < line.size(); ++i) {
+    for (uint16_t m = kFailureFirstBytes[static_cast<unsigned char>(line[i])]; m != 0; m &= m - 1) {
+      if (line.substr(i).starts_with(kFailureWords[std::countr_zero(m)])) return true;
+    }
+  }
+  return false;
+}
+
+// A line PrintableLine would return unchanged: printable ASCII, no
+// trailing space, within the bound. Most lines are; they skip its copies.
+bool AlreadyPrintable(std::string_view s, size_t max_bytes) {
+  if (s.size() > max_bytes || s.empty() || s.back() == ' ') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
 }
 
 }  // namespace
@@ -157,8 +211,12 @@ void MaskToken(std::string_view token, std::string* out) {
   }
   // key=value, key:value (loss=2.31, cuda:0, tcp://10.0.0.5:29500): the key
   // stays, whatever the digits in the whole.
-  size_t sep = core.find('=');
-  if (sep == std::string_view::npos) sep = core.find(':');
+  size_t eq = std::string_view::npos, colon = std::string_view::npos;
+  for (size_t i = 0; i < core.size() && eq == std::string_view::npos; ++i) {
+    if (core[i] == '=') eq = i;
+    if (core[i] == ':' && colon == std::string_view::npos) colon = i;
+  }
+  const size_t sep = eq != std::string_view::npos ? eq : colon;
   if (sep != std::string_view::npos && sep > 0 && sep + 1 < core.size()) {
     if (!IsVariable(core.substr(sep + 1))) {
       out->append(token);
@@ -199,7 +257,8 @@ struct LogTemplateMiner::Cluster {
   int64_t last_ms = 0;
   std::string example;
   uint8_t streams = 0;
-  bool spared = false;  // an error template's second chance was used
+  bool spared = false;   // an error template's second chance was used
+  uint64_t touched = 0;  // when last created or matched (clock_)
   Node* leaf = nullptr;
   size_t bytes = 0;  // counted in bytes_
   std::list<Cluster>::iterator self;
@@ -227,6 +286,7 @@ LogTemplateMiner::LogTemplateMiner(LogTemplateOptions options)
   options_.depth = std::max<size_t>(options_.depth, 3);
   options_.max_children = std::max<size_t>(options_.max_children, 1);
   options_.max_templates = std::max<size_t>(options_.max_templates, 1);
+  options_.max_leaf_templates = std::max<size_t>(options_.max_leaf_templates, 1);
   options_.max_tokens = std::max<size_t>(options_.max_tokens, 1);
   options_.max_line_bytes = std::max<size_t>(options_.max_line_bytes, 16);
   options_.max_record_lines = std::max<size_t>(options_.max_record_lines, 1);
@@ -257,7 +317,11 @@ void LogTemplateMiner::AddLine(std::string_view raw, int64_t time_ms, wire::LogL
   ++totals_.lines;
   ++(in_window_ ? totals_.window_lines : totals_.baseline_lines);
   bool truncated = raw.size() > options_.max_line_bytes;
-  const std::string line = PrintableLine(raw, options_.max_line_bytes);
+  std::string_view line = raw;
+  if (!AlreadyPrintable(raw, options_.max_line_bytes)) {
+    printable_ = PrintableLine(raw, options_.max_line_bytes);
+    line = printable_;
+  }
   if (TrimSpace(line).empty()) {
     ++totals_.blank_lines;
     return;
@@ -291,8 +355,8 @@ void LogTemplateMiner::Tokenize(std::string_view line) {
       ++i;
       continue;
     }
-    size_t j = line.find(' ', i);
-    if (j == std::string_view::npos) j = line.size();
+    size_t j = i + 1;
+    while (j < line.size() && line[j] != ' ') ++j;  // tokens are short: no memchr call
     if (spans_.size() == options_.max_tokens) {
       masked_.resize(spans_.back().first);
       spans_.back().second = kWild.size();
@@ -367,14 +431,18 @@ LogTemplateMiner::Cluster* LogTemplateMiner::Match(Node* leaf) const {
   double best_sim = -1;
   size_t best_params = 0;
   const size_t n = tokens_.size();
+  // Fewer equal positions than this cannot match: a template stops being
+  // compared once its remaining tokens cannot get there.
+  const double need = options_.similarity * static_cast<double>(n) - 1e-9;
   for (Cluster* c : leaf->clusters) {
     if (c->tokens.size() != n) continue;
-    size_t same = 0, params = 0;
-    for (size_t i = 0; i < n; ++i) {
+    size_t same = 0, params = 0, i = 0;
+    for (; i < n && static_cast<double>(same + (n - i)) >= need; ++i) {
       const bool wild = c->tokens[i] == kWild;
       params += wild;
       same += wild ? tokens_[i] == kWild : c->tokens[i] == tokens_[i];
     }
+    if (i < n) continue;
     const double sim = static_cast<double>(same) / static_cast<double>(n);
     if (sim > best_sim || (sim == best_sim && params > best_params)) {
       best = c;
@@ -387,12 +455,17 @@ LogTemplateMiner::Cluster* LogTemplateMiner::Match(Node* leaf) const {
 
 LogTemplateMiner::Cluster* LogTemplateMiner::NewCluster(TemplateSeverity severity) {
   Node* leaf = InsertPath(severity);
+  // Every line routed here is compared with each template of the leaf: a
+  // full leaf gives up its least recently matched one (all of a leaf's
+  // templates have the same severity).
+  if (leaf->clusters.size() >= options_.max_leaf_templates) Drop(LeafVictim(*leaf), false);
   lru_.emplace_front();
   Cluster* c = &lru_.front();
   c->self = lru_.begin();
   c->id = next_id_++;
   c->tokens.assign(tokens_.begin(), tokens_.end());
   c->severity = severity;
+  c->touched = ++clock_;
   c->leaf = leaf;
   leaf->clusters.push_back(c);
   Recount(c);
@@ -426,6 +499,7 @@ void LogTemplateMiner::Record(Cluster* c, std::string_view line, int64_t time_ms
 
 void LogTemplateMiner::Touch(Cluster* c) {
   c->spared = false;
+  c->touched = ++clock_;
   lru_.splice(lru_.begin(), lru_, c->self);
 }
 
@@ -439,14 +513,28 @@ void LogTemplateMiner::Evict() {
       lru_.splice(lru_.begin(), lru_, victim.self);
       continue;
     }
-    ++totals_.evicted_templates;
-    totals_.evicted_lines += victim.count + victim.baseline_count;
-    bytes_ -= victim.bytes;
-    Node* leaf = victim.leaf;
-    std::erase(leaf->clusters, &victim);
-    lru_.pop_back();
-    Prune(leaf);
+    Drop(&victim, true);
   }
+}
+
+LogTemplateMiner::Cluster* LogTemplateMiner::LeafVictim(const Node& leaf) const {
+  Cluster* victim = nullptr;
+  for (Cluster* c : leaf.clusters) {
+    if (victim == nullptr || c->touched < victim->touched) victim = c;
+  }
+  return victim;
+}
+
+// Forgets a template (its lines are counted as evicted); `prune` removes
+// tree branches left empty.
+void LogTemplateMiner::Drop(Cluster* victim, bool prune) {
+  ++totals_.evicted_templates;
+  totals_.evicted_lines += victim->count + victim->baseline_count;
+  bytes_ -= victim->bytes;
+  Node* leaf = victim->leaf;
+  std::erase(leaf->clusters, victim);
+  lru_.erase(victim->self);
+  if (prune) Prune(leaf);
 }
 
 // Removes `node` and its ancestors while they hold nothing.

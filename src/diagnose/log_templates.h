@@ -72,6 +72,10 @@ struct LogTemplateOptions {
   size_t depth = 4;           // Drain3's: root, token count, depth-3 token layers, leaf (>= 3)
   size_t max_children = 100;  // per tree node
   size_t max_templates = 1000;
+  // Templates in one tree leaf: each line is compared with all of them, so
+  // this bounds a line's cost when routing fails (many lines of one length
+  // whose first tokens are all new). Not in Drain3.
+  size_t max_leaf_templates = 64;
   size_t max_bytes = 4u << 20;    // the miner's counted memory (MemoryBytes)
   size_t max_line_bytes = 2048;   // a line is cut there (counted in truncated_lines)
   size_t max_tokens = 128;        // the rest of a longer line becomes one <*>
@@ -149,6 +153,8 @@ class LogTemplateMiner {
   void Record(Cluster* c, std::string_view line, int64_t time_ms, uint8_t stream);
   void Touch(Cluster* c);
   void Evict();
+  Cluster* LeafVictim(const Node& leaf) const;
+  void Drop(Cluster* victim, bool prune);
   void Prune(Node* node);
   void Recount(Cluster* c);
   static size_t NodeBytes(const Node& node);
@@ -157,10 +163,13 @@ class LogTemplateMiner {
   std::unique_ptr<Node> root_;
   std::list<Cluster> lru_;  // most recently matched first
   uint64_t next_id_ = 1;
+  uint64_t clock_ = 0;  // counts creations and matches, for LeafVictim
   size_t bytes_ = 0;
   bool in_window_ = false;
   LogTemplateTotals totals_;
-  // Per-line scratch, reused: the masked line and its tokens' spans.
+  // Per-line scratch, reused: the printable line (when it needed work), the
+  // masked line and its tokens' spans.
+  std::string printable_;
   std::string masked_;
   std::vector<std::pair<size_t, size_t>> spans_;
   std::vector<std::string_view> tokens_;

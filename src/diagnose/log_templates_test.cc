@@ -392,6 +392,28 @@ TEST(LogTemplates, MaxChildrenSendsNewTokensToTheWildcard) {
   EXPECT_LE(m.totals().templates, 3u);
 }
 
+// When routing fails (every first token new, the node full), a leaf keeps at
+// most max_leaf_templates: what a line is compared with stays bounded.
+TEST(LogTemplates, LeafCapKeepsTheRecentlyMatched) {
+  LogTemplateOptions o;
+  o.max_children = 2;
+  o.max_leaf_templates = 8;
+  LogTemplateMiner m(o);
+  m.Add("keepalive wa wb wc wd", kAt);  // the first child: a leaf of its own
+  m.Add("steady wa wb wc wd", kAt);     // the second child is the <*> branch
+  for (size_t i = 0; i < 1000; ++i) {
+    m.Add(Word(i, 0) + " " + Word(i, 1) + " " + Word(i, 2) + " " + Word(i, 3) + " " + Word(i, 4),
+          kAt);
+    if (i % 4 == 0) m.Add("steady wa wb wc wd", kAt);  // matched often: kept
+  }
+  auto t = m.totals();
+  EXPECT_EQ(t.templates, 1u + 8u);
+  EXPECT_EQ(t.evicted_templates, 1002u - 9u);
+  EXPECT_NE(Find(m.Templates(), "keepalive"), nullptr);
+  EXPECT_NE(Find(m.Templates(), "steady"), nullptr);
+  EXPECT_NE(Find(m.Templates(), Word(999, 0)), nullptr);
+}
+
 // ---------------------------------------------------------------------------
 // From the log store
 
