@@ -4,10 +4,17 @@
 //
 //   log_templates_bench FILE [MAX_LINES] [ROUNDS]   (default: all lines, 3 rounds)
 //   log_templates_bench --distinct N [ROUNDS]
+//   log_templates_bench --store DIR [RUNS]          (default 5 runs)
 //
 // --distinct mines N generated lines that are all different templates (eight
 // words of letters each, no two lines sharing one): the worst case, where
 // the bounds (1000 templates, 4 MiB) evict on every line.
+//
+// --store opens a log store built by `logstore_bench ingest FILE DIR` (job
+// "train", lines 37 ms apart ending at ingest time) and times what an alert
+// at the newest line costs: LogTemplatesFor with the default window (5 min,
+// baseline 15 min, at most 20,000 lines each), reading included; median of
+// RUNS (the first one, on a freshly opened store, reported apart).
 //
 // The lines are read into memory first. Each round mines them with a fresh
 // miner: the first quarter as the baseline, the rest as the window, times
@@ -57,6 +64,52 @@ std::string DistinctLine(size_t i) {
   return line;
 }
 
+int StoreMode(const char* dir, int runs) {
+  using namespace vigil;
+  logstore::Options o;
+  o.dir = dir;
+  o.retention_days = 0;
+  o.background_maintenance = false;
+  auto store = logstore::LogStore::Open(o);
+  if (!store.ok()) {
+    std::fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
+    return 1;
+  }
+  const std::vector<logstore::LabelMatcher> job = {{logstore::MatchType::kEqual, "job", "train"}};
+  logstore::LogQuery newest;
+  newest.matchers = job;
+  newest.limit = 1;
+  auto last = (*store)->Query(newest);
+  if (!last.ok() || last->entries.empty()) {
+    std::fprintf(stderr, "no lines of job train in %s\n", dir);
+    return 1;
+  }
+  const int64_t at_ms = last->entries[0].time_ns / 1'000'000;
+  std::vector<double> ms;
+  diagnose::LogTemplateSummary s;
+  for (int r = 0; r < runs; ++r) {
+    const auto w0 = std::chrono::steady_clock::now();
+    auto result = diagnose::LogTemplatesFor(**store, job, at_ms);
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count());
+    if (!result.ok()) {
+      std::fprintf(stderr, "mine: %s\n", result.status().ToString().c_str());
+      return 1;
+    }
+    s = std::move(*result);
+  }
+  const double first = ms[0];
+  std::sort(ms.begin(), ms.end());
+  std::printf(
+      "store_lines: %llu\nbaseline_lines: %llu\nwindow_lines: %llu\ntemplates: %zu\n"
+      "read_capped: %d\nfirst_run_ms: %.1f\nmedian_ms: %.1f\n",
+      static_cast<unsigned long long>((*store)->Stats().lines),
+      static_cast<unsigned long long>(s.totals.baseline_lines),
+      static_cast<unsigned long long>(s.totals.window_lines), s.window_templates,
+      s.read_capped ? 1 : 0, first, ms[ms.size() / 2]);
+  return (*store)->Close().ok() ? 0 : 1;
+}
+
 struct Round {
   double wall = 0, cpu = 0;
   size_t peak_bytes = 0;
@@ -68,8 +121,14 @@ struct Round {
 int main(int argc, char** argv) {
   using namespace vigil::diagnose;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s FILE [MAX_LINES] [ROUNDS]\n", argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s FILE [MAX_LINES] [ROUNDS] | --distinct N [ROUNDS] | --store DIR [RUNS]\n",
+        argv[0]);
     return 2;
+  }
+  if (std::string(argv[1]) == "--store" && argc > 2) {
+    return StoreMode(argv[2], argc > 3 ? std::max(1, std::atoi(argv[3])) : 5);
   }
   const bool distinct = std::string(argv[1]) == "--distinct";
   const size_t max_lines = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : SIZE_MAX;

@@ -684,7 +684,7 @@ struct ReadBounds {
 };
 
 // The newest records of [start_ns, end_ns), oldest first, within `bounds`;
-// *capped when there were more.
+// sets *capped when there were more.
 Status ReadNewest(const logstore::LogStore& store,
                   const std::vector<logstore::LabelMatcher>& matchers, int64_t start_ns,
                   int64_t end_ns, ReadBounds bounds, const LogTemplateOptions& o,
@@ -695,13 +695,15 @@ Status ReadNewest(const logstore::LogStore& store,
   q.end_ns = end_ns;
   q.forward = false;
   size_t bytes = 0;
-  while (start_ns < end_ns && out->size() < bounds.max_lines) {
+  bool full = false;
+  // (A limit of 0 would be no limit to Query: max_lines 0 reads nothing.)
+  while (!full && start_ns < end_ns && out->size() < bounds.max_lines) {
     q.limit = std::min(logstore::kMaxQueryLimit, bounds.max_lines - out->size());
     auto r = store.Query(q);
     if (!r.ok()) return r.status();
     for (const logstore::LogEntry& e : r->entries) {
       if (bytes >= bounds.max_bytes) {
-        *capped = true;
+        full = true;
         break;
       }
       HeldLine& h = out->emplace_back();
@@ -711,11 +713,13 @@ Status ReadNewest(const logstore::LogStore& store,
       h.text = ClipRecord(e.line, o, dropped);
       bytes += h.text.size();
     }
-    if (*capped || !r->truncated || r->entries.empty()) break;
-    if (out->size() == bounds.max_lines) *capped = true;
+    if (!r->truncated || r->entries.empty()) break;
+    // The limit was reached: a full read may have had more (or just ended).
+    full = full || out->size() >= bounds.max_lines;
     q.after = std::make_pair(r->entries.back().time_ns, r->entries.back().seq);
   }
   std::reverse(out->begin(), out->end());
+  *capped = *capped || full;
   return Status::Ok();
 }
 

@@ -497,6 +497,13 @@ TEST_F(LogTemplatesStoreTest, MinesTheWindowAgainstTheBaseline) {
   EXPECT_EQ(r->totals.window_lines, 100u);
   EXPECT_EQ(r->totals.baseline_lines, 10u);
   EXPECT_EQ(r->templates[0].severity, TemplateSeverity::kError);  // the newest line is in
+  // A capped baseline does not cut the window short.
+  w = {};
+  w.max_baseline_lines = 10;
+  r = JobLogTemplates(*store_, report, kAt, w);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->read_capped);
+  EXPECT_EQ(r->totals.window_lines, 12001u);
 }
 
 }  // namespace
