@@ -18,10 +18,11 @@
 // Severity is part of the route, so an ERROR line never merges into the INFO
 // template next to it.
 //
-// Memory is bounded: lines are cut to max_line_bytes and max_tokens, and the
-// miner keeps at most max_templates templates and max_bytes (counted: tokens,
-// examples, tree nodes), evicting the least recently matched (an error
-// template gets one second chance). Log text is untrusted: any bytes are
+// Memory and time are bounded: lines are cut to max_line_bytes and
+// max_tokens; a leaf holds at most max_leaf_templates (what a line is
+// compared with); the miner keeps at most max_templates templates and
+// max_bytes (counted: tokens, examples, tree nodes), evicting the least
+// recently matched (an error template gets one second chance). Log text is untrusted: any bytes are
 // taken (sanitised as log_excerpt.h's PrintableLine does), nothing throws.
 //
 // Thread safety: a LogTemplateMiner is not thread-safe (one per diagnosis);
@@ -104,8 +105,8 @@ struct LogTemplateTotals {
   uint64_t window_lines = 0;
   uint64_t blank_lines = 0;      // empty once made printable: not mined
   uint64_t truncated_lines = 0;  // longer than max_line_bytes or max_tokens
-  // Not mined: beyond max_record_lines of a record, or (LogTemplatesFor)
-  // beyond the read bounds.
+  // Not mined: beyond max_record_lines of a record. (Lines LogTemplatesFor
+  // did not read show as LogTemplateSummary::read_capped.)
   uint64_t dropped_lines = 0;
   uint64_t templates = 0;          // held now
   uint64_t evicted_templates = 0;  // for the bounds; their lines are lost
