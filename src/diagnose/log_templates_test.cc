@@ -268,6 +268,20 @@ TEST(LogTemplates, RankingErrorsThenNewThenCount) {
   EXPECT_EQ(excerpt[0], "[error] x1 new: NCCL WARN Call to ibv_create_qp failed");
 }
 
+TEST(LogTemplates, StreamsAndExcerptCuts) {
+  EXPECT_EQ(StreamKindOf({{"job", "a"}, {"stream", "stderr"}}), kStreamStderr);
+  EXPECT_EQ(StreamKindOf({{"stream", "stdout"}}), kStreamStdout);
+  EXPECT_EQ(StreamKindOf({{"source", "/var/log/train.log"}}), kStreamOther);
+  LogTemplateMiner m;
+  m.StartWindow();
+  std::string words;
+  for (int i = 0; i < 20; ++i) words += " abc";
+  m.Add("Fatal Python error:" + words, kAt);
+  auto lines = TemplateExcerpt(RankTemplates(m), 5, 40);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "[error] x1 new: Fatal Python error: a…");
+}
+
 TEST(LogTemplates, JsonShape) {
   LogTemplateMiner m;
   m.StartWindow();
@@ -497,6 +511,14 @@ TEST_F(LogTemplatesStoreTest, MinesTheWindowAgainstTheBaseline) {
   EXPECT_EQ(r->totals.window_lines, 100u);
   EXPECT_EQ(r->totals.baseline_lines, 10u);
   EXPECT_EQ(r->templates[0].severity, TemplateSeverity::kError);  // the newest line is in
+  // So do bounded bytes: each line's text is held while reading.
+  w = {};
+  w.max_read_bytes = 1000;
+  r = JobLogTemplates(*store_, report, kAt, w);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->read_capped);
+  EXPECT_LT(r->totals.window_lines, 100u);
+  EXPECT_GT(r->totals.window_lines, 10u);
   // A capped baseline does not cut the window short.
   w = {};
   w.max_baseline_lines = 10;
