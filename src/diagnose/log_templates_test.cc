@@ -501,31 +501,29 @@ TEST_F(LogTemplatesStoreTest, MinesTheWindowAgainstTheBaseline) {
   EXPECT_EQ(s.templates[1].first_ms, kAt - 4 * kMin);
   EXPECT_EQ(s.templates[1].example, "step 600 loss 1.0");
 
-  // Bounded reads keep the newest lines.
-  LogTemplateWindow w;
-  w.max_window_lines = 100;
-  w.max_baseline_lines = 10;
-  r = JobLogTemplates(*store_, report, kAt, w);
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->read_capped);
-  EXPECT_EQ(r->totals.window_lines, 100u);
-  EXPECT_EQ(r->totals.baseline_lines, 10u);
-  EXPECT_EQ(r->templates[0].severity, TemplateSeverity::kError);  // the newest line is in
-  // So do bounded bytes: each line's text is held while reading.
-  w = {};
-  w.max_read_bytes = 1000;
-  r = JobLogTemplates(*store_, report, kAt, w);
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->read_capped);
-  EXPECT_LT(r->totals.window_lines, 100u);
-  EXPECT_GT(r->totals.window_lines, 10u);
+  // Bounded reads keep the newest lines, and say they were capped.
+  auto capped = [&](size_t window_lines, size_t baseline_lines, size_t read_bytes) {
+    LogTemplateWindow w;
+    w.max_window_lines = window_lines;
+    w.max_baseline_lines = baseline_lines;
+    w.max_read_bytes = read_bytes;
+    auto c = JobLogTemplates(*store_, report, kAt, w);
+    EXPECT_TRUE(c.ok());
+    EXPECT_TRUE(c.ok() && c->read_capped);
+    return c.ok() ? *c : LogTemplateSummary{};
+  };
+  LogTemplateSummary c = capped(100, 10, 8u << 20);
+  EXPECT_EQ(c.totals.window_lines, 100u);
+  EXPECT_EQ(c.totals.baseline_lines, 10u);
+  ASSERT_FALSE(c.templates.empty());
+  EXPECT_EQ(c.templates[0].severity, TemplateSeverity::kError);  // the newest line is in
+  // Bytes: each line's text is held while reading.
+  c = capped(20000, 20000, 1000);
+  EXPECT_LT(c.totals.window_lines, 100u);
+  EXPECT_GT(c.totals.window_lines, 10u);
   // A capped baseline does not cut the window short.
-  w = {};
-  w.max_baseline_lines = 10;
-  r = JobLogTemplates(*store_, report, kAt, w);
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->read_capped);
-  EXPECT_EQ(r->totals.window_lines, 12001u);
+  c = capped(20000, 10, 8u << 20);
+  EXPECT_EQ(c.totals.window_lines, 12001u);
 }
 
 }  // namespace
