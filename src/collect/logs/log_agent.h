@@ -60,7 +60,10 @@ struct LogAgentOptions {
   // label. Both are called on the agent's thread.
   std::function<std::string(const discover::LogSource&)> run_of;
   std::function<void()> refresh_runs;
-  int64_t discovery_interval_ms = 3000;
+  // Process discovery walks every process's fd table (docs/discovery.md
+  // "Cost"); a `vigil run` job's files are found at once from the spool's
+  // inotify event, and a tailed file's lines never wait for discovery.
+  int64_t discovery_interval_ms = 5000;
   // A source no longer discovered is closed once read to its end and idle this long.
   int64_t close_after_ms = 60'000;
   // A file seen at the agent's first discovery with no checkpoint is read
@@ -72,7 +75,7 @@ struct LogAgentOptions {
   // A line waits at most this long to be sent: a batch is sent when it is
   // this old or full, so lines of many files arriving one by one travel
   // together (one store sync and one checkpoint update for all of them).
-  int64_t batch_max_delay_ms = 200;
+  int64_t batch_max_delay_ms = 500;
   // Acknowledged offsets reach the checkpoint file at most this often
   // (CheckpointStoreOptions::ack_persist_interval_ms): after a crash the
   // agent reads up to this much again and the server drops it.
