@@ -226,7 +226,7 @@ constexpr std::string_view kAnchors[] = {
     "train metrics", "Kill process", "oom-kill event", "Out Of Memory", "skipped=",
     "skipped iterations:", "Training time", "Cuda failure", "ut of memory", "skip_batches=",
     "Traceback (most recent call last)", "File \"", "nan loss", "NaN loss", "Nan loss",
-    "raining time",
+    "raining time", "nd of training",
 };
 // clang-format on
 
@@ -736,6 +736,18 @@ bool TrainingDuration(std::string_view s) {
   return i < s.size() && IsDigit(s[i]) && s.substr(i).find(':') != std::string_view::npos;
 }
 
+// "| End of training | test loss 4.87 |" (pytorch/examples' word language
+// model), "End of training.": the phrase starts the message and is followed
+// only by spaces, then the line's end or one of | . , : ! -- so "End of
+// training data" is no end of a run.
+bool EndOfTraining(std::string_view s) {
+  size_t at = FindNoCase(s, "end of training");
+  if (at == std::string_view::npos || !AtMessageStart(s, at)) return false;
+  size_t i = at + 15;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return i == s.size() || s[i] == '|' || s[i] == '.' || s[i] == ',' || s[i] == ':' || s[i] == '!';
+}
+
 // Normal ends a trainer prints. Conservative: a generic phrase counts only
 // at the start of the message and never on a line about an epoch.
 std::optional<Event> CompletedRule(const std::vector<Line>& lines) {
@@ -752,8 +764,10 @@ std::optional<Event> CompletedRule(const std::vector<Line>& lines) {
                 (Has(s, "`Trainer.fit` stopped: `max_") && Has(s, "` reached")) ||
                 Has(s, " epochs completed in ");
     if (!done && FindNoCase(s, "epoch") == std::string_view::npos) {
+      done = EndOfTraining(s);
       for (std::string_view phrase : {"training completed", "training complete",
                                       "training finished", "finished training", "training done"}) {
+        if (done) break;
         size_t at = FindNoCase(s, phrase);
         if (at == std::string_view::npos) continue;
         size_t end = at + phrase.size();

@@ -200,6 +200,13 @@ TEST(LogEventsTest, Completion) {
   EXPECT_EQ(Kind("Training time per epoch 1:00"), "");
   EXPECT_EQ(Kind("pretraining complete"), "");
   EXPECT_EQ(Kind("Preprocessing finished"), "");
+  // pytorch/examples' word language model closes its run with a table row.
+  EXPECT_EQ(Kind("| End of training | test loss  4.87 | test ppl   130.37"), "completed");
+  EXPECT_EQ(Kind("2024-05-01 10:00:00 INFO  End of training."), "completed");
+  EXPECT_EQ(Kind("End of training"), "completed");
+  EXPECT_EQ(Kind("End of training data, rewinding the loader"), "");
+  EXPECT_EQ(Kind("| end of training epoch 3 | time: 23.49s"), "");
+  EXPECT_EQ(Kind("reached the end of training"), "");  // not the message's start
 }
 
 TEST(LogEventsTest, XidEvent) {
