@@ -600,7 +600,6 @@ std::vector<Notification> AlertEngine::Evaluate(int64_t now_ms) {
 
 void AlertEngine::AttachLogExcerpts(std::vector<Alert>* changed, int64_t now_ms,
                                     bool reports_fresh) {
-  if (sources_.reporter == nullptr) return;
   std::map<const diagnose::JobReport*, std::vector<std::string>> by_job;
   auto excerpt = [&](const diagnose::JobReport& r) -> const std::vector<std::string>& {
     auto it = by_job.find(&r);
@@ -609,17 +608,20 @@ void AlertEngine::AttachLogExcerpts(std::vector<Alert>* changed, int64_t now_ms,
   };
   for (Alert& a : *changed) {
     if (a.state != AlertState::kFiring || a.fired_at_ms != now_ms) continue;
-    if (const diagnose::JobReport* r = ReportFor(a, last_reports_)) {
+    const diagnose::JobReport* r = ReportFor(a, last_reports_);  // none without a reporter
+    if (r != nullptr && sources_.reporter != nullptr) {
       a.log_excerpt = excerpt(*r);
       tracker_.SetLogExcerpt(a.id, a.log_excerpt);
     }
+    a.diagnosis = DiagnosisOf(a, r);
+    tracker_.SetDiagnosis(a.id, a.diagnosis);
   }
   // A run that just ended: its last lines (a crash's traceback, held by
   // the multiline stage, from a file discovered late) may reach the store
   // seconds after its end is known, so the alerts about it take its excerpt
   // again at each reading of the reports until its summary settles, as the
   // summary does; group_wait (30 s by default) sends them after that.
-  if (!reports_fresh) return;
+  if (!reports_fresh || sources_.reporter == nullptr) return;
   std::vector<std::pair<std::string, std::vector<std::string>>> refreshed;
   for (const auto& [id, a] : tracker_.active()) {
     if (a.state != AlertState::kFiring || a.fired_at_ms == now_ms) continue;
@@ -631,8 +633,17 @@ void AlertEngine::AttachLogExcerpts(std::vector<Alert>* changed, int64_t now_ms,
   }
   for (auto& [id, lines] : refreshed) {
     tracker_.SetLogExcerpt(id, std::move(lines));
+    // The lines that arrived late change the evidence too.
+    const Alert& now = tracker_.active().at(id);
+    tracker_.SetDiagnosis(id, DiagnosisOf(now, ReportFor(now, last_reports_)));
     changed->push_back(tracker_.active().at(id));  // saved with the others
   }
+}
+
+std::string AlertEngine::DiagnosisOf(const Alert& a, const diagnose::JobReport* report) const {
+  if (sources_.diagnoser == nullptr) return "{}";
+  diagnose::AlertFacts facts{a.rule, a.labels, a.value, a.fired_at_ms};
+  return diagnose::DiagnosisJson(sources_.diagnoser->Diagnose(facts, report));
 }
 
 std::vector<Alert> AlertEngine::Active(std::set<std::string>* inhibited,

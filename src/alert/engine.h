@@ -47,6 +47,7 @@
 #include "alert/silence.h"
 #include "alert/tracker.h"
 #include "core/env.h"
+#include "diagnose/diagnosis.h"
 #include "diagnose/job_report.h"
 #include "ingest/job_store.h"
 #include "query/engine.h"
@@ -56,7 +57,9 @@ namespace vigil::alert {
 struct AlertEngineSources {
   const query::Engine* query = nullptr;       // required
   diagnose::JobReporter* reporter = nullptr;  // job rules; none without it
-  const ingest::JobStore* jobs = nullptr;     // node_down; none without it
+  // Fills Alert::diagnosis when an alert fires; "{}" without it.
+  const diagnose::Diagnoser* diagnoser = nullptr;
+  const ingest::JobStore* jobs = nullptr;  // node_down; none without it
   Env* env = Env::Default();
 };
 
@@ -198,6 +201,7 @@ class AlertEngine {
   // about a run that ended within kSummarySettledMs take it again (added to
   // `changed` when it changed). mu_ held; one log query per job.
   void AttachLogExcerpts(std::vector<Alert>* changed, int64_t now_ms, bool reports_fresh);
+  std::string DiagnosisOf(const Alert& a, const diagnose::JobReport* report) const;
   // The job reports of the newest evaluation that read them (evaluation
   // thread only, under mu_): which job an alert is about between them.
   std::vector<diagnose::JobReport> last_reports_;

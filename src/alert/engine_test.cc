@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "alert/test_store.h"
 #include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
@@ -180,6 +182,42 @@ TEST_F(AlertEngineTest, OverheatingGpuWarnsThenGoesCriticalThenResolves) {
   auto history = e->History(10);
   ASSERT_TRUE(history.ok());
   EXPECT_EQ(history->size(), 2u);
+}
+
+// Diagnosis attaches to a firing alert without a change to anything else:
+// a hot GPU whose NVML reports a thermal clock slowdown is throttled by heat.
+TEST_F(AlertEngineTest, AFiringAlertCarriesItsDiagnosis) {
+  diagnose::Diagnoser diagnoser({query_, nullptr});
+  AlertEngineSources s;
+  s.query = query_;
+  s.env = &env_;
+  s.diagnoser = &diagnoser;
+  auto created = AlertEngine::Create(s, Options());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto e = std::move(created).value();
+  for (int i = 0; i < 64; ++i) {
+    env_.now += 1000;
+    Temperature(91);
+    wire::MetricBatch b;
+    b.series.push_back({{{"__name__", "vigil_gpu_clock_event_reason_active"},
+                         {"gpu", "0"},
+                         {"node", "n1"},
+                         {"reason", "hw_thermal_slowdown"}},
+                        {{env_.now, 1}}});
+    ASSERT_TRUE(db_->Append(b).ok());
+    e->EvaluateOnce();
+  }
+  ASSERT_FALSE(hook_.sent.empty());
+  const Alert& a = hook_.sent[0].alerts.at(0);
+  auto j = nlohmann::json::parse(a.diagnosis);
+  EXPECT_EQ(j["causes"][0]["id"], "thermal_throttle") << a.diagnosis;
+  EXPECT_NE(j["summary"].get<std::string>().find("heat"), std::string::npos) << a.diagnosis;
+  // The record the API and `vigil alerts --json` show holds the same.
+  bool found = false;
+  for (const Alert& active : e->Active()) {
+    if (active.id == a.id) found = active.diagnosis == a.diagnosis;
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST_F(AlertEngineTest, RestartWhileFiringDoesNotNotifyAgain) {

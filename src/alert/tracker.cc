@@ -161,4 +161,11 @@ bool AlertTracker::SetLogExcerpt(const std::string& id, std::vector<std::string>
   return true;
 }
 
+bool AlertTracker::SetDiagnosis(const std::string& id, std::string diagnosis) {
+  auto it = active_.find(id);
+  if (it == active_.end()) return false;
+  it->second.diagnosis = std::move(diagnosis);
+  return true;
+}
+
 }  // namespace vigil::alert

@@ -74,6 +74,8 @@ class AlertTracker {
   // Sets an active alert's log excerpt (Alert::log_excerpt), which no
   // evaluation changes afterwards; false when `id` is not active.
   bool SetLogExcerpt(const std::string& id, std::vector<std::string> lines);
+  // The same for its diagnosis (Alert::diagnosis, a JSON object).
+  bool SetDiagnosis(const std::string& id, std::string diagnosis);
 
  private:
   std::map<std::string, Alert> active_;

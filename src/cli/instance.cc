@@ -55,6 +55,7 @@ struct ServerSide {
   // channels it notifies outlive it (declared before it), and so does every
   // channel the settings API replaced (one may still be sending).
   std::unique_ptr<query::Engine> alert_query;
+  std::unique_ptr<diagnose::Diagnoser> diagnoser;  // fills each firing alert's diagnosis
   std::unique_ptr<LiveChannels> channels;
   std::unique_ptr<alert::AlertEngine> alerts;
   // What the UI changes of config.json's channels, applied to `channels`.
@@ -180,6 +181,9 @@ Status OpenAlerts(const InstanceOptions& options, ServerSide* impl) {
   sources.query = impl->alert_query.get();
   sources.reporter = impl->reporter.get();
   sources.jobs = impl->jobs.get();
+  impl->diagnoser = std::make_unique<diagnose::Diagnoser>(
+      diagnose::DiagnoserSources{sources.query, impl->logs.get()});
+  sources.diagnoser = impl->diagnoser.get();
   auto engine = alert::AlertEngine::Create(sources, std::move(o));
   if (!engine.ok()) return engine.status().WithContext("cannot start the alert engine");
   impl->alerts = std::move(engine).value();

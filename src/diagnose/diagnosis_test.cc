@@ -1,0 +1,139 @@
+#include "diagnose/diagnosis.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/temp_dir.h"
+#include "store/tsdb/db.h"
+
+namespace vigil::diagnose {
+namespace {
+
+using nlohmann::json;
+constexpr int64_t kT0 = 1'764'460'800'000;  // 2025-11-30 00:00 UTC
+
+class DiagnosisTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tsdb::Options o;
+    o.dir = tmp_.path() + "/tsdb";
+    o.retention_ms = 100LL * 365 * 86'400'000;
+    db_ = std::move(tsdb::Db::Open(o)).value();
+    query_ = std::make_unique<query::Engine>(db_.get());
+  }
+
+  // One sample a second for `seconds`, from kT0; value(i) gives the i-th.
+  void Series(wire::Labels labels, int seconds, const std::function<double(int)>& value) {
+    wire::NormalizeLabels(&labels);
+    wire::MetricBatch b;
+    b.source = "n1";
+    wire::Series s{labels, {}};
+    for (int i = 0; i < seconds; ++i) s.samples.push_back({kT0 + i * 1000LL, value(i)});
+    b.series.push_back(std::move(s));
+    ASSERT_TRUE(db_->Append(b).ok());
+  }
+
+  // A 4-core node whose CPUs are `busy` (0..1) busy, one GPU with `fb_used`
+  // of 80 GiB used, over 5 minutes.
+  void Node(double busy, double fb_used_gib) {
+    for (int cpu = 0; cpu < 4; ++cpu) {
+      for (const char* mode : {"idle", "iowait"}) {
+        double rate = std::string(mode) == "idle" ? 1 - busy : 0;
+        Series({{"__name__", "node_cpu_seconds_total"},
+                {"node", "n1"},
+                {"cpu", std::to_string(cpu)},
+                {"mode", mode}},
+               300, [rate](int i) { return i * rate; });
+      }
+    }
+    Series({{"__name__", "DCGM_FI_DEV_GPU_UTIL"}, {"node", "n1"}, {"gpu", "0"}}, 300,
+           [](int) { return 30; });
+    Series({{"__name__", "DCGM_FI_DEV_FB_USED"}, {"node", "n1"}, {"gpu", "0"}}, 300,
+           [=](int) { return fb_used_gib * 1024; });
+    Series({{"__name__", "DCGM_FI_DEV_FB_FREE"}, {"node", "n1"}, {"gpu", "0"}}, 300,
+           [=](int) { return (80 - fb_used_gib) * 1024; });
+  }
+
+  Diagnosis Run(const std::string& rule, wire::Labels labels, const JobReport* job = nullptr) {
+    Diagnoser d({query_.get(), nullptr});
+    return d.Diagnose({rule, std::move(labels), 0, kT0 + 299'000}, job);
+  }
+
+  TempDir tmp_;
+  std::unique_ptr<tsdb::Db> db_;
+  std::unique_ptr<query::Engine> query_;
+};
+
+TEST_F(DiagnosisTest, AnUnderUsedGpuOnASaturatedNodeIsTheInputPipeline) {
+  Node(/*busy=*/0.97, /*fb_used_gib=*/20);
+  Diagnosis d = Run("gpu_underutilized", {{"node", "n1"}, {"gpu", "0"}});
+  ASSERT_FALSE(d.causes.empty());
+  EXPECT_EQ(d.causes[0].id, "input_pipeline_cpu");
+  ASSERT_EQ(d.suggestions.size(), 1u);
+  EXPECT_EQ(d.suggestions[0].parameter, "num_workers");
+  EXPECT_FALSE(d.suggestions[0].current.has_value());  // not known without the job's settings
+  EXPECT_EQ(d.suggestions[0].suggested, "3");          // 4 cores, 1 GPU: 3 workers
+  json j = json::parse(DiagnosisJson(d));
+  EXPECT_EQ(j["causes"][0]["id"], "input_pipeline_cpu");
+  EXPECT_NE(j["summary"].get<std::string>().find("host CPU 97% busy"), std::string::npos) << j;
+  EXPECT_NE(j["summary_zh"].get<std::string>().find("可能原因"), std::string::npos);
+  EXPECT_EQ(j["suggestions"][0]["current"], nullptr);
+}
+
+TEST_F(DiagnosisTest, AnIdleNodeWithFreeMemoryIsABatchTooSmall) {
+  Node(/*busy=*/0.1, /*fb_used_gib=*/8);
+  Diagnosis d = Run("gpu_underutilized", {{"node", "n1"}, {"gpu", "0"}});
+  EXPECT_EQ(d.causes[0].id, "batch_too_small");
+  EXPECT_EQ(d.suggestions[0].parameter, "batch_size");
+}
+
+TEST_F(DiagnosisTest, NanAfterALearningRateRiseNamesTheRateWithItsValue) {
+  Series({{"__name__", "training_learning_rate"}, {"node", "n1"}, {"job", "train"}, {"run", "r1"}},
+         300, [](int i) { return i < 200 ? 1e-4 : 3e-3; });
+  JobReport job;
+  job.node = "n1";
+  job.job.id = "r1";
+  job.job.name = "train";
+  job.by_run = true;
+  job.progress.last_step = 500;
+  TimedEvent nan;
+  nan.time_ms = kT0 + 290'000;
+  nan.event.kind = parse::training::EventKind::kNanLoss;
+  job.events.push_back(nan);
+  Diagnosis d = Run("training_loss_nan", {{"node", "n1"}, {"job", "train"}, {"run", "r1"}}, &job);
+  EXPECT_EQ(d.causes[0].id, "learning_rate_too_high");
+  ASSERT_FALSE(d.suggestions.empty());
+  EXPECT_EQ(d.suggestions[0].parameter, "learning_rate");
+  EXPECT_EQ(d.suggestions[0].current, "0.003");
+  EXPECT_EQ(d.suggestions[0].suggested, "0.001");
+  // The same NaN at step 3 is the data.
+  job.progress.last_step = 3;
+  EXPECT_EQ(Run("training_loss_nan", {{"node", "n1"}, {"run", "r1"}}, &job).causes[0].id,
+            "bad_input_data");
+}
+
+TEST_F(DiagnosisTest, ACrashIsItsFailureKindAndOldEventsDoNotCount) {
+  JobReport job;
+  job.node = "n1";
+  job.job.id = "r2";
+  TimedEvent oom, old;
+  oom.time_ms = kT0 + 298'000;
+  oom.event.kind = parse::training::EventKind::kCudaOom;
+  old.time_ms = kT0 - 3'600'000;  // an hour before: outside the window
+  old.event.kind = parse::training::EventKind::kXid;
+  job.events = {old, oom};
+  Diagnosis d = Run("job_crashed", {{"node", "n1"}, {"run", "r2"}}, &job);
+  EXPECT_EQ(d.causes[0].id, "cuda_oom");
+  for (const RankedCause& c : d.causes) EXPECT_NE(c.id, "gpu_hardware_fault");
+}
+
+TEST_F(DiagnosisTest, HostileLabelsNeitherBreakQueriesNorCrash) {
+  Node(0.97, 20);
+  Diagnosis d = Run("gpu_underutilized", {{"node", "n1\"} or vector(1) #"}, {"gpu", "0|.*"}});
+  EXPECT_EQ(d.causes[0].id, "unknown");
+  EXPECT_NO_THROW(json::parse(DiagnosisJson(d)));
+}
+
+}  // namespace
+}  // namespace vigil::diagnose
