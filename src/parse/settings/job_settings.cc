@@ -1,0 +1,95 @@
+// ParseJobSettings: each kind of input through its reader, merged into one
+// JobSettings ordered by key and precedence (job_settings.h).
+#include "parse/settings/job_settings.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+#include "parse/settings/settings_internal.h"
+
+namespace vigil::parse::settings {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+enum class Format { kJson, kYaml, kToml, kPython };
+
+Format FormatOf(const ConfigFile& f) {
+  std::string p = Lower(f.path);
+  if (EndsWith(p, ".json")) return Format::kJson;
+  if (EndsWith(p, ".yaml") || EndsWith(p, ".yml")) return Format::kYaml;
+  if (EndsWith(p, ".toml")) return Format::kToml;
+  if (EndsWith(p, ".py")) return Format::kPython;
+  std::string_view c = TrimSpace(f.content);
+  if (!c.empty() && c[0] == '{') return Format::kJson;
+  // TOML opens tables with [name]; YAML has no such line.
+  for (std::string_view line : Split(c.substr(0, 64 << 10), '\n')) {
+    line = TrimSpace(line);
+    if (line.size() > 2 && line[0] == '[' && line.back() == ']') return Format::kToml;
+  }
+  return Format::kYaml;
+}
+
+}  // namespace
+
+Result<JobSettings> SettingsFromConfig(const ConfigFile& file, const JobSettingsLimits& limits) {
+  std::string source = "config:" + std::string(CutUtf8(file.path, 1024));
+  if (file.content.size() > limits.max_config_bytes) {
+    return ResourceExhausted(source + ": " + HumanBytes(file.content.size()) +
+                             ", over the limit of " + HumanBytes(limits.max_config_bytes));
+  }
+  JobSettings out;
+  switch (FormatOf(file)) {
+    case Format::kJson:
+      VIGIL_RETURN_IF_ERROR(internal::ReadJson(file.content, source, limits, &out));
+      break;
+    case Format::kYaml:
+      internal::ReadYaml(file.content, source, limits, &out);
+      break;
+    case Format::kToml:
+      internal::ReadKeyValueFile(file.content, source, false, limits, &out);
+      break;
+    case Format::kPython:
+      internal::ReadKeyValueFile(file.content, source, true, limits, &out);
+      break;
+  }
+  out.Finish();
+  return out;
+}
+
+JobSettings ParseJobSettings(const JobSettingsInput& input, const JobSettingsLimits& limits) {
+  JobSettings out;
+  size_t procs = std::min(input.argv.size(), limits.max_processes);
+  if (procs < input.argv.size()) {
+    out.AddNote("argv: " + std::to_string(input.argv.size()) + " processes, read the first " +
+                std::to_string(procs));
+  }
+  for (size_t i = 0; i < procs; ++i) {
+    out.Merge(SettingsFromArgv(input.argv[i], limits), limits.max_settings);
+  }
+  size_t configs = std::min(input.configs.size(), limits.max_configs);
+  if (configs < input.configs.size()) {
+    out.AddNote("config: " + std::to_string(input.configs.size()) + " files, read the first " +
+                std::to_string(configs));
+  }
+  for (size_t i = 0; i < configs; ++i) {
+    Result<JobSettings> r = SettingsFromConfig(input.configs[i], limits);
+    if (r.ok()) {
+      out.Merge(*r, limits.max_settings);
+    } else {
+      out.AddNote(r.status().message());
+    }
+  }
+  out.Merge(SettingsFromEnv(input.env, input.environ_text, limits), limits.max_settings);
+  out.Merge(SettingsFromLogLines(input.log_lines, limits), limits.max_settings);
+  out.Finish();
+  return out;
+}
+
+}  // namespace vigil::parse::settings

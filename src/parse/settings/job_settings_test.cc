@@ -1,0 +1,3 @@
+#include "parse/settings/job_settings.h"
+
+#include <gtest/gtest.h>

@@ -1,0 +1,1 @@
+yolo detect train data=/www/train/storage/datasets/c9643c3e32bfa591a10aae1c0370572d/data.yaml model=/www/train/storage/datasets/c9643c3e32bfa591a10aae1c0370572d/yolov8n.pt epochs=300 imgsz=736 batch=16
