@@ -1,0 +1,1 @@
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL  python -m torch.distributed.launch --nnodes 2 --nproc_per_node=2 --node_rank=0 --master_port=7777 --master_addr=172.17.127.185  train.py --max_epochs=1 --input_dir=/data/project/input --fold 0 --seed 7 --batch_size 32 --num_workers 1 --arch LSTM --lr 1e-03 --fp16 --max_seq_len 80 --dropout 0.1
