@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,9 @@ class JobSettings {
  private:
   std::vector<JobSetting> all_;
   std::vector<std::string> notes_;
+  // Every setting of all_, as one string, so that Add drops a repeat (the
+  // same argv from 8 ranks) in constant time.
+  std::unordered_set<std::string> seen_;
   bool full_ = false;
 };
 

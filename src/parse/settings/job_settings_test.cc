@@ -87,6 +87,34 @@ TEST(Argv, LauncherOptionsAreTheLaunchers) {
   EXPECT_EQ(a.all().size(), 3u);
 }
 
+TEST(Argv, ConsoleScriptLaunchersAsProcShowsThem) {
+  // /proc/<pid>/cmdline of `torchrun ...`: the interpreter, then the script.
+  JobSettings s =
+      SettingsFromArgv({"/usr/bin/python3", "/usr/local/bin/torchrun", "--nproc_per_node=8",
+                        "--master_port", "29500", "train.py", "--lr", "0.1"});
+  EXPECT_EQ(s.Find("nproc_per_node")->launcher, "torchrun");
+  EXPECT_EQ(ValueOf(s, "learning_rate"), "0.1");
+  JobSettings a = SettingsFromArgv({"/opt/conda/bin/python", "/opt/conda/bin/accelerate", "launch",
+                                    "--multi_gpu", "--num_processes", "4", "sft.py", "--bf16"});
+  EXPECT_EQ(a.Find("nproc_per_node")->launcher, "accelerate");
+  EXPECT_EQ(ValueOf(a, "precision"), "bf16");
+  EXPECT_EQ(a.Find("precision")->launcher, "");
+}
+
+TEST(JobSettings, ManyRanksStayCheap) {
+  // 64 processes of 4,096 arguments: repeats are dropped by hash, and the
+  // bound on settings holds.
+  Argv argv = {"python", "train.py"};
+  for (int i = 0; i < 4094; ++i) argv.push_back(i % 2 == 0 ? "--seed" : std::to_string(i));
+  JobSettingsInput in;
+  in.argv.assign(64, argv);
+  JobSettingsLimits limits;
+  limits.max_settings = 100;
+  JobSettings s = ParseJobSettings(in, limits);
+  EXPECT_EQ(s.all().size(), 100u);
+  EXPECT_EQ(ValueOf(s, "seed"), "1");
+}
+
 TEST(Argv, WrappersAreSkippedToTheJob) {
   JobSettings s = SettingsFromArgv(
       {"srun", "--ntasks=8", "-N", "2", "python", "train.py", "--lr", "0.1", "-b", "64", "-j8"});
@@ -252,12 +280,14 @@ TEST(Config, TomlTables) {
       "[[callbacks]]\n"
       "seed = 9\n"
       "[optimizer.\"params\"]\n"
-      "warmup_steps = 100\n";
+      "warmup_steps = 100\n"
+      "name = \"run (a\"\n"
+      "seed = 3\n";
   JobSettings s = Config("run.toml", toml);
   EXPECT_EQ(ValueOf(s, "learning_rate"), "1e-4");
   EXPECT_EQ(s.Find("learning_rate")->raw_key, "training.lr");
   EXPECT_EQ(ValueOf(s, "batch_size"), "32");
-  EXPECT_EQ(s.Find("seed"), nullptr);  // in an array of tables
+  EXPECT_EQ(ValueOf(s, "seed"), "3");  // not 9, in an array of tables; "(a" opens nothing
   EXPECT_EQ(ValueOf(s, "warmup_steps"), "100");
 }
 

@@ -33,8 +33,7 @@ constexpr Row kRows[] = {
     {"accumulate", V("gradient_accumulation_steps")},               // YOLOv3/v5 --accumulate
     {"accumulate_grad_batches", V("gradient_accumulation_steps")},  // Lightning Trainer
     {"activation_checkpointing", B("gradient_checkpointing")},
-    {"activations_checkpoint_method",
-     V("gradient_checkpointing")},    // Megatron/NeMo (uniform, block)
+    {"activations_checkpoint_method", V("gradient_checkpointing")},  // Megatron: uniform, block
     {"amp", F("amp")},                // torchvision, timm, Ultralytics amp=True
     {"arch", V("model")},             // fairseq --arch, pytorch/examples -a/--arch
     {"architecture", V("model")},     // super-gradients
@@ -316,12 +315,18 @@ bool AddSetting(std::string_view raw_key, std::string_view value, bool value_giv
 }  // namespace internal
 
 void JobSettings::Add(JobSetting s, size_t max_settings) {
-  if (std::find(all_.begin(), all_.end(), s) != all_.end()) return;
+  std::string id;
+  for (const std::string* part : {&s.key, &s.value, &s.source, &s.raw_key, &s.launcher}) {
+    id += *part;
+    id += '\0';
+  }
+  if (seen_.count(id) > 0) return;
   if (all_.size() >= max_settings) {
     if (!full_) AddNote("more than " + std::to_string(max_settings) + " settings; kept the first");
     full_ = true;
     return;
   }
+  seen_.insert(std::move(id));
   all_.push_back(std::move(s));
 }
 

@@ -58,28 +58,23 @@ struct Layout {
   size_t program_begin = 0;
 };
 
-// Launcher options that take no value.
+// Launcher options that take no value; any other option takes one. A
+// flag missing here makes the script look like its value, so the program
+// would start one word late.
+constexpr std::string_view kLauncherFlags[] = {
+    // torchrun, torch.distributed.launch
+    "--standalone", "--use_env", "--use-env", "--no_python", "--no-python", "--run_path",
+    "--run-path", "--module", "-m", "--virtual-local-rank",
+    // accelerate launch
+    "--multi_gpu", "--cpu", "--tpu", "--use_deepspeed", "--use_fsdp", "--use_megatron_lm",
+    "--same_network", "--downcast_bf16", "--quiet", "-q", "--debug",
+    // deepspeed
+    "--no_local_rank", "--no_ssh_check", "--force_multi", "--elastic_training",
+    "--bind_cores_to_rank"};
+
 bool LauncherFlag(std::string_view opt) {
-  return OneOf(opt, {"--standalone",
-                     "--use_env",
-                     "--use-env",
-                     "--no_python",
-                     "--no-python",
-                     "--module",
-                     "-m",
-                     "--multi_gpu",
-                     "--cpu",
-                     "--use_deepspeed",
-                     "--use_fsdp",
-                     "--use_megatron_lm",
-                     "--quiet",
-                     "-q",
-                     "--debug",
-                     "--no_local_rank",
-                     "--force_multi",
-                     "--enable_each_rank_log",
-                     "--bind_cores_to_rank",
-                     "--tee_stdout"});
+  return std::find(std::begin(kLauncherFlags), std::end(kLauncherFlags), opt) !=
+         std::end(kLauncherFlags);
 }
 
 // Reads a launcher's options from `i` to its program; returns the index of
@@ -132,6 +127,11 @@ Layout Locate(const std::vector<std::string>& a, size_t n, size_t start, int dep
         return l;
       }
       i += (t == "-X" || t == "-W") ? 2 : 1;
+    }
+    // A console script run by its interpreter, as /proc shows one:
+    // "/usr/bin/python3 /usr/local/bin/torchrun --nproc_per_node=8 ...".
+    if (i < n && OneOf(Basename(a[i]), {"torchrun", "deepspeed", "accelerate", "tune"})) {
+      return Locate(a, n, i, depth + 1);
     }
     l.program_begin = std::min(n, i + 1);
     return l;

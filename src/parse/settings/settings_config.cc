@@ -242,8 +242,12 @@ void ReadKeyValueFile(std::string_view text, std::string_view source, bool pytho
       in_multiline = value.size() < 6 || !(EndsWith(value, "\"\"\"") || EndsWith(value, "'''"));
       continue;
     }
-    if (!value.empty() &&
-        (value[0] == '[' || value[0] == '{' || value.find('(') != std::string_view::npos)) {
+    if (!value.empty() && (value[0] == '"' || value[0] == '\'')) {
+      // One string, or an expression that starts with one ('a' if x else 'b').
+      size_t close = value.find(value[0], 1);
+      if (close + 1 != value.size()) continue;
+    } else if (!value.empty() &&
+               (value[0] == '[' || value[0] == '{' || value.find('(') != std::string_view::npos)) {
       for (char c : value) {
         if (c == '[' || c == '{' || c == '(') ++open_brackets;
         if (c == ']' || c == '}' || c == ')') --open_brackets;
