@@ -115,6 +115,34 @@ void FlattenJson(const nlohmann::json& j, const std::string& prefix, size_t dept
   }
 }
 
+// Brackets opened minus closed in `code`, outside quotes.
+int Balance(std::string_view code) {
+  int level = 0;
+  char quote = 0;
+  for (char c : code) {
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++level;
+    } else if (c == ')' || c == ']' || c == '}') {
+      --level;
+    }
+  }
+  return level;
+}
+
+// A Python statement longer than this is not gathered (its settings are lost).
+constexpr size_t kMaxStatement = 64 << 10;
+
+// `name = dict(a=1, b=dict(c=2))`: the keyword arguments as name.a, name.b.c.
+void ReadDict(std::string_view call, const std::string& name, std::string_view source,
+              const JobSettingsLimits& limits, JobSettings* out) {
+  if (!StartsWith(call, "dict(")) return;
+  ReadKwargs(call.substr(5), name + ".", source, Dialect::kGeneric, 2, limits, out);
+}
+
 }  // namespace
 
 Status ReadJson(std::string_view text, std::string_view source, const JobSettingsLimits& limits,
@@ -198,9 +226,10 @@ void ReadYaml(std::string_view text, std::string_view source, const JobSettingsL
 void ReadKeyValueFile(std::string_view text, std::string_view source, bool python_style,
                       const JobSettingsLimits& limits, JobSettings* out) {
   std::string table;
-  bool skip_table = false;    // [[array of tables]]
-  int open_brackets = 0;      // a multi-line array or dict(...) being skipped
-  bool in_multiline = false;  // """ or ''' string
+  bool skip_table = false;     // [[array of tables]]
+  int open_brackets = 0;       // a multi-line array or dict(...) being skipped
+  bool in_multiline = false;   // """ or ''' string
+  std::string dict, dict_key;  // a Python `name = dict(...)` being gathered
   for (std::string_view line : Split(text, '\n')) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (in_multiline) {
@@ -211,9 +240,16 @@ void ReadKeyValueFile(std::string_view text, std::string_view source, bool pytho
       continue;
     }
     if (open_brackets > 0) {
-      for (char c : line) {
-        if (c == '[' || c == '{' || c == '(') ++open_brackets;
-        if (c == ']' || c == '}' || c == ')') --open_brackets;
+      std::string_view code = StripComment(line);
+      open_brackets += Balance(code);
+      if (!dict_key.empty() && dict.size() < kMaxStatement) {
+        dict += ' ';
+        dict += code;
+      }
+      if (open_brackets <= 0) {
+        open_brackets = 0;
+        if (!dict_key.empty()) ReadDict(dict, dict_key, source, limits, out);
+        dict_key.clear();
       }
       continue;
     }
@@ -248,12 +284,19 @@ void ReadKeyValueFile(std::string_view text, std::string_view source, bool pytho
       if (close + 1 != value.size()) continue;
     } else if (!value.empty() &&
                (value[0] == '[' || value[0] == '{' || value.find('(') != std::string_view::npos)) {
-      for (char c : value) {
-        if (c == '[' || c == '{' || c == '(') ++open_brackets;
-        if (c == ']' || c == '}' || c == ')') --open_brackets;
+      open_brackets = std::max(0, Balance(value));
+      // MMEngine's `optim_wrapper = dict(optimizer=dict(lr=0.1))`, maybe
+      // over several lines: read when it closes. Arrays, inline tables and
+      // other calls give no setting.
+      if (python_style && StartsWith(value, "dict(")) {
+        dict.assign(value);
+        dict_key.assign(key);
+        if (open_brackets == 0) {
+          ReadDict(dict, dict_key, source, limits, out);
+          dict_key.clear();
+        }
       }
-      if (open_brackets < 0) open_brackets = 0;
-      continue;  // arrays, inline tables, dict(...) and calls: no setting
+      continue;
     }
     std::string path = table.empty() ? std::string(key) : table + "." + std::string(key);
     // TOML's quoted key parts: "a"."b" -> a.b

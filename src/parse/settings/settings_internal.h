@@ -54,6 +54,14 @@ bool AddSetting(std::string_view raw_key, std::string_view value, bool value_giv
                 std::string_view source, Dialect dialect, const JobSettingsLimits& limits,
                 JobSettings* out, std::string_view launcher = {});
 
+// Python keyword arguments as a repr or a config writes them ("a=1, b='x,
+// y', c=dict(d=2)"), up to the ')' that closes them: each scalar is the
+// setting `prefix + key`; a dict(...) value is read nested, to
+// max_config_depth (MMEngine's optim_wrapper=dict(optimizer=dict(lr=0.1)));
+// lists, tuples and other calls are skipped.
+void ReadKwargs(std::string_view s, const std::string& prefix, std::string_view source,
+                Dialect dialect, size_t depth, const JobSettingsLimits& limits, JobSettings* out);
+
 // The readers behind SettingsFromConfig, one per format.
 Status ReadJson(std::string_view text, std::string_view source, const JobSettingsLimits& limits,
                 JobSettings* out);

@@ -49,49 +49,6 @@ bool IsKeyChar(char c) {
          c == '.';
 }
 
-// Python keyword arguments, as a repr prints them: "a=1, b='x, y', c=[1, 2]".
-// Stops at the ')' that closes them.
-void ReadKwargs(std::string_view s, Dialect dialect, const JobSettingsLimits& limits,
-                JobSettings* out) {
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == ',')) ++i;
-    size_t kb = i;
-    while (i < s.size() && IsKeyChar(s[i])) ++i;
-    if (i == kb || i >= s.size() || s[i] != '=') return;
-    std::string_view key = s.substr(kb, i - kb);
-    size_t vb = ++i;
-    int depth = 0;
-    char quote = 0;
-    for (; i < s.size(); ++i) {
-      char c = s[i];
-      if (quote != 0) {
-        if (c == '\\') {
-          ++i;
-        } else if (c == quote) {
-          quote = 0;
-        }
-        continue;
-      }
-      if (c == '\'' || c == '"') {
-        quote = c;
-      } else if (c == '(' || c == '[' || c == '{') {
-        ++depth;
-      } else if (c == ')' || c == ']' || c == '}') {
-        if (depth == 0) break;
-        --depth;
-      } else if (c == ',' && depth == 0) {
-        break;
-      }
-    }
-    std::string_view value = TrimSpace(s.substr(vb, i - vb));
-    bool compound = !value.empty() && (value[0] == '[' || value[0] == '{' || value[0] == '(' ||
-                                       value.find('(') != std::string_view::npos);
-    if (!compound) internal::AddSetting(key, value, true, "log", dialect, limits, out);
-    if (i < s.size() && s[i] == ')' && depth == 0) return;
-  }
-}
-
 // "engine/trainer: a=1, b=2": Ultralytics' settings line, whose values are
 // bare (no quotes): "data=coco.yaml, names=None".
 void ReadCommaPairs(std::string_view s, const JobSettingsLimits& limits, JobSettings* out) {
@@ -202,6 +159,57 @@ bool OpensDump(std::string_view t) {
 
 }  // namespace
 
+namespace internal {
+
+void ReadKwargs(std::string_view s, const std::string& prefix, std::string_view source,
+                Dialect dialect, size_t depth, const JobSettingsLimits& limits, JobSettings* out) {
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == ',' || s[i] == '\t')) ++i;
+    size_t kb = i;
+    while (i < s.size() && IsKeyChar(s[i])) ++i;
+    if (i == kb || i >= s.size() || s[i] != '=') return;
+    std::string_view key = s.substr(kb, i - kb);
+    size_t vb = ++i;
+    int level = 0;
+    char quote = 0;
+    for (; i < s.size(); ++i) {
+      char c = s[i];
+      if (quote != 0) {
+        if (c == '\\') {
+          ++i;
+        } else if (c == quote) {
+          quote = 0;
+        }
+        continue;
+      }
+      if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '(' || c == '[' || c == '{') {
+        ++level;
+      } else if (c == ')' || c == ']' || c == '}') {
+        if (level == 0) break;
+        --level;
+      } else if (c == ',' && level == 0) {
+        break;
+      }
+    }
+    std::string_view value = TrimSpace(s.substr(vb, i - vb));
+    std::string name = prefix + std::string(key);
+    if (StartsWith(value, "dict(")) {
+      if (depth < limits.max_config_depth) {
+        ReadKwargs(value.substr(5), name + ".", source, dialect, depth + 1, limits, out);
+      }
+    } else if (!value.empty() && value[0] != '[' && value[0] != '{' && value[0] != '(' &&
+               value.find('(') == std::string_view::npos) {
+      AddSetting(name, value, true, source, dialect, limits, out);
+    }
+    if (i < s.size() && s[i] == ')' && level == 0) return;
+  }
+}
+
+}  // namespace internal
+
 JobSettings SettingsFromLogLines(const std::vector<std::string>& lines,
                                  const JobSettingsLimits& limits) {
   JobSettings out;
@@ -228,13 +236,13 @@ JobSettings SettingsFromLogLines(const std::vector<std::string>& lines,
       continue;
     }
     if (size_t at = t.find("Namespace("); at != std::string_view::npos) {
-      ReadKwargs(t.substr(at + 10), Dialect::kGeneric, limits, &out);
+      internal::ReadKwargs(t.substr(at + 10), "", "log", Dialect::kGeneric, 1, limits, &out);
       continue;
     }
     // A one-line dump: "TrainingArguments(output_dir=..., ...)".
     if (size_t at = t.find("Arguments(");
         at != std::string_view::npos && at + 10 < t.size() && IsKeyChar(t[at + 10])) {
-      ReadKwargs(t.substr(at + 10), Dialect::kGeneric, limits, &out);
+      internal::ReadKwargs(t.substr(at + 10), "", "log", Dialect::kGeneric, 1, limits, &out);
       continue;
     }
     size_t yolo = t.find("engine/trainer: ");
