@@ -1,8 +1,11 @@
 // ParseJobSettings: each kind of input through its reader, merged into one
-// JobSettings ordered by key and precedence (job_settings.h).
+// JobSettings ordered by key and precedence (job_settings.h); and the
+// environment reader, which keeps only the variables a suggestion may name.
 #include "parse/settings/job_settings.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "core/strings.h"
 #include "parse/settings/settings_internal.h"
@@ -37,6 +40,37 @@ Format FormatOf(const ConfigFile& f) {
 }
 
 }  // namespace
+
+JobSettings SettingsFromEnv(const std::vector<std::pair<std::string, std::string>>& env,
+                            std::string_view environ_text, const JobSettingsLimits& limits) {
+  JobSettings out;
+  auto add = [&](std::string_view name, std::string_view value) {
+    bool keep = StartsWith(name, "NCCL_") || StartsWith(name, "TORCH_NCCL_") ||
+                std::find(kEnvKeys.begin(), kEnvKeys.end(), name) != kEnvKeys.end();
+    if (!keep || name.size() > 128) return;
+    JobSetting s;
+    s.key = "env." + std::string(name);
+    s.value = std::string(CutUtf8(value, limits.max_value_bytes));
+    if (std::optional<double> d = ParseDouble(s.value); d && std::isfinite(*d)) s.number = d;
+    s.source = "env";
+    s.raw_key = std::string(name);
+    out.Add(std::move(s), limits.max_settings);
+  };
+  for (const auto& [k, v] : env) add(k, v);
+  if (environ_text.size() > limits.max_env_bytes) {
+    out.AddNote("env: " + std::to_string(environ_text.size()) + " bytes, read the first " +
+                std::to_string(limits.max_env_bytes));
+    environ_text = environ_text.substr(0, limits.max_env_bytes);
+  }
+  char sep = environ_text.find('\0') != std::string_view::npos ? '\0' : '\n';
+  for (std::string_view entry : Split(environ_text, sep)) {
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    add(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  out.Finish();
+  return out;
+}
 
 Result<JobSettings> SettingsFromConfig(const ConfigFile& file, const JobSettingsLimits& limits) {
   std::string source = "config:" + std::string(CutUtf8(file.path, 1024));

@@ -124,6 +124,7 @@ TEST(Argv, WrappersAreSkippedToTheJob) {
   EXPECT_EQ(s.Find("num_workers")->raw_key, "-j");
   // python -c runs code: no arguments of a program.
   EXPECT_TRUE(SettingsFromArgv({"python", "-c", "import x", "--lr", "1"}).empty());
+  EXPECT_TRUE(ConfigReferencesFromArgv({"python", "-c", "x.yaml", "a.yaml"}).empty());
 }
 
 TEST(Argv, BooleanFlags) {

@@ -6,8 +6,9 @@
 // (torchrun, `python -m torch.distributed.launch`, deepspeed, accelerate
 // launch, tune run) are read apart from the program's: torchrun's
 // --nproc_per_node is the launcher's, and its --master_port is no setting.
+// ConfigReferencesFromArgv finds, by the same layout, the config files a
+// command line names.
 #include <algorithm>
-#include <cmath>
 #include <optional>
 
 #include "core/strings.h"
@@ -212,6 +213,8 @@ size_t CappedSize(const std::vector<std::string>& argv, const JobSettingsLimits&
   return n;
 }
 
+constexpr size_t kMaxConfigReferences = 64;
+
 bool ConfigExtension(std::string_view p) {
   for (std::string_view e : {".yaml", ".yml", ".json", ".toml"}) {
     if (EndsWith(p, e)) return true;
@@ -239,7 +242,7 @@ std::vector<ConfigReference> ConfigReferencesFromArgv(const std::vector<std::str
                                                       const JobSettingsLimits& limits) {
   std::vector<ConfigReference> out;
   auto add = [&](std::string_view path, std::string_view key) {
-    if (path.empty() || path.size() > 4096) return;
+    if (path.empty() || path.size() > 4096 || out.size() >= kMaxConfigReferences) return;
     for (const ConfigReference& r : out) {
       if (r.path == path) return;
     }
@@ -249,6 +252,9 @@ std::vector<ConfigReference> ConfigReferencesFromArgv(const std::vector<std::str
   Layout l = Locate(argv, n, 0, 0);
   std::string hydra_path, hydra_name;
   for (size_t i = 1; i < n; ++i) {
+    // The launcher's options and the program's: not Python's own (-c code).
+    bool launcher = i >= l.launcher_begin && i < l.launcher_end;
+    if (!launcher && i < l.program_begin) continue;
     std::string_view t = argv[i];
     std::string_view key = t, value;
     bool has_value = false, consumed = false;
@@ -290,37 +296,6 @@ std::vector<ConfigReference> ConfigReferencesFromArgv(const std::vector<std::str
     if (!ConfigExtension(p)) p += ".yaml";
     add(p, "--config-name");
   }
-  return out;
-}
-
-JobSettings SettingsFromEnv(const std::vector<std::pair<std::string, std::string>>& env,
-                            std::string_view environ_text, const JobSettingsLimits& limits) {
-  JobSettings out;
-  auto add = [&](std::string_view name, std::string_view value) {
-    bool keep = StartsWith(name, "NCCL_") || StartsWith(name, "TORCH_NCCL_") ||
-                std::find(kEnvKeys.begin(), kEnvKeys.end(), name) != kEnvKeys.end();
-    if (!keep || name.size() > 128) return;
-    JobSetting s;
-    s.key = "env." + std::string(name);
-    s.value = std::string(CutUtf8(value, limits.max_value_bytes));
-    if (std::optional<double> d = ParseDouble(s.value); d && std::isfinite(*d)) s.number = d;
-    s.source = "env";
-    s.raw_key = std::string(name);
-    out.Add(std::move(s), limits.max_settings);
-  };
-  for (const auto& [k, v] : env) add(k, v);
-  if (environ_text.size() > limits.max_env_bytes) {
-    out.AddNote("env: " + std::to_string(environ_text.size()) + " bytes, read the first " +
-                std::to_string(limits.max_env_bytes));
-    environ_text = environ_text.substr(0, limits.max_env_bytes);
-  }
-  char sep = environ_text.find('\0') != std::string_view::npos ? '\0' : '\n';
-  for (std::string_view entry : Split(environ_text, sep)) {
-    size_t eq = entry.find('=');
-    if (eq == std::string_view::npos || eq == 0) continue;
-    add(entry.substr(0, eq), entry.substr(eq + 1));
-  }
-  out.Finish();
   return out;
 }
 
