@@ -97,6 +97,47 @@ Result<JobSettings> SettingsFromConfig(const ConfigFile& file, const JobSettings
   return out;
 }
 
+std::string SettingProvenance(const JobSetting& s) {
+  std::string text;
+  if (s.source == "argv" && StartsWith(s.raw_key, "-")) {
+    // A precision flag's value is its mode: `--bf16`, not `--bf16 bf16`.
+    bool flag = s.key == "precision" && internal::NormaliseKey(s.raw_key) == s.value;
+    text = "`" + s.raw_key + (flag ? "" : " " + s.value) + "`";
+  } else {
+    text = "`" + s.raw_key + "=" + s.value + "`";
+  }
+  if (!s.launcher.empty()) return s.launcher + "'s " + text;
+  if (s.source == "argv") return text + " on the command line";
+  if (s.source == "env") return text + " in the environment";
+  if (s.source == "log") return text + " in the job's log";
+  return text + " in " + s.source.substr(s.source.find(':') + 1);
+}
+
+void WriteJobSettingsJson(const JobSettings& s, JsonWriter* w) {
+  w->BeginObject().Key("settings").BeginObject();
+  const std::string* open_key = nullptr;
+  for (const JobSetting& j : s.all()) {  // by key, then precedence
+    if (open_key == nullptr || *open_key != j.key) {
+      if (open_key != nullptr) w->EndArray();
+      w->Key(j.key).BeginArray();
+      open_key = &j.key;
+    }
+    w->BeginObject().Key("value").String(j.value);
+    if (j.number.has_value()) w->Key("number").Double(*j.number);
+    w->Key("source").String(j.source).Key("raw_key").String(j.raw_key);
+    if (!j.launcher.empty()) w->Key("launcher").String(j.launcher);
+    w->EndObject();
+  }
+  if (open_key != nullptr) w->EndArray();
+  w->EndObject();
+  if (!s.notes().empty()) {
+    w->Key("notes").BeginArray();
+    for (const std::string& n : s.notes()) w->String(n);
+    w->EndArray();
+  }
+  w->EndObject();
+}
+
 JobSettings ParseJobSettings(const JobSettingsInput& input, const JobSettingsLimits& limits) {
   JobSettings out;
   size_t procs = std::min(input.argv.size(), limits.max_processes);

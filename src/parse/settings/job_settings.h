@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/json_writer.h"
 #include "core/status.h"
 
 namespace vigil::parse::settings {
@@ -149,6 +150,20 @@ struct ConfigReference {
 };
 std::vector<ConfigReference> ConfigReferencesFromArgv(const std::vector<std::string>& argv,
                                                       const JobSettingsLimits& limits = {});
+
+// How a suggestion quotes where the current value came from:
+// "`--num-workers 2` on the command line", "torchrun's `--nproc_per_node 8`",
+// "`--bf16` on the command line", "`workers=8` in /x/default.yaml",
+// "`NCCL_DEBUG=INFO` in the environment", "`per_device_train_batch_size=8`
+// in the job's log".
+std::string SettingProvenance(const JobSetting& s);
+
+// The settings as JSON, for the API and diagnosis:
+// {"settings": {"batch_size": [{"value": "8", "number": 8, "source": "argv",
+// "raw_key": "--per_device_train_batch_size"}, ...], ...}, "notes": [...]}:
+// each key's values, the one in effect first; "number" and "launcher" only
+// when there is one.
+void WriteJobSettingsJson(const JobSettings& s, JsonWriter* w);
 
 // The canonical keys the alias table maps to (docs/job-settings.md), and
 // the environment variables kept (besides every NCCL_* and TORCH_NCCL_*).

@@ -366,6 +366,31 @@ TEST(Logs, BoundsHold) {
   EXPECT_EQ(ValueOf(cut, "seed"), "5");
 }
 
+TEST(Render, ProvenanceAndJson) {
+  JobSettingsInput in;
+  in.argv = {{"torchrun", "--nproc_per_node", "8", "train.py", "--num-workers", "2", "--bf16"}};
+  in.configs = {{"/x/default.yaml", "workers: 8\n"}};
+  in.env = {{"NCCL_DEBUG", "INFO"}};
+  in.log_lines = {"Namespace(seed=3)"};
+  JobSettings s = ParseJobSettings(in);
+  EXPECT_EQ(SettingProvenance(*s.Find("num_workers")), "`--num-workers 2` on the command line");
+  EXPECT_EQ(SettingProvenance(*s.FindAll("num_workers")[1]), "`workers=8` in /x/default.yaml");
+  EXPECT_EQ(SettingProvenance(*s.Find("precision")), "`--bf16` on the command line");
+  EXPECT_EQ(SettingProvenance(*s.Find("nproc_per_node")), "torchrun's `--nproc_per_node 8`");
+  EXPECT_EQ(SettingProvenance(*s.Find("env.NCCL_DEBUG")), "`NCCL_DEBUG=INFO` in the environment");
+  EXPECT_EQ(SettingProvenance(*s.Find("seed")), "`seed=3` in the job's log");
+  JsonWriter w;
+  WriteJobSettingsJson(s, &w);
+  EXPECT_EQ(
+      w.str(),
+      R"({"settings":{"env.NCCL_DEBUG":[{"value":"INFO","source":"env","raw_key":"NCCL_DEBUG"}],)"
+      R"("nproc_per_node":[{"value":"8","number":8,"source":"argv","raw_key":"--nproc_per_node",)"
+      R"("launcher":"torchrun"}],"num_workers":[{"value":"2","number":2,"source":"argv",)"
+      R"("raw_key":"--num-workers"},{"value":"8","number":8,"source":"config:/x/default.yaml",)"
+      R"("raw_key":"workers"}],"precision":[{"value":"bf16","source":"argv","raw_key":"--bf16"}],)"
+      R"("seed":[{"value":"3","number":3,"source":"log","raw_key":"seed"}]}})");
+}
+
 TEST(Aliases, EveryCanonicalKeyIsDocumented) {
   // The doc's alias table lists these keys; a new one needs a doc line too.
   EXPECT_EQ(kCanonicalKeys.size(), 19u);
