@@ -150,13 +150,14 @@ TEST(Argv, HydraOverrides) {
   JobSettings s = SettingsFromArgv(
       {"python", "megatron_gpt_pretraining.py", "+trainer.precision=bf16", "++model.optim.lr=3e-4",
        "model.micro_batch_size=4", "~model.foo", "model.validation_ds.batch_size=1",
-       "model.tokenizer.model=/t/tok.model", "trainer.devices=8"});
+       "model.tokenizer.model=/t/tok.model", "--multirun", "seed=5"});
   EXPECT_EQ(ValueOf(s, "precision"), "bf16");
   EXPECT_EQ(s.Find("precision")->raw_key, "+trainer.precision");
   EXPECT_EQ(ValueOf(s, "learning_rate"), "3e-4");
   EXPECT_EQ(ValueOf(s, "batch_size"), "4");  // not the validation set's 1
   EXPECT_EQ(s.FindAll("batch_size").size(), 1u);
   EXPECT_EQ(s.Find("model"), nullptr);  // a tokenizer file is not the model
+  EXPECT_EQ(ValueOf(s, "seed"), "5");   // not --multirun's value
 }
 
 TEST(Argv, NegativeNumbersAreValues) {

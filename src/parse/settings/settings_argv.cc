@@ -158,11 +158,16 @@ Layout Locate(const std::vector<std::string>& a, size_t n, size_t start, int dep
   return l;
 }
 
-// Whether the option's value is the next argument: a bare flag of the
-// boolean kinds takes one only when it is a boolean (`--bf16 True`), so
-// `--fp16 data-bin` leaves the positional alone.
+// Whether the option's value is the next argument: not another option nor
+// an override, and for a bare flag of the boolean kinds only a boolean
+// (`--bf16 True`), so `--fp16 data-bin` leaves the positional alone.
 bool TakesNext(std::string_view opt, std::string_view next, Dialect dialect) {
   if (IsOption(next)) return false;
+  // `--multirun trainer.devices=8`: an override is its own argument.
+  if (size_t eq = next.find('=');
+      eq != std::string_view::npos && eq > 0 && OverrideKey(next.substr(0, eq))) {
+    return false;
+  }
   const internal::Alias* alias = internal::LookupAlias(internal::NormaliseKey(opt), dialect);
   if (alias != nullptr && alias->kind != AliasKind::kValue) {
     return internal::ParseBool(next).has_value();
