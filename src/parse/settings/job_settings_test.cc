@@ -338,6 +338,11 @@ TEST(Logs, TrainingArgumentsDump) {
   EXPECT_EQ(*s.Number("gradient_checkpointing"), 0);
   EXPECT_EQ(ValueOf(s, "seed"), "42");  // after ')' a bare line is no member
   EXPECT_EQ(s.FindAll("seed").size(), 1u);
+  // A dump cut short ends at the first line that is no member.
+  JobSettings cut = SettingsFromLogLines(
+      {"TrainingArguments(", "seed=1,", "Namespace(lr=0.5)", "num_workers=3,"});
+  EXPECT_EQ(ValueOf(cut, "learning_rate"), "0.5");
+  EXPECT_EQ(cut.Find("num_workers"), nullptr);
 }
 
 TEST(Logs, NamespaceAndYolov5) {

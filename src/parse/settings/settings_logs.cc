@@ -135,17 +135,19 @@ bool ReadDotLeader(std::string_view t, const JobSettingsLimits& limits, JobSetti
                               limits, out);
 }
 
-// "  per_device_train_batch_size=8," inside a TrainingArguments dump.
-void ReadDumpMember(std::string_view t, const JobSettingsLimits& limits, JobSettings* out) {
+// "  per_device_train_batch_size=8," inside a TrainingArguments dump; false
+// when the line is no member (the dump was cut, or this is the next record).
+bool ReadDumpMember(std::string_view t, const JobSettingsLimits& limits, JobSettings* out) {
   t = TrimSpace(t);
   if (!t.empty() && t.back() == ',') t.remove_suffix(1);
   size_t eq = t.find('=');
-  if (eq == std::string_view::npos || eq == 0) return;
+  if (eq == std::string_view::npos || eq == 0) return false;
   std::string_view key = t.substr(0, eq);
-  if (!std::all_of(key.begin(), key.end(), IsKeyChar)) return;
+  if (!std::all_of(key.begin(), key.end(), IsKeyChar)) return false;
   std::string_view value = t.substr(eq + 1);
-  if (!value.empty() && (value[0] == '{' || value[0] == '[')) return;
+  if (!value.empty() && (value[0] == '{' || value[0] == '[')) return true;
   internal::AddSetting(key, value, true, "log", Dialect::kGeneric, limits, out);
+  return true;
 }
 
 // Where a dump of dataclass arguments opens: "...TrainingArguments(",
@@ -223,13 +225,13 @@ JobSettings SettingsFromLogLines(const std::vector<std::string>& lines,
     std::string clean = StripAnsi(CutUtf8(lines[i], limits.max_line_bytes));
     std::string_view t = clean;
     if (in_dump > 0) {
+      --in_dump;
       if (TrimSpace(t) == ")") {
         in_dump = 0;
-      } else {
-        --in_dump;
-        ReadDumpMember(t, limits, &out);
+        continue;
       }
-      continue;
+      if (TrimSpace(t).empty() || ReadDumpMember(t, limits, &out)) continue;
+      in_dump = 0;  // not a member: read the line as any other
     }
     if (OpensDump(t)) {
       in_dump = 1000;  // TrainingArguments has ~120 members
