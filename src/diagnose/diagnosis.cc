@@ -7,6 +7,8 @@
 #include <set>
 
 #include "core/log.h"
+#include "core/strings.h"
+#include "parse/settings/job_settings.h"
 #include "parse/training/log_events.h"
 
 namespace vigil::diagnose {
@@ -97,6 +99,34 @@ std::string EventText(const TimedEvent& e) {
     }
   }
   return text;
+}
+
+// The job's settings as its node reported them: each process's command
+// line (arguments joined by spaces: quoting is lost, plain flags and
+// numbers read right).
+parse::settings::JobSettings SettingsOf(const JobReport* job) {
+  parse::settings::JobSettingsInput in;
+  if (job == nullptr) return {};
+  for (const wire::JobProcessRecord& p : job->job.processes) {
+    std::vector<std::string> argv;
+    for (std::string_view w : Split(p.cmdline, ' ')) {
+      if (!w.empty()) argv.emplace_back(w);
+    }
+    if (!argv.empty()) in.argv.push_back(std::move(argv));
+  }
+  return parse::settings::ParseJobSettings(in);
+}
+
+// Fills a suggestion's `current` from the job's own setting of its
+// parameter, and says where it was read.
+void WithCurrent(const parse::settings::JobSettings& settings, Suggestion* s) {
+  if (s->parameter.empty()) return;
+  const parse::settings::JobSetting* set = settings.Find(s->parameter);
+  if (set == nullptr) return;
+  s->current = set->value;
+  const std::string where = parse::settings::SettingProvenance(*set);
+  s->text += " Now: " + where + ".";
+  s->text_zh += " 当前：" + where + "。";
 }
 
 }  // namespace
@@ -274,6 +304,7 @@ Diagnosis Diagnoser::Diagnose(const AlertFacts& alert, const JobReport* job) con
 std::vector<Suggestion> Diagnoser::Suggest(const RankedCause& top, const AlertFacts& alert,
                                            const JobReport* job) const {
   const std::string& id = top.id;
+  const parse::settings::JobSettings settings = SettingsOf(job);
   std::string node(LabelOf(alert.labels, "node"));
   if (node.empty() && job != nullptr) node = job->node;
   std::vector<Suggestion> out;
@@ -297,17 +328,21 @@ std::vector<Suggestion> Diagnoser::Suggest(const RankedCause& top, const AlertFa
     }
     out.push_back(std::move(s));
   } else if (id == "cuda_oom" || id == "gpu_memory_pressure") {
-    out.push_back(
-        {"Halve the per-GPU batch size and double gradient_accumulation_steps to keep "
-         "the effective batch; or enable gradient checkpointing or bf16.",
-         "把每卡 batch size 减半并把 gradient_accumulation_steps "
-         "加倍以保持等效批大小；或开启梯度检查点或 bf16。",
-         "batch_size", std::nullopt, std::nullopt});
+    Suggestion s{
+        "Halve the per-GPU batch size and double gradient_accumulation_steps to keep "
+        "the effective batch; or enable gradient checkpointing or bf16.",
+        "把每卡 batch size 减半并把 gradient_accumulation_steps "
+        "加倍以保持等效批大小；或开启梯度检查点或 bf16。",
+        "batch_size", std::nullopt, std::nullopt};
+    if (auto n = settings.Number("batch_size"); n && *n >= 2) s.suggested = Fmt("%.0f", *n / 2);
+    out.push_back(std::move(s));
   } else if (id == "learning_rate_too_high") {
     Suggestion s{"Lower the learning rate (about a third), or lengthen its warm-up.",
                  "降低学习率（约为三分之一），或延长 warm-up。", "learning_rate", std::nullopt,
                  std::nullopt};
-    if (job != nullptr) {
+    if (auto set = settings.Number("learning_rate"); set && *set > 0) {
+      s.suggested = Fmt("%.3g", *set / 3);  // `current` is the setting (WithCurrent)
+    } else if (job != nullptr) {
       const std::string sel =
           job->by_run ? "run=" + Quoted(job->job.id) : "job=" + Quoted(job->job.name);
       if (auto lr = Scalar("last_over_time(training_learning_rate{" + sel + "}[1h])", alert.at_ms);
@@ -381,6 +416,7 @@ std::vector<Suggestion> Diagnoser::Suggest(const RankedCause& top, const AlertFa
          "把数据放到本地高速存储或做缓存；调大 num_workers 与预取以掩盖 I/O。", "num_workers",
          std::nullopt, std::nullopt});
   }
+  for (Suggestion& s : out) WithCurrent(settings, &s);
   return out;
 }
 

@@ -128,6 +128,39 @@ TEST_F(DiagnosisTest, ACrashIsItsFailureKindAndOldEventsDoNotCount) {
   for (const RankedCause& c : d.causes) EXPECT_NE(c.id, "gpu_hardware_fault");
 }
 
+// The job's own settings, from the command line its node reported, give
+// the suggestion's current value and the suggested one follows from it.
+TEST_F(DiagnosisTest, SuggestionsQuoteTheJobsOwnSettings) {
+  JobReport job;
+  job.node = "n1";
+  job.job.id = "r3";
+  wire::JobProcessRecord p;
+  p.cmdline = "/usr/bin/python3 train.py --batch-size 16 --lr 3e-3 --num-workers 2";
+  job.job.processes.push_back(p);
+  TimedEvent oom;
+  oom.time_ms = kT0 + 298'000;
+  oom.event.kind = parse::training::EventKind::kCudaOom;
+  job.events = {oom};
+  Diagnosis d = Run("job_crashed", {{"node", "n1"}, {"run", "r3"}}, &job);
+  ASSERT_EQ(d.causes[0].id, "cuda_oom");
+  ASSERT_EQ(d.suggestions.size(), 1u);
+  EXPECT_EQ(d.suggestions[0].parameter, "batch_size");
+  EXPECT_EQ(d.suggestions[0].current, "16");
+  EXPECT_EQ(d.suggestions[0].suggested, "8");
+  EXPECT_NE(d.suggestions[0].text.find("--batch-size 16"), std::string::npos)
+      << d.suggestions[0].text;
+
+  TimedEvent nan;
+  nan.time_ms = kT0 + 298'000;
+  nan.event.kind = parse::training::EventKind::kNanLoss;
+  job.events = {nan};
+  job.progress.last_step = 900;
+  d = Run("training_loss_nan", {{"node", "n1"}, {"run", "r3"}}, &job);
+  ASSERT_EQ(d.causes[0].id, "learning_rate_too_high");
+  EXPECT_EQ(d.suggestions[0].current, "3e-3");
+  EXPECT_EQ(d.suggestions[0].suggested, "0.001");
+}
+
 TEST_F(DiagnosisTest, HostileLabelsNeitherBreakQueriesNorCrash) {
   Node(0.97, 20);
   Diagnosis d = Run("gpu_underutilized", {{"node", "n1\"} or vector(1) #"}, {"gpu", "0|.*"}});
