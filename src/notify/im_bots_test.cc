@@ -56,7 +56,8 @@ TEST(ImBotsTest, AMessageSaysWhatToDoAndTheDiagnosis) {
   alert::Notification n = Group(1);
   n.alerts[0].steps_en = "Check the fan, airflow and slot.";
   n.alerts[0].steps_zh = "检查风扇、风道和插槽。";
-  n.alerts[0].diagnosis = R"({"summary": "fan 3 stopped", "summary_zh": "3 号风扇停转"})";
+  n.alerts[0].diagnosis =
+      R"({"summary": "fan 3 stopped", "summary_zh": "3 号风扇停转", "suggestions": [{"text": "Halve the batch", "text_zh": "减半", "parameter": "batch_size", "current": "16", "suggested": "8"}]})";
   ImOptions o;
   o.kind = ImKind::kWeCom;
   o.url = "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k";
@@ -64,10 +65,12 @@ TEST(ImBotsTest, AMessageSaysWhatToDoAndTheDiagnosis) {
   std::string en = json::parse(ImRequest(o, n, kNow).body)["markdown"]["content"];
   EXPECT_NE(en.find("> What to do: Check the fan, airflow and slot."), std::string::npos) << en;
   EXPECT_NE(en.find("> Diagnosis: fan 3 stopped"), std::string::npos) << en;
+  EXPECT_NE(en.find("> Suggestion: Halve the batch (batch_size: 16 → 8)"), std::string::npos) << en;
   o.language = Language::kChinese;
   std::string zh = json::parse(ImRequest(o, n, kNow).body)["markdown"]["content"];
   EXPECT_NE(zh.find("> 建议：检查风扇、风道和插槽。"), std::string::npos) << zh;
   EXPECT_NE(zh.find("> 诊断：3 号风扇停转"), std::string::npos) << zh;
+  EXPECT_NE(zh.find("> 修改建议：减半 (batch_size: 16 → 8)"), std::string::npos) << zh;
   n.alerts[0].state = alert::AlertState::kResolved;
   n.alerts[0].resolved_at_ms = n.alerts[0].fired_at_ms + 60'000;
   n.alerts[0].diagnosis = "{}";

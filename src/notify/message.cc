@@ -33,6 +33,31 @@ std::string DiagnosisLine(const std::string& diagnosis, bool zh) {
   return "";
 }
 
+// The diagnosis' first suggestion for a person, with the job's own value
+// and the suggested one when the diagnosis knows them: "Halve the batch
+// size ... (batch_size: 16 → 8)"; "" when it has none.
+std::string SuggestionLine(const std::string& diagnosis, bool zh) {
+  if (diagnosis.size() < 3) return "";
+  auto j = nlohmann::json::parse(diagnosis, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return "";
+  auto list = j.find("suggestions");
+  if (list == j.end() || !list->is_array() || list->empty() || !(*list)[0].is_object()) return "";
+  const nlohmann::json& s = (*list)[0];
+  auto text_of = [&](const char* key) -> std::string {
+    auto it = s.find(key);
+    return it != s.end() && it->is_string() ? it->get<std::string>() : "";
+  };
+  std::string text = zh && !text_of("text_zh").empty() ? text_of("text_zh") : text_of("text");
+  if (text.empty()) return "";
+  std::string parameter = text_of("parameter"), current = text_of("current"),
+              suggested = text_of("suggested");
+  if (!parameter.empty() && (!current.empty() || !suggested.empty())) {
+    text += " (" + parameter + ": " + (current.empty() ? "?" : current) + " → " +
+            (suggested.empty() ? "?" : suggested) + ")";
+  }
+  return std::string(CutUtf8(text, 500));
+}
+
 std::string Minute(int64_t ms) {
   std::time_t t = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
@@ -127,6 +152,9 @@ Message BuildMessage(const alert::Notification& n, Language lang) {
       e.details.push_back((zh ? "建议：" : "What to do: ") + steps);
     if (std::string diagnosis = DiagnosisLine(a->diagnosis, zh); !diagnosis.empty()) {
       e.details.push_back((zh ? "诊断：" : "Diagnosis: ") + diagnosis);
+    }
+    if (std::string s = SuggestionLine(a->diagnosis, zh); !e.resolved && !s.empty()) {
+      e.details.push_back((zh ? "修改建议：" : "Suggestion: ") + s);
     }
     if (!e.resolved) e.log_lines = a->log_excerpt;
     e.link = n.external_url + "/#alerts&id=" + a->id;

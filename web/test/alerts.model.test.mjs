@@ -15,7 +15,7 @@ import { setLang, t } from '../src/i18n.js';
 import {
   ACTIVE_COLUMNS, HISTORY_COLUMNS, MAX_MATCHERS, RULE_COLUMNS, RULE_IDS, SEVERITIES, SILENCE_COLUMNS, SILENCE_DURATIONS,
   SILENCE_STATES, alertLinks, alertMatchers, alertMuted, alertNumber, alertResolvedMs, alertSections, alertStartMs,
-  badgeTone, comparisonSymbol, conditionText, firingCount, healthBadge, labelsText, logExcerpt, matcherOp, matcherText,
+  badgeTone, comparisonSymbol, diagnosisOf, conditionText, firingCount, healthBadge, labelsText, logExcerpt, matcherOp, matcherText,
   matchersText, parseMatchers, parseTime, quoteValue, reachingRange, referenceName, relativeTime, ruleLevelFor,
   ruleStateBadge, ruleTitle, ruleTitleKey, rulesFrom, perGpuLines, overrideLines, severityBadge, silenceBody,
   silenceDurationMs, silenceExpirable, silenceStateBadge, silencesFrom, summaryText, thresholdText, valueKind,
@@ -268,6 +268,40 @@ test('alerts: the log excerpt is strings only, bounded, and not on a resolution'
   assert.deepEqual(logExcerpt({ state: 'resolved', log_excerpt: ['a'] }), []);
   assert.deepEqual(logExcerpt({ state: 'firing', log_excerpt: 'not a list' }), []);
   assert.deepEqual(logExcerpt({}), []);
+});
+
+test('alerts: the diagnosis in the page\'s language, bounded, text only', () => {
+  assert.equal(diagnosisOf({ diagnosis: {} }, 'en'), null);
+  assert.equal(diagnosisOf({ diagnosis: 'x' }, 'en'), null);
+  assert.equal(diagnosisOf({}, 'en'), null);
+  const d = {
+    summary: 'Probable cause: CUDA out of memory (71%)', summary_zh: '可能原因：显存不足',
+    causes: [{ id: 'cuda_oom', title: 'CUDA out of memory', title_zh: '显存不足', confidence: 0.714,
+      evidence: [{ signal: 'event:cuda_oom', text: 'log: cuda_oom', text_zh: '日志：cuda_oom' }],
+      source: 'https://pytorch.org/docs/stable/notes/cuda.html' },
+    { id: 'code_error', title: '<b>x</b>', confidence: 7, evidence: 'no', source: 'javascript:alert(1)' }],
+    suggestions: [{ text: 'Halve the batch', text_zh: '减半', parameter: 'batch_size', current: '16', suggested: '8' }],
+    log_templates: [{ template: 'RuntimeError: CUDA out of memory <*>', count: 3, severity: 'error', new: true }],
+  };
+  const en = diagnosisOf({ diagnosis: d }, 'en');
+  assert.equal(en.summary, 'Probable cause: CUDA out of memory (71%)');
+  assert.deepEqual(en.causes[0], { id: 'cuda_oom', title: 'CUDA out of memory', confidence: 71,
+    evidence: ['log: cuda_oom'], source: 'https://pytorch.org/docs/stable/notes/cuda.html' });
+  // Bounded and never a link that runs script; markup stays text.
+  assert.equal(en.causes[1].confidence, 100);
+  assert.equal(en.causes[1].source, '');
+  assert.deepEqual(en.causes[1].evidence, []);
+  assert.equal(en.causes[1].title, '<b>x</b>');
+  assert.deepEqual(en.suggestion, { text: 'Halve the batch', parameter: 'batch_size', current: '16', suggested: '8' });
+  assert.deepEqual(en.templates, [{ text: 'RuntimeError: CUDA out of memory <*>', count: 3, severity: 'error', isNew: true }]);
+  const zh = diagnosisOf({ diagnosis: d }, 'zh');
+  assert.equal(zh.summary, '可能原因：显存不足');
+  assert.equal(zh.causes[0].title, '显存不足');
+  assert.deepEqual(zh.causes[0].evidence, ['日志：cuda_oom']);
+  assert.equal(zh.suggestion.text, '减半');
+  const many = diagnosisOf({ diagnosis: { causes: Array(50).fill({ id: 'x', title: 'y'.repeat(1000) }) } }, 'en');
+  assert.equal(many.causes.length, 5);
+  assert.equal(many.causes[0].title.length, 300);
 });
 
 test('alerts: links to the GPU\'s charts, the job and its logs at the alert\'s time', () => {

@@ -28,7 +28,7 @@ import {
   alertResolvedMs, alertSections, alertStartMs, badgeTone, conditionText, firingCount, healthBadge, labelsText,
   matchersText, parseMatchers, relativeTime, ruleLevelFor, ruleStateBadge, ruleTitle, ruleTitleKey, overrideLines,
   perGpuLines, rulesFrom, severityBadge, silenceBody, silenceDurationMs, silenceExpirable, silenceStateBadge,
-  logExcerpt, silencesFrom, summaryText, thresholdText, valueText, whereParts,
+  diagnosisOf, logExcerpt, silencesFrom, summaryText, thresholdText, valueText, whereParts,
 } from './alerts.model.js';
 import strings from './alerts.i18n.js';
 
@@ -355,7 +355,8 @@ class AlertsPage {
         id: String(r.id ?? ''), rule: String(r.rule ?? ''), severity: String(r.severity ?? ''), state: String(r.state ?? ''),
         known: !!ruleTitleKey(r.rule), title: ruleTitle(r.rule), inhibited: !!r.inhibited, silenced: !!r.silenced,
         matchers: history || this.silencesApi === false ? null : alertMatchers(r),
-        where: whereParts(r), summary: summaryText(r, language), log: logExcerpt(r), value: valueText(r, level),
+        where: whereParts(r), summary: summaryText(r, language), log: logExcerpt(r),
+        diagnosis: diagnosisOf(r, language), value: valueText(r, level),
         start: alertStartMs(r), resolved: alertResolvedMs(r), labels: labelsText(r),
         links: alertLinks(r, now, this.ranges),
       };
@@ -378,6 +379,25 @@ class AlertsPage {
     });
   }
 
+  // The probable cause on a line of its own, the rest folded: every cause
+  // with its evidence, the suggestion with the job's values, the log templates.
+  diagnosisBlock(d) {
+    if (!d) return null;
+    const s = d.suggestion;
+    const values = s && (s.current !== null || s.suggested !== null)
+      ? t('alerts.diag.values', { p: s.parameter || '?', c: s.current ?? '?', s: s.suggested ?? '?' }) : '';
+    return h('details', { class: 'alert-diagnosis', 'data-testid': 'alert-diagnosis' },
+      h('summary', null, d.summary || t('alerts.diag.title')),
+      d.causes.length ? h('ol', { class: 'alert-causes' }, d.causes.map((c) => h('li', { 'data-cause': c.id },
+        c.confidence === null ? c.title : `${c.title} (${c.confidence}%)`,
+        c.evidence.length ? h('ul', null, c.evidence.map((e) => h('li', null, e))) : null,
+        c.source ? h('a', { href: c.source, target: '_blank', rel: 'noopener noreferrer' }, t('alerts.diag.source')) : null))) : null,
+      s && s.text ? h('div', { class: 'alert-suggestion', 'data-testid': 'alert-suggestion' },
+        h('b', null, t('alerts.diag.suggestion')), ' ', s.text, values ? h('div', { class: 'job-sub' }, values) : null) : null,
+      d.templates.length ? h('pre', { class: 'alert-templates' },
+        d.templates.map((x) => `[${x.severity}] ×${x.count}${x.isNew ? ' *' : ''} ${x.text}`).join('\n')) : null);
+  }
+
   alertRow(r, history) {
     const sev = severityBadge(r.severity);
     const link = (kind, key) => (r.links[kind]
@@ -397,7 +417,7 @@ class AlertsPage {
       r.known ? h('div', { class: 'job-sub alert-rule' }, r.rule) : null),
     h('td', { class: 'alert-where' }, r.where.map(([k, v], i) => [i ? ' · ' : null,
       h('span', { class: `alert-where-${k}`, title: k }, v)])),
-    h('td', { class: 'alert-summary' }, r.summary, r.log.length
+    h('td', { class: 'alert-summary' }, r.summary, this.diagnosisBlock(r.diagnosis), r.log.length
       ? h('details', { class: 'alert-log', 'data-testid': 'alert-log' },
         h('summary', null, t('alerts.log', { n: r.log.length })), h('pre', null, r.log.join('\n')))
       : null),

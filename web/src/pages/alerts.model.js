@@ -347,6 +347,40 @@ export function logExcerpt(rec) {
   return rec.log_excerpt.filter((l) => typeof l === 'string').slice(0, 20).map((l) => l.slice(0, 500));
 }
 
+// The alert's diagnosis (docs/diagnosis.md "JSON") in the page's language,
+// or null while it has none: the summary line, the causes (title,
+// confidence in %, evidence lines), the top suggestion and the collapsed
+// log templates. Everything is from the server and shown as text; strings
+// only, each bounded, lists cut (a page never trusts the bounds).
+export function diagnosisOf(rec, language) {
+  const d = rec?.diagnosis;
+  if (!d || typeof d !== 'object' || Array.isArray(d)) return null;
+  const zh = language === 'zh';
+  const str = (v, n = 300) => (typeof v === 'string' ? v.slice(0, n) : '');
+  const pick = (o, key) => str(zh && typeof o?.[`${key}_zh`] === 'string' && o[`${key}_zh`] ? o[`${key}_zh`] : o?.[key]);
+  const list = (v, n) => (Array.isArray(v) ? v.slice(0, n) : []);
+  const causes = list(d.causes, 5).filter((c) => c && typeof c === 'object').map((c) => ({
+    id: str(c.id, 64),
+    title: pick(c, 'title') || str(c.id, 64),
+    confidence: Number.isFinite(c.confidence) ? Math.round(Math.min(Math.max(c.confidence, 0), 1) * 100) : null,
+    evidence: list(c.evidence, 8).map((e) => (zh && e?.text_zh ? str(e.text_zh) : str(e?.text))).filter(Boolean),
+    source: /^https:\/\//.test(str(c.source)) ? str(c.source) : '',
+  }));
+  const s = list(d.suggestions, 1)[0];
+  const suggestion = s && typeof s === 'object' ? {
+    text: pick(s, 'text'), parameter: str(s.parameter, 64),
+    current: typeof s.current === 'string' ? s.current.slice(0, 64) : null,
+    suggested: typeof s.suggested === 'string' ? s.suggested.slice(0, 64) : null,
+  } : null;
+  const templates = list(d.log_templates, 10).filter((x) => x && typeof x === 'object').map((x) => ({
+    text: str(x.template, 240), count: Number.isFinite(x.count) ? x.count : 0,
+    severity: str(x.severity, 8), isNew: x.new === true,
+  }));
+  const summary = pick(d, 'summary');
+  if (!summary && !causes.length && !templates.length) return null;
+  return { summary, causes, suggestion, templates };
+}
+
 // The shortest range of the picker ([[key, seconds], ...]) that reaches
 // back `seconds`; the longest when none does.
 export function reachingRange(ranges, seconds) {
