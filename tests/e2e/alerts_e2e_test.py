@@ -147,7 +147,11 @@ class AlertsE2E(unittest.TestCase):
                           20, "the critical alert in vigil alerts")
         self.assertEqual(listed[0]["labels"]["gpu"], "0")
         self.assertEqual(listed[0]["threshold"], 90)
-        self.assertEqual(listed[0]["diagnosis"], {})
+        # The diagnosis is filled when the alert fires (docs/diagnosis.md): a
+        # hot GPU whose NVML reports no clock slowdown has no known cause.
+        diagnosis = listed[0]["diagnosis"]
+        self.assertEqual(diagnosis["causes"][0]["id"], "unknown", diagnosis)
+        self.assertIsInstance(diagnosis["suggestions"], list)
         # GPU 1 never alerts.
         self.assertFalse([x for x in self.alerts() if x["labels"].get("gpu") == "1"])
 
