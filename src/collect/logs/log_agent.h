@@ -75,7 +75,7 @@ struct LogAgentOptions {
   // A line waits at most this long to be sent: a batch is sent when it is
   // this old or full, so lines of many files arriving one by one travel
   // together (one store sync and one checkpoint update for all of them).
-  int64_t batch_max_delay_ms = 500;
+  int64_t batch_max_delay_ms = 200;
   // Acknowledged offsets reach the checkpoint file at most this often
   // (CheckpointStoreOptions::ack_persist_interval_ms): after a crash the
   // agent reads up to this much again and the server drops it.
