@@ -112,19 +112,6 @@ std::string MemoryText(double mib) {
 
 }  // namespace
 
-std::string PromQLString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 RunSummary SummarizeRun(const query::Engine& engine, const RunSummaryInput& in) {
   const diagnose::JobReport& r = *in.report;
   RunSummary s;

@@ -21,6 +21,7 @@
 
 #include "diagnose/job_report.h"
 #include "query/engine.h"
+#include "query/parser.h"
 
 namespace vigil::alert {
 
@@ -60,7 +61,6 @@ RunSummary SummarizeRun(const query::Engine& engine, const RunSummaryInput& inpu
 // Simplified Chinese.
 std::string RenderRunSummary(const RunSummary& s, bool zh);
 
-// `s` as a PromQL string literal: quoted, with \ and " escaped.
-std::string PromQLString(const std::string& s);
+using query::PromQLString;  // query/parser.h
 
 }  // namespace vigil::alert

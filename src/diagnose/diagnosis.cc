@@ -10,6 +10,7 @@
 #include "core/strings.h"
 #include "parse/settings/job_settings.h"
 #include "parse/training/log_events.h"
+#include "query/parser.h"
 
 namespace vigil::diagnose {
 namespace {
@@ -22,27 +23,19 @@ std::string Fmt(const char* format, double v) {
   return buf;
 }
 
-// A label value made safe inside a PromQL string literal: values come from
-// agents, so quotes and backslashes are escaped, never trusted.
-std::string Quoted(std::string_view v) {
-  std::string out = "\"";
-  for (char c : v) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out.push_back(c);
-  }
-  out.push_back('"');
-  return out;
+using query::PromQLString;
+using wire::LabelValue;
+
+// The node the signals look at: the alert's, else its job's.
+std::string NodeOf(const AlertFacts& alert, const JobReport* job) {
+  std::string node(LabelValue(alert.labels, "node"));
+  if (node.empty() && job != nullptr) node = job->node;
+  return node;
 }
 
-std::string_view LabelOf(const wire::Labels& labels, std::string_view name) {
-  for (const wire::Label& l : labels) {
-    if (l.name == name) return l.value;
-  }
-  return {};
+// The matcher of a job's training series: its run, else its name.
+std::string RunMatcher(const JobReport& job) {
+  return job.by_run ? "run=" + PromQLString(job.job.id) : "job=" + PromQLString(job.job.name);
 }
 
 void Add(std::vector<Signal>* out, std::string id, std::string en, std::string zh) {
@@ -54,7 +47,7 @@ void Add(std::vector<Signal>* out, std::string id, std::string en, std::string z
 
 // The GPUs the signals look at: the alert's own, else the job's.
 std::vector<std::string> GpusOf(const AlertFacts& alert, const JobReport* job) {
-  std::string_view gpu = LabelOf(alert.labels, "gpu");
+  std::string_view gpu = LabelValue(alert.labels, "gpu");
   if (!gpu.empty()) return {std::string(gpu)};
   std::vector<std::string> out;
   if (job != nullptr) {
@@ -152,10 +145,9 @@ std::optional<double> Diagnoser::Scalar(const std::string& promql, int64_t at_ms
 
 void Diagnoser::AddMetricSignals(const AlertFacts& alert, const JobReport* job,
                                  std::vector<Signal>* out) const {
-  std::string node(LabelOf(alert.labels, "node"));
-  if (node.empty() && job != nullptr) node = job->node;
+  const std::string node = NodeOf(alert, job);
   if (node.empty()) return;
-  const std::string n = "node=" + Quoted(node);
+  const std::string n = "node=" + PromQLString(node);
   const std::string w = "[" + std::to_string(options_.metric_window_ms) + "ms]";
   const int64_t t = alert.at_ms;
   if (auto busy = Scalar(
@@ -250,7 +242,7 @@ void Diagnoser::AddJobSignals(const AlertFacts& alert, const JobReport& job,
   }
   // A learning rate that rose within the event window (warm-up, a schedule
   // restart, a resumed run with a larger value).
-  const std::string sel = job.by_run ? "run=" + Quoted(job.job.id) : "job=" + Quoted(job.job.name);
+  const std::string sel = RunMatcher(job);
   const std::string w = "[" + std::to_string(options_.event_window_ms) + "ms]";
   auto hi = Scalar("max_over_time(training_learning_rate{" + sel + "}" + w + ")", alert.at_ms);
   auto lo = Scalar("min_over_time(training_learning_rate{" + sel + "}" + w + ")", alert.at_ms);
@@ -305,8 +297,7 @@ std::vector<Suggestion> Diagnoser::Suggest(const RankedCause& top, const AlertFa
                                            const JobReport* job) const {
   const std::string& id = top.id;
   const parse::settings::JobSettings settings = SettingsOf(job);
-  std::string node(LabelOf(alert.labels, "node"));
-  if (node.empty() && job != nullptr) node = job->node;
+  const std::string node = NodeOf(alert, job);
   std::vector<Suggestion> out;
   if (id == "input_pipeline_cpu" && !node.empty()) {
     Suggestion s{
@@ -315,9 +306,10 @@ std::vector<Suggestion> Diagnoser::Suggest(const RankedCause& top, const AlertFa
         "调大 DataLoader 的 num_workers，让数据在 GPU "
         "需要时已准备好；请在作业的命令行或配置中查看当前值。",
         "num_workers", std::nullopt, std::nullopt};
-    auto cores = Scalar("count(node_cpu_seconds_total{mode=\"idle\",node=" + Quoted(node) + "})",
-                        alert.at_ms);
-    auto gpus = Scalar("count(DCGM_FI_DEV_GPU_UTIL{node=" + Quoted(node) + "})", alert.at_ms);
+    auto cores =
+        Scalar("count(node_cpu_seconds_total{mode=\"idle\",node=" + PromQLString(node) + "})",
+               alert.at_ms);
+    auto gpus = Scalar("count(DCGM_FI_DEV_GPU_UTIL{node=" + PromQLString(node) + "})", alert.at_ms);
     if (cores && gpus && *gpus >= 1) {
       int per_gpu = std::max(1, static_cast<int>(*cores / *gpus) - 1);
       s.suggested = std::to_string(per_gpu);
@@ -343,9 +335,8 @@ std::vector<Suggestion> Diagnoser::Suggest(const RankedCause& top, const AlertFa
     if (auto set = settings.Number("learning_rate"); set && *set > 0) {
       s.suggested = Fmt("%.3g", *set / 3);  // `current` is the setting (WithCurrent)
     } else if (job != nullptr) {
-      const std::string sel =
-          job->by_run ? "run=" + Quoted(job->job.id) : "job=" + Quoted(job->job.name);
-      if (auto lr = Scalar("last_over_time(training_learning_rate{" + sel + "}[1h])", alert.at_ms);
+      if (auto lr = Scalar("last_over_time(training_learning_rate{" + RunMatcher(*job) + "}[1h])",
+                           alert.at_ms);
           lr && *lr > 0) {
         s.current = Fmt("%.3g", *lr);
         s.suggested = Fmt("%.3g", *lr / 3);

@@ -640,4 +640,17 @@ Result<NodePtr> ParseExpr(std::string_view query) {
   return p.Parse();
 }
 
+std::string PromQLString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace vigil::query

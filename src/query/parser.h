@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "core/status.h"
@@ -17,5 +18,9 @@ Result<NodePtr> ParseExpr(std::string_view query);
 
 // Prometheus durations: "15s", "1m30s", "2h", "1d", "500ms" (units ms s m h d w y).
 Result<int64_t> ParseDurationMs(std::string_view s);
+
+// `s` as a PromQL string literal: quoted, with \ and " escaped (and a newline
+// as \n), so a label value from an agent is matched, never parsed as query.
+std::string PromQLString(std::string_view s);
 
 }  // namespace vigil::query
