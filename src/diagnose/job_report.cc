@@ -1,11 +1,11 @@
 #include "diagnose/job_report.h"
 
 #include <algorithm>
-#include <mutex>
 #include <set>
 #include <span>
 
 #include "core/strings.h"
+#include "diagnose/job_log_events.h"
 #include "diagnose/log_excerpt.h"
 #include "parse/training/wire_events.h"
 #include "parse/training/xid.h"
@@ -93,37 +93,10 @@ struct JobReporter::NodeView {
   int64_t reported_ms = 0;
 };
 
-// The log events of ended jobs are final once their last lines are in: kept
-// across calls.
-class JobReporter::EndedEventsCache {
- public:
-  template <typename Read>
-  std::vector<TimedEvent> Get(const std::string& key, bool final, Read read) {
-    if (final) {
-      std::lock_guard lock(mu_);
-      auto it = events_.find(key);
-      if (it != events_.end()) return it->second;
-    }
-    std::vector<TimedEvent> events = read();
-    if (final) {
-      std::lock_guard lock(mu_);
-      events_[key] = events;
-    }
-    return events;
-  }
-  // Forgets jobs no longer listed.
-  void Keep(const std::set<std::string>& keys) {
-    std::lock_guard lock(mu_);
-    std::erase_if(events_, [&](const auto& e) { return keys.count(e.first) == 0; });
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::string, std::vector<TimedEvent>> events_;  // guarded by mu_
-};
-
 JobReporter::JobReporter(JobReportSources sources, JobReporterOptions options)
-    : sources_(sources), options_(options), cache_(std::make_unique<EndedEventsCache>()) {
+    : sources_(sources),
+      options_(options),
+      log_events_(std::make_unique<JobLogEvents>(options.event_lines)) {
   if (sources_.env == nullptr) sources_.env = Env::Default();
 }
 
@@ -164,27 +137,18 @@ bool JobReporter::RunLabelled(const std::string& node, const wire::JobRecord& jo
   return result.ok() && !result->entries.empty();
 }
 
-// Events in the job's newest log lines, oldest first: one detector per
-// stream, records in order.
+// Events in the job's newest log lines, oldest first (job_log_events.h).
 std::vector<TimedEvent> JobReporter::EventsFromLogs(const std::string& node,
-                                                    const wire::JobRecord& job, bool by_run) const {
-  std::vector<TimedEvent> out;
-  if (sources_.logs == nullptr || job.name.empty()) return out;
-  logstore::LogQuery q;
-  q.matchers = JobMatchers<logstore::LabelMatcher>(logstore::MatchType::kEqual, node, job, by_run);
-  q.start_ns = std::max<int64_t>(0, job.start_time_ms - 1000) * kNsPerMs;
-  q.end_ns = job.ended ? (job.last_seen_ms + kAfterEndMs) * kNsPerMs : INT64_MAX;
-  q.limit = options_.event_lines;
-  q.forward = false;  // the newest lines: that is where a run ends
-  auto result = sources_.logs->Query(q);
-  if (!result.ok()) return out;
-  std::map<uint64_t, training::LogEventDetector> detectors;
-  for (auto it = result->entries.rbegin(); it != result->entries.rend(); ++it) {
-    for (training::Event& ev : detectors[it->ref.stream_id].Detect(it->line, 1)) {
-      out.push_back({it->time_ns / kNsPerMs, std::move(ev)});
-    }
-  }
-  return out;
+                                                    const wire::JobRecord& job, bool by_run,
+                                                    bool final) const {
+  if (sources_.logs == nullptr || job.name.empty()) return {};
+  RunLines lines;
+  lines.matchers =
+      JobMatchers<logstore::LabelMatcher>(logstore::MatchType::kEqual, node, job, by_run);
+  lines.start_ns = std::max<int64_t>(0, job.start_time_ms - 1000) * kNsPerMs;
+  lines.end_ns = job.ended ? (job.last_seen_ms + kAfterEndMs) * kNsPerMs : INT64_MAX;
+  lines.final = final;
+  return log_events_->Get(*sources_.logs, node + "/" + job.id, lines);
 }
 
 std::vector<std::string> JobReporter::LogExcerpt(const JobReport& report, int64_t at_ms) const {
@@ -280,8 +244,7 @@ JobReport JobReporter::Report(const wire::JobRecord& job, bool with_events, int6
   ev.now_ms = now;
   if (with_events) {
     const bool final = job.ended && now > job.last_seen_ms + kAfterEndMs;
-    ev.events = cache_->Get(node.node + "/" + job.id, final,
-                            [&] { return EventsFromLogs(node.node, job, r.by_run); });
+    ev.events = EventsFromLogs(node.node, job, r.by_run, final);
   }
   // What the kernel said about its processes (OOM killer, Xid) joins them in time.
   for (const wire::KernelEventRecord& k : job.kernel_events) {
@@ -340,7 +303,7 @@ std::vector<JobReport> JobReporter::Reports(const std::string& only_node) {
       keys.insert(n.node + "/" + j.id);
     }
   }
-  if (only_node.empty()) cache_->Keep(keys);
+  if (only_node.empty()) log_events_->Keep(keys);
   std::stable_sort(listed.begin(), listed.end(), [](const auto& a, const auto& b) {
     const wire::JobRecord& x = *a.second;
     const wire::JobRecord& y = *b.second;

@@ -10,7 +10,8 @@
 // what is left.
 //
 // Thread safety: a JobReporter may be used from several threads at once (the
-// cache of ended jobs' events has its own mutex); the stores are thread-safe.
+// events of job runs, job_log_events.h, are read under their own locks); the
+// stores are thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -84,6 +85,8 @@ struct JobReportSources {
   Env* env = Env::Default();
 };
 
+class JobLogEvents;
+
 class JobReporter {
  public:
   JobReporter(JobReportSources sources, JobReporterOptions options = {});
@@ -107,13 +110,12 @@ class JobReporter {
 
  private:
   struct NodeView;
-  class EndedEventsCache;
   std::vector<NodeView> ReadNodes(int64_t now, const std::string& only_node) const;
   JobReport Report(const wire::JobRecord& job, bool with_events, int64_t now, const NodeView& node);
   // Whether the node's logs hold lines of this job run under its `run` label.
   bool RunLabelled(const std::string& node, const wire::JobRecord& job) const;
   std::vector<TimedEvent> EventsFromLogs(const std::string& node, const wire::JobRecord& job,
-                                         bool by_run) const;
+                                         bool by_run, bool final) const;
   StepProgress ProgressOf(const std::string& node, const wire::JobRecord& job, bool by_run,
                           int64_t now) const;
   void AddGpuFaults(const wire::JobRecord& job, const std::vector<JobGpu>& gpus,
@@ -121,7 +123,7 @@ class JobReporter {
 
   JobReportSources sources_;
   JobReporterOptions options_;
-  std::unique_ptr<EndedEventsCache> cache_;
+  std::unique_ptr<JobLogEvents> log_events_;
 };
 
 // {run="<id>", node="<node>"} when the report is by run, else {job="<name>",
