@@ -70,7 +70,30 @@ void WriteProcessesAndGpus(const diagnose::JobReport& r, JsonWriter* w) {
   w->EndArray();
 }
 
-void WriteJob(const diagnose::JobReport& r, JsonWriter* w) {
+// The job's efficiency report, or null when there is none to give (no
+// reporter, or the store failed: the rest of the answer still stands).
+void WriteEfficiency(diagnose::EfficiencyReporter* efficiency, const diagnose::JobReport& r,
+                     int64_t now, JsonWriter* w) {
+  if (efficiency == nullptr) {
+    w->Null();
+    return;
+  }
+  auto e = efficiency->For(r, now);
+  if (e.ok()) {
+    diagnose::WriteEfficiencyJson(*e, w);
+  } else {
+    w->Null();
+  }
+}
+
+// What GET /api/v1/jobs adds to each job when asked (efficiency=1).
+struct JobExtras {
+  bool efficiency = false;
+  diagnose::EfficiencyReporter* reporter = nullptr;
+  int64_t now = 0;
+};
+
+void WriteJob(const diagnose::JobReport& r, JsonWriter* w, const JobExtras& extras = {}) {
   const wire::JobRecord& j = r.job;
   w->BeginObject();
   w->Key("id").String(j.id).Key("name").String(j.name);
@@ -119,21 +142,57 @@ void WriteJob(const diagnose::JobReport& r, JsonWriter* w) {
   w->Key("log_query").String(diagnose::JobLogSelector(r));
   // The same matchers select its training series (PromQL).
   w->Key("series_selector").String(diagnose::JobLogSelector(r));
+  if (extras.efficiency) {
+    w->Key("efficiency");
+    WriteEfficiency(extras.reporter, r, extras.now, w);
+  }
   w->EndObject();
 }
 
-// GET /api/v1/jobs[?node=]: running jobs first, then the newest, across nodes.
-net::HttpResponse Jobs(diagnose::JobReporter* reporter, const net::HttpRequest& req) {
+// GET /api/v1/jobs[?node=][&efficiency=1]: running jobs first, then the
+// newest, across nodes.
+net::HttpResponse Jobs(const JobRouteDeps& deps, const net::HttpRequest& req) {
   auto params = GetParams(req);
   if (!params.ok()) return FromStatus(params.status());
+  // Efficiency costs a few range queries per job (until it settles): only
+  // when asked.
+  const JobExtras extras{Param(*params, "efficiency").value_or("") == "1", deps.efficiency,
+                         deps.reporter->NowMillis()};
   JsonWriter w;
   w.BeginObject().Key("status").String("success").Key("data").BeginObject();
   w.Key("jobs").BeginArray();
-  for (const diagnose::JobReport& r : reporter->Reports(Param(*params, "node").value_or(""))) {
-    WriteJob(r, &w);
+  for (const diagnose::JobReport& r : deps.reporter->Reports(Param(*params, "node").value_or(""))) {
+    WriteJob(r, &w, extras);
   }
   w.EndArray().EndObject().EndObject();
   return JsonOk(w.Release());
+}
+
+// GET /api/v1/jobs/efficiency?id=[&node=]: one job's efficiency report. A
+// job id is unique per node (its pid, start and boot); `node` tells two
+// nodes' apart.
+net::HttpResponse JobEfficiency(const JobRouteDeps& deps, const net::HttpRequest& req) {
+  auto params = GetParams(req);
+  if (!params.ok()) return FromStatus(params.status());
+  const std::string id = Param(*params, "id").value_or("");
+  if (id.empty()) return Error(400, "bad_data", "id is required (a job id from /api/v1/jobs)");
+  if (deps.efficiency == nullptr) {
+    return Error(503, "unavailable", "this server has no metrics store for efficiency reports");
+  }
+  const std::string node = Param(*params, "node").value_or("");
+  for (const diagnose::JobReport& r : deps.reporter->Reports(node)) {
+    if (r.job.id != id) continue;
+    auto e = deps.efficiency->For(r, deps.reporter->NowMillis());
+    if (!e.ok()) return FromStatus(e.status());
+    JsonWriter w;
+    w.BeginObject().Key("status").String("success").Key("data").BeginObject();
+    w.Key("job_id").String(r.job.id).Key("node").String(r.node).Key("name").String(r.job.name);
+    w.Key("efficiency");
+    diagnose::WriteEfficiencyJson(*e, &w);
+    w.EndObject().EndObject();
+    return JsonOk(w.Release());
+  }
+  return Error(404, "not_found", "no job " + id + (node.empty() ? "" : " on node " + node));
 }
 
 // GET /api/v1/events?start_ms=&end_ms=[&node=]: the nodes' kernel events (OOM
@@ -174,7 +233,9 @@ net::HttpResponse NodeEvents(diagnose::JobReporter* reporter, const net::HttpReq
 void AddJobRoutes(net::Router* router, JobRouteDeps deps) {
   diagnose::JobReporter* reporter = deps.reporter;
   router->Handle("GET", "/api/v1/jobs",
-                 [reporter](const net::HttpRequest& req) { return Jobs(reporter, req); });
+                 [deps](const net::HttpRequest& req) { return Jobs(deps, req); });
+  router->Handle("GET", "/api/v1/jobs/efficiency",
+                 [deps](const net::HttpRequest& req) { return JobEfficiency(deps, req); });
   router->Handle("GET", "/api/v1/events",
                  [reporter](const net::HttpRequest& req) { return NodeEvents(reporter, req); });
 }

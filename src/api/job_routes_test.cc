@@ -8,6 +8,7 @@
 #include "core/temp_dir.h"
 #include "diagnose/gpu_evidence.h"
 #include "parse/training/wire_events.h"
+#include "query/engine.h"
 
 namespace vigil::api {
 namespace {
@@ -127,7 +128,12 @@ class JobRoutesTest : public ::testing::Test {
     }
     sources.env = &env_;
     diagnose::JobReporter reporter(sources);
-    AddJobRoutes(&router, {&reporter});
+    query::Engine engine(db_.get());
+    diagnose::EfficiencyOptions eo;
+    eo.price_per_gpu_hour = 3;
+    eo.currency = "CNY";
+    diagnose::EfficiencyReporter efficiency(&engine, eo);
+    AddJobRoutes(&router, {&reporter, with_stores ? &efficiency : nullptr});
     auto m = router.Find("GET", path);
     EXPECT_NE(m.route, nullptr);
     if (m.route == nullptr) return json();
@@ -373,6 +379,49 @@ TEST_F(JobRoutesTest, TheJobsGpusAndTheFaultsOnThem) {
   node = Get("/api/v1/events", {{"end_ms", std::to_string(kNow - 150'000)}});
   EXPECT_TRUE(node["data"]["events"].empty()) << node.dump();
   Get("/api/v1/events", {{"start_ms", "yesterday"}}, 400);
+}
+
+// The efficiency report: in the list when asked, and alone by job id.
+TEST_F(JobRoutesTest, AJobsEfficiency) {
+  const int64_t start = kNow - 600'000;
+  Report("gpu-1", {Job("1-1", "train", 100, start), Job("2-2", "eval", 200, start)});
+  Sample({{"__name__", "vigil_gpu_process_memory_bytes"}, {"gpu", "1"}, {"pid", "100"}},
+         {{kNow - 30'000, 1e9}});
+  std::vector<std::pair<int64_t, double>> util;
+  for (int64_t t = start; t <= kNow; t += 1000) util.push_back({t, 75});
+  Sample({{"__name__", "DCGM_FI_DEV_GPU_UTIL"}, {"gpu", "1"}}, util);
+
+  json plain = Get();
+  ASSERT_EQ(plain["data"]["jobs"].size(), 2u) << plain.dump();
+  EXPECT_FALSE(plain["data"]["jobs"][0].contains("efficiency"));  // not asked for
+
+  json listed = Get("/api/v1/jobs", {{"efficiency", "1"}});
+  std::map<std::string, json> by_name;
+  for (const json& j : listed["data"]["jobs"]) by_name[j["name"].get<std::string>()] = j;
+  const json& e = by_name["train"]["efficiency"];
+  EXPECT_EQ(e["gpus"], 1);
+  // No host series: the quarter the GPU waited has no reason seen.
+  EXPECT_NEAR(e["shares"]["gpu_busy"].get<double>(), 0.75, 1e-6) << e.dump();
+  EXPECT_NEAR(e["shares"]["idle"].get<double>(), 0.25, 1e-6);
+  EXPECT_NEAR(e["gpu_hours"].get<double>(), 600.0 / 3600, 1e-9);
+  EXPECT_NEAR(e["cost"]["idle"].get<double>(), 0.25 * 600.0 / 3600 * 3, 1e-9);
+  EXPECT_EQ(e["cost"]["currency"], "CNY");
+  EXPECT_FALSE(e["final"].get<bool>());                            // still running
+  EXPECT_TRUE(by_name["eval"]["efficiency"]["shares"].is_null());  // no GPU of its own
+
+  json one = Get("/api/v1/jobs/efficiency", {{"id", "1-1"}, {"node", "gpu-1"}});
+  EXPECT_EQ(one["data"]["job_id"], "1-1");
+  EXPECT_EQ(one["data"]["node"], "gpu-1");
+  EXPECT_EQ(one["data"]["efficiency"]["summary"],
+            "GPU busy 75%, idle 25% (0.04 GPU-h idle, about 0.12 CNY)")
+      << one.dump();
+  Get("/api/v1/jobs/efficiency", {}, 400);
+  Get("/api/v1/jobs/efficiency", {{"id", "9-9"}}, 404);
+  Get("/api/v1/jobs/efficiency", {{"id", "1-1"}, {"node", "gpu-2"}}, 404);
+  // A server without a metrics store has no reports to give.
+  json bare = Get("/api/v1/jobs", {{"efficiency", "1"}}, 200, false);
+  EXPECT_TRUE(bare["data"]["jobs"][0]["efficiency"].is_null()) << bare.dump();
+  Get("/api/v1/jobs/efficiency", {{"id", "1-1"}}, 503, false);
 }
 
 TEST_F(JobRoutesTest, AnNvmlCounterThatRestartsCountsFromZero) {

@@ -1,6 +1,7 @@
 // `vigil jobs`: the training and inference jobs of the instance's node, their
-// state and why (GET /api/v1/jobs, docs/jobs.md), as a table for a person or
-// raw with --json.
+// state and why, and how busy their GPUs were (GET /api/v1/jobs with their
+// efficiency reports, docs/jobs.md), as a table for a person or raw with
+// --json.
 #include <unistd.h>
 
 #include <cstdio>
@@ -41,6 +42,19 @@ const char* StateColor(const std::string& state) {
   return "\033[2m";
 }
 
+// The BUSY column: the share of the job's GPU time its GPUs were busy, "-"
+// without a report with shares (no GPU, or an older server).
+std::string BusyText(const json& job) {
+  if (!job.contains("efficiency") || !job["efficiency"].is_object()) return "-";
+  const json& e = job["efficiency"];
+  if (!e.contains("shares") || !e["shares"].is_object()) return "-";
+  const json& s = e["shares"];
+  if (!s.contains("gpu_busy") || !s["gpu_busy"].is_number()) return "-";
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%.0f%%", 100 * s["gpu_busy"].get<double>());
+  return buf;
+}
+
 }  // namespace
 
 int RunJobs(const JobsFlags& flags) {
@@ -49,7 +63,7 @@ int RunJobs(const JobsFlags& flags) {
     std::fprintf(stderr, "%s\n", base.status().message().c_str());
     return 3;
   }
-  auto r = GetJson(*base + "/api/v1/jobs", std::chrono::seconds(10));
+  auto r = GetJson(*base + "/api/v1/jobs?efficiency=1", std::chrono::seconds(10));
   if (!r.ok()) {
     std::fprintf(stderr, "vigil jobs: %s\n", r.status().message().c_str());
     return 1;
@@ -73,8 +87,9 @@ int RunJobs(const JobsFlags& flags) {
   for (const json& j : jobs) nodes.insert(Str(j, "node"));
   const bool by_node = nodes.size() > 1;
   if (by_node) std::printf("%-16s ", "NODE");
-  std::printf("%-20s %-10s %-10s %-10s %-10s %5s %-8s %-14s %-8s  %s\n", "NAME", "STATE", "USER",
-              "FRAMEWORK", "LAUNCHER", "RANKS", "GPUS", "STARTED", "TIME", "REASON");
+  std::printf("%-20s %-10s %-10s %-10s %-10s %5s %-8s %4s %-14s %-8s  %s\n", "NAME", "STATE",
+              "USER", "FRAMEWORK", "LAUNCHER", "RANKS", "GPUS", "BUSY", "STARTED", "TIME",
+              "REASON");
   for (const json& j : jobs) {
     std::string state = Str(j, "state");
     int64_t start = Int(j, "start_time_ms");
@@ -89,14 +104,15 @@ int RunJobs(const JobsFlags& flags) {
       for (const json& g : j["gpus"]) gpus += (gpus.empty() ? "" : ",") + Str(g, "gpu");
     }
     if (by_node) std::printf("%-16s ", Printable(Str(j, "node"), 16).c_str());
-    std::printf("%-20s %s%-10s%s %-10s %-10s %-10s %5lld %-8s %-14s %-8s  %s\n",
+    std::printf("%-20s %s%-10s%s %-10s %-10s %-10s %5lld %-8s %4s %-14s %-8s  %s\n",
                 Printable(Str(j, "name"), 20).c_str(), tty ? StateColor(state) : "", state.c_str(),
                 tty ? "\033[0m" : "", user.empty() ? "-" : Printable(user, 10).c_str(),
                 framework.empty() ? "-" : framework.c_str(),
                 launcher.empty() ? "-" : launcher.c_str(),
                 static_cast<long long>(Int(j, "world_size")),
-                gpus.empty() ? "-" : Printable(gpus, 8).c_str(), LocalTime(start).c_str(),
-                Duration(end - start).c_str(), Printable(Str(j, "reason_text"), 100).c_str());
+                gpus.empty() ? "-" : Printable(gpus, 8).c_str(), BusyText(j).c_str(),
+                LocalTime(start).c_str(), Duration(end - start).c_str(),
+                Printable(Str(j, "reason_text"), 100).c_str());
   }
   return 0;
 }

@@ -14,7 +14,9 @@
 // wrapper (kill, a scheduler's SIGTERM) are forwarded; signals from the
 // terminal (Ctrl-C) reach the command directly through its process group and
 // are not forwarded twice. The wrapper exits as the command did, and records
-// the exit code or signal next to the output.
+// the exit code or signal next to the output. When stderr is a terminal and
+// an instance recorded the run, one line after it says how it used its GPUs
+// (run_efficiency.h).
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
@@ -35,6 +37,7 @@
 
 #include "cli/commands.h"
 #include "cli/home.h"
+#include "cli/run_efficiency.h"
 #include "core/env.h"
 #include "core/json_writer.h"
 #include "discover/job_name.h"
@@ -49,6 +52,10 @@ int g_signal_pipe[2] = {-1, -1};
 // Sent to us, passed on to the command (SIGWINCH: resizes its terminal).
 constexpr int kForwardedSignals[] = {SIGINT,  SIGTERM, SIGHUP,   SIGQUIT,
                                      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+// The efficiency line after the command: for runs of at least this long,
+// waiting at most this long for the server to see the run end.
+constexpr int64_t kEfficiencyMinRunMs = 10'000;
+constexpr int64_t kEfficiencyWaitMs = 6'000;
 
 // Forwards signals that were sent to us (kill, sigqueue); the terminal's own
 // SIGINT/SIGQUIT already reach the command, which shares our process group.
@@ -70,6 +77,12 @@ void InstallSignalForwarding() {
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
   for (int sig : kForwardedSignals) ::sigaction(sig, &sa, nullptr);
+}
+
+// Once the command has ended there is no one to forward to: Ctrl-C and kill
+// stop the wrapper itself again.
+void RestoreSignals() {
+  for (int sig : kForwardedSignals) ::signal(sig, SIG_DFL);
 }
 
 // A pseudo-terminal whose slave looks like our terminal (size, modes) but
@@ -382,6 +395,14 @@ int RunRun(const RunFlags& flags) {
   WaitFor(pid, env, &rec);
   recording.Close();
   recording.SaveRecord(rec);
+  // How the run used its GPUs, for the person at the terminal (a pipe or a
+  // file gets the command's output alone); a short run has too few samples,
+  // and one stopped with Ctrl-C wants to be gone.
+  RestoreSignals();
+  if (::isatty(STDERR_FILENO) && rec.signal != SIGINT &&
+      rec.ended_ms - rec.started_ms >= kEfficiencyMinRunMs) {
+    PrintRunEfficiency(flags.home, rec.pid, rec.started_ms, kEfficiencyWaitMs);
+  }
   if (rec.signal != 0) {
     // Die the same way, so a shell or scheduler sees what the command did.
     ::signal(rec.signal, SIG_DFL);

@@ -29,6 +29,7 @@
 #include "core/json_writer.h"
 #include "core/log.h"
 #include "core/version.h"
+#include "diagnose/efficiency.h"
 #include "diagnose/job_report.h"
 #include "ingest/ingester.h"
 #include "net/exposition.h"
@@ -51,6 +52,9 @@ struct ServerSide {
   std::unique_ptr<ingest::JobStore> jobs;  // every node's jobs, this one's included
   std::unique_ptr<ingest::Ingester> ingester;
   std::unique_ptr<diagnose::JobReporter> reporter;  // the jobs API's reports
+  // Jobs' efficiency reports (the jobs API), priced as the run summaries are.
+  std::unique_ptr<query::Engine> efficiency_query;
+  std::unique_ptr<diagnose::EfficiencyReporter> efficiency;
   // The alert engine reads the store through a query engine of its own; the
   // channels it notifies outlive it (declared before it), and so does every
   // channel the settings API replaced (one may still be sending).
@@ -239,7 +243,13 @@ Status OpenServerSide(const InstanceOptions& options, int64_t started_ms, Server
   otlp.ingester = impl->ingester.get();
   otlp.node = options.node_name;
   api::AddOtlpRoutes(router, otlp);
-  api::AddJobRoutes(router, {impl->reporter.get()});
+  impl->efficiency_query = std::make_unique<query::Engine>(impl->db.get());
+  diagnose::EfficiencyOptions efficiency;
+  efficiency.price_per_gpu_hour = options.alerts.price_per_gpu_hour;
+  efficiency.currency = options.alerts.currency;
+  impl->efficiency =
+      std::make_unique<diagnose::EfficiencyReporter>(impl->efficiency_query.get(), efficiency);
+  api::AddJobRoutes(router, {impl->reporter.get(), impl->efficiency.get()});
   VIGIL_RETURN_IF_ERROR(OpenAlerts(options, impl));
   api::AddAlertRoutes(router, impl->alerts.get());
   api::AddNotifySettingsRoutes(router, impl->notify_settings.get());
