@@ -453,6 +453,21 @@ function jobJson(j, now) {
     events: events.map((e) => ({ time_ms: Math.round(e.t * 1000), event: e.event, details: e.details })) };
 }
 
+// A job's efficiency report (GET /api/v1/jobs/efficiency, docs/jobs.md
+// "Efficiency"): the running job's GPU (1) busy 62 %, input-bound 30 %, idle
+// 8 %, SM activity reported, the tensor pipe's not; a job without GPUs has
+// no shares.
+function efficiencyJson(j, now) {
+  const end = j.end ?? now;
+  const gpuHours = (j.gpus?.length ?? 0) * (end - j.start) / 3600;
+  const shares = j.gpus?.length ? { gpu_busy: 0.62, input_bound: 0.3, communication: 0, idle: 0.08 } : null;
+  return { start_ms: Math.round(j.start * 1000), end_ms: Math.round(end * 1000), step_ms: 15000,
+    gpus: j.gpus?.length ?? 0, gpu_hours: gpuHours, measured: shares ? 1 : 0, shares,
+    idle_gpu_hours: shares ? 0.08 * gpuHours : null, sm_active: shares ? 0.41 : null, tensor_active: null,
+    cost: { price_per_gpu_hour: 2.5, currency: 'USD', total: 2.5 * gpuHours, idle: shares ? 0.2 * gpuHours : null },
+    final: j.end != null, summary: '', summary_zh: '' };
+}
+
 // metric{l="v", ...} and avg/max/min/sum(metric{...}): the name and the
 // equality matchers (enough for the UI's own queries).
 function parseQuery(query) {
@@ -557,6 +572,13 @@ export function startMock(port = 0, dist = path.join(here, '..', 'dist')) {
     if (url.pathname === '/api/v1/jobs') {
       const now = Date.now() / 1000;
       return json(200, { status: 'success', data: { jobs: jobsAt(t0).map((j) => jobJson(j, now)) } });
+    }
+    if (url.pathname === '/api/v1/jobs/efficiency') {
+      const now = Date.now() / 1000;
+      const j = jobsAt(t0).find((x) => `${x.processes?.[0]?.pid ?? 1}-${Math.round(x.start * 1000)}` === url.searchParams.get('id'));
+      if (!j) return json(404, { status: 'error', errorType: 'not_found', error: 'no such job' });
+      return json(200, { status: 'success', data: { job_id: url.searchParams.get('id'), node: NODE, name: j.name,
+        efficiency: efficiencyJson(j, now) } });
     }
     if (url.pathname === '/api/v1/alerts/records') {
       const all = ['1', 'true'].includes(url.searchParams.get('all') ?? '');

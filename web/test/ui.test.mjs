@@ -530,6 +530,10 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     assert.equal(await page.textContent('.job-gpu-head .hint:not([hidden])'),
       'All of the node\'s GPUs: the job\'s own GPUs are not known (no NVML process list).');
     assert.ok(facts.includes('GPUsnot known'), facts);
+    // No GPU of its own known: no efficiency report, said so.
+    await page.waitForSelector('[data-testid=job-efficiency]:not([hidden]) [data-testid=job-eff-empty]:not([hidden])');
+    assert.match(await page.textContent('[data-testid=job-eff-empty]'), /^No efficiency report/);
+    assert.ok(await page.isHidden('[data-testid=job-eff-bar]'));
     assert.equal(await page.$$eval('.job-chart[data-chart="extra"]', (c) => c.length), 0);
     assert.ok(await page.isHidden('[data-testid=node-events]'), 'node events are on the list');
     await page.click('.job-procs summary');
@@ -595,6 +599,19 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     assert.ok(await page.isHidden('[data-testid=job-extra-more]'));
     assert.match(await page.textContent('.job-axis'), /to now/);
     assert.match(await page.textContent('.job-facts'), /still running/);
+    // Its efficiency: the bar's segments (no empty one), the legend with
+    // every class, the facts; a running job's report is "so far".
+    await page.waitForSelector('[data-testid=job-efficiency]:not([hidden]) .eff-seg');
+    assert.deepEqual(await page.$$eval('[data-testid=job-eff-bar] .eff-seg', (ss) => ss.map((x) => `${x.dataset.class} ${x.style.width}`)),
+      ['gpu_busy 62%', 'input_bound 30%', 'idle 8%']);
+    assert.deepEqual(await page.$$eval('[data-testid=job-eff-legend] li', (ls) => ls.map((l) => `${l.querySelector('.eff-label').textContent} ${l.querySelector('.eff-pct').textContent}`)),
+      ['GPU busy 62%', 'Input-bound 30%', 'Communication 0%', 'Idle 8%']);
+    const eff = await page.textContent('[data-testid=job-eff-facts]');
+    assert.match(eff, /GPU-hours0\.5\d/); // 1 GPU for the 30 min it has run
+    for (const f of ['SM active (mean)41%', 'Tensor pipe active (mean)not reported by these GPUs', 'of which idle']) {
+      assert.ok(eff.includes(f), `${f} in ${eff}`);
+    }
+    assert.match(await page.textContent('[data-testid=job-efficiency] .jobs-head'), /Efficiency\s*so far/);
 
     // Chinese.
     await page.click('button.lang');
@@ -605,6 +622,9 @@ test('jobs: list, one job\'s charts on one axis, events, logs link, hostile text
     assert.match(await page.textContent('.job-facts'), /所用 GPU1 \(12\.3 GiB\).*开始时间.*仍在运行/);
     assert.equal(await page.textContent('.job-gpu-title'), '作业在节点 mock-node 上使用的 GPU');
     assert.equal(await page.textContent('.job-chart[data-chart="extra"] .chart-title'), 'accuracy');
+    assert.deepEqual(await page.$$eval('[data-testid=job-eff-legend] .eff-label', (ls) => ls.map((l) => l.textContent)),
+      ['GPU 忙碌', '等待输入', '通信', '空闲']);
+    assert.match(await page.textContent('[data-testid=job-eff-facts]'), /GPU 小时0\.5\d.*SM 活跃度（平均）41%/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'jobs-detail-zh.png'), fullPage: true });
     await page.click('.job-nav .back');
     await page.waitForSelector('[data-testid=jobs-table]:not([hidden]) .job-row');

@@ -3,7 +3,7 @@
 // both languages having every string in every table (shared and per page)
 // and every key the sources use, the log explorer's LogQL building,
 // highlights, histogram shaping and paging; the pages' models are tested in
-// overview.model.test.mjs, jobs.model.test.mjs, alerts.model.test.mjs,
+// overview.model.test.mjs, jobs.model.test.mjs, jobs.efficiency.test.mjs, alerts.model.test.mjs,
 // inbox.model.test.mjs, actions.model.test.mjs and settings.model.test.mjs, run from here.
 // Run: node --test web/test/unit.test.mjs
 import assert from 'node:assert/strict';
@@ -16,6 +16,7 @@ import { pageForHash, pageHash, pages, registerPage } from '../src/registry.js';
 import { ALL, PAGE_TABLES, TABLES } from './i18n_tables.mjs';
 import './overview.model.test.mjs';
 import './jobs.model.test.mjs';
+import './jobs.efficiency.test.mjs';
 import './alerts.model.test.mjs';
 import './inbox.model.test.mjs';
 import './actions.model.test.mjs';

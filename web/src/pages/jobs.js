@@ -6,7 +6,10 @@
 // events as markers under the charts and as a list, and a link to its logs.
 // A job's GPUs (from NVML's process list, when known) narrow the GPU charts
 // to them; its other training series (eval_loss, accuracy, ..., found with
-// /api/v1/series) get a chart each. Under the list: the node's events
+// /api/v1/series) get a chart each. Its efficiency (/api/v1/jobs/efficiency:
+// the share of its GPU time busy, input-bound, communicating or idle, its
+// GPU-hours, idle cost and SM/tensor activity) sits under its facts, shaped
+// by jobs.efficiency.js. Under the list: the node's events
 // (/api/v1/events: Xid errors, OOM kills) in the page's range. The data
 // shaping is jobs.model.js'; this is the DOM.
 //
@@ -16,7 +19,7 @@
 
 import * as api from '../api.js';
 import { Chart } from '../charts.js';
-import { cssVar, h, retranslate, setClass, setPressed, setText, translated, withCode } from '../dom.js';
+import { cssVar, h, retranslate, setBar, setClass, setPressed, setText, translated, withCode } from '../dom.js';
 import { compact, dateTime, duration, percent, shortTime } from '../format.js';
 import { lang, t, tLabel } from '../i18n.js';
 import { registerPage } from '../registry.js';
@@ -28,6 +31,7 @@ import {
   nodeEventsFrom, num, ranksText, severalNodes, sig, sortJobs, stateBadge, trainingChartsToShow,
   trainingSeriesSelector,
 } from './jobs.model.js';
+import { efficiencyOf, efficiencyParams, efficiencyView, factText, measuredNote } from './jobs.efficiency.js';
 import strings from './jobs.i18n.js';
 
 const LIST_REFRESH_MS = 5000;
@@ -131,6 +135,18 @@ class JobsPage {
         h('span', { class: 'spacer' }), this.logsLink),
       this.dReason, this.dFacts, this.procs);
 
+    // How the job used its GPU time (filled by renderEfficiency).
+    this.effPartial = h('span', { class: 'count' });
+    this.effEmpty = h('div', { class: 'jobs-empty', hidden: true, 'data-testid': 'job-eff-empty' });
+    this.effBar = h('div', { class: 'eff-bar', 'data-testid': 'job-eff-bar' });
+    this.effLegend = h('ul', { class: 'eff-legend', 'data-testid': 'job-eff-legend' });
+    this.effFacts = h('dl', { class: 'eff-facts', 'data-testid': 'job-eff-facts' });
+    this.effNote = h('div', { class: 'eff-note', hidden: true });
+    this.effCard = h('section', { class: 'card job-efficiency', hidden: true, 'data-testid': 'job-efficiency' },
+      h('div', { class: 'jobs-head' }, h('h3', null, T('jobs.eff.title'), this.effPartial),
+        T('jobs.eff.hint', 'span', 'hint')),
+      this.effEmpty, this.effBar, this.effLegend, this.effFacts, this.effNote);
+
     // Charts on one time axis, the events' timeline under them.
     this.chartsEl = h('div', { class: 'job-charts' });
     this.trainEl = h('div', { class: 'job-chart-group' });
@@ -161,7 +177,7 @@ class JobsPage {
     this.missing = h('div', { class: 'jobs-empty', hidden: true });
     this.detailView = h('div', { class: 'job-detail', hidden: true, 'data-testid': 'job-detail' },
       h('div', { class: 'job-nav' }, this.back), this.missing,
-      this.detailBody = h('div', { class: 'job-detail-body' }, head, chartsCard, eventsCard));
+      this.detailBody = h('div', { class: 'job-detail-body' }, head, this.effCard, chartsCard, eventsCard));
 
     this.el = h('div', { class: 'jobs-page', hidden: true }, this.note, this.listView, this.nevView, this.detailView);
   }
@@ -312,6 +328,9 @@ class JobsPage {
       clearTimeout(this.chartTimer);
       this.chartGen++;
       this.clearCharts();
+      this.effCtrl?.abort();
+      this.eff = undefined; // not asked yet
+      this.effError = null;
     }
     this.listView.hidden = !!id;
     this.nevView.hidden = !!id || !this.nevShown;
@@ -329,6 +348,7 @@ class JobsPage {
     this.listCtrl?.abort();
     this.chartCtrl?.abort();
     this.nevCtrl?.abort();
+    this.effCtrl?.abort();
     this.winKey = ''; // charts are fetched again when shown
   }
 
@@ -429,6 +449,7 @@ class JobsPage {
     this.chartCtrl?.abort();
     const ctrl = new AbortController();
     this.chartCtrl = ctrl;
+    this.refreshEfficiency(job);
     const win = jobWindow(job, Date.now());
     const queries = chartQueries(job);
     const keys = Object.keys(queries);
@@ -457,6 +478,26 @@ class JobsPage {
     this.renderNote();
     const next = chartRefreshMs(win);
     if (next && this.visible) this.chartTimer = setTimeout(() => this.refreshCharts(), next);
+  }
+
+  // The job's efficiency report, on the charts' cadence (it changes as they
+  // do). A server without the endpoint (404) shows no section.
+  async refreshEfficiency(job) {
+    this.effCtrl?.abort();
+    const ctrl = new AbortController();
+    this.effCtrl = ctrl;
+    const id = this.id;
+    try {
+      const body = await api.getJson('/api/v1/jobs/efficiency', efficiencyParams(job), ctrl.signal);
+      this.eff = efficiencyOf(body);
+      this.effError = null;
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      this.eff = e.status === 404 ? null : this.eff;
+      this.effError = e.status === 404 ? null : e;
+    }
+    if (this.effCtrl !== ctrl || this.id !== id || !this.visible) return;
+    this.renderEfficiency();
   }
 
   clearCharts() {
@@ -591,6 +632,7 @@ class JobsPage {
     setText(this.axisNote, t(win.live ? 'jobs.axisLive' : 'jobs.axisEnded', {
       from: dateTime(win.start * 1000), to: dateTime(win.end * 1000) }));
 
+    this.renderEfficiency();
     this.events = jobEvents(job);
     this.renderEvents(job, win);
     if (this.view) this.renderCharts();
@@ -625,6 +667,37 @@ class JobsPage {
       h('td', { class: 'nowrap' }, Number.isFinite(start) ? `+${duration(Math.max(0, (num(ev.time_ms) - start) / 1000))}` : ''),
       h('td', { class: 'nowrap ev-kind' }, tLabel('event', ev.event)),
       h('td', { class: 'ev-msg' }, eventText(ev)))));
+  }
+
+  // The bar (one segment per class with a share), its legend with each
+  // class's share and GPU-hours, and the facts; a note when the report rests
+  // on part of the job's GPU time. Hidden until the first answer, and for a
+  // server without the report.
+  renderEfficiency() {
+    const e = this.eff;
+    this.effCard.hidden = e === undefined ? !this.effError : (e === null && !this.effError);
+    if (this.effCard.hidden) return;
+    const view = efficiencyView(e);
+    setText(this.effEmpty, this.effError ? t('jobs.eff.failed', { err: this.effError.message }) : t('jobs.eff.none'));
+    this.effEmpty.hidden = !!view && !this.effError;
+    for (const el of [this.effBar, this.effLegend, this.effFacts]) el.hidden = !view;
+    setText(this.effPartial, view?.partial ? t('jobs.eff.partial') : '');
+    const note = measuredNote(view);
+    setText(this.effNote, note ? t('jobs.eff.measured', { pct: note }) : '');
+    this.effNote.hidden = !note;
+    if (!view) return;
+    const label = (s) => t('jobs.eff.segment', { label: t(s.label), pct: s.pct, hours: s.hours });
+    this.effBar.replaceChildren(...view.segments.filter((s) => s.share > 0).map((s) => {
+      const seg = h('span', { class: `eff-seg ${s.tone}`, 'data-class': s.field, title: label(s) });
+      setBar(seg, s.share);
+      return seg;
+    }));
+    this.effBar.setAttribute('aria-label', view.segments.map(label).join(', '));
+    this.effLegend.replaceChildren(...view.segments.map((s) => h('li', { class: `eff-item ${s.tone}`, 'data-class': s.field },
+      h('span', { class: 'eff-swatch' }), h('span', { class: 'eff-label' }, t(s.label)),
+      h('span', { class: 'eff-pct' }, s.pct), h('span', { class: 'eff-hours' }, t('jobs.eff.hoursValue', { hours: s.hours })))));
+    this.effFacts.replaceChildren(...view.facts.map(([k, v]) => h('div', { class: 'fact' },
+      h('dt', null, t(k)), h('dd', null, factText(v, t)))));
   }
 
   focusEvent(i) {
