@@ -13,6 +13,7 @@ namespace {
 namespace training = parse::training;
 
 constexpr size_t kEventsShown = 50;
+constexpr size_t kEfficiencyShown = 50;
 constexpr int64_t kNodeEventsWindowMs = 24 * 3600 * 1000;
 constexpr size_t kNodeEventsShown = 500;
 
@@ -155,13 +156,16 @@ net::HttpResponse Jobs(const JobRouteDeps& deps, const net::HttpRequest& req) {
   auto params = GetParams(req);
   if (!params.ok()) return FromStatus(params.status());
   // Efficiency costs a few range queries per job (until it settles): only
-  // when asked.
-  const JobExtras extras{Param(*params, "efficiency").value_or("") == "1", deps.efficiency,
-                         deps.reporter->NowMillis()};
+  // when asked, and for the first kEfficiencyShown (running, then newest):
+  // a first request over a long history must not compute hundreds at once.
+  const bool efficiency = Param(*params, "efficiency").value_or("") == "1";
+  JobExtras extras{efficiency, deps.efficiency, deps.reporter->NowMillis()};
   JsonWriter w;
   w.BeginObject().Key("status").String("success").Key("data").BeginObject();
   w.Key("jobs").BeginArray();
+  size_t shown = 0;
   for (const diagnose::JobReport& r : deps.reporter->Reports(Param(*params, "node").value_or(""))) {
+    extras.reporter = shown++ < kEfficiencyShown ? deps.efficiency : nullptr;
     WriteJob(r, &w, extras);
   }
   w.EndArray().EndObject().EndObject();

@@ -424,6 +424,25 @@ TEST_F(JobRoutesTest, AJobsEfficiency) {
   Get("/api/v1/jobs/efficiency", {{"id", "1-1"}}, 503, false);
 }
 
+// A long history does not cost a report per job in one request: the first
+// 50 (running, then newest) have theirs, the rest null.
+TEST_F(JobRoutesTest, TheListGivesTheFirst50JobsEfficiency) {
+  std::vector<wire::JobRecord> jobs;
+  for (int i = 0; i < 52; ++i) {
+    jobs.push_back(Ended(Job(std::to_string(i) + "-1", "j" + std::to_string(i), 1000 + i,
+                             kNow - 100'000'000 + i * 60'000),
+                         kNow - 100'000'000 + i * 60'000 + 30'000));
+  }
+  Report("gpu-1", jobs);
+  json listed = Get("/api/v1/jobs", {{"efficiency", "1"}});
+  ASSERT_EQ(listed["data"]["jobs"].size(), 52u);
+  int with = 0;
+  for (const json& j : listed["data"]["jobs"]) with += j["efficiency"].is_object();
+  EXPECT_EQ(with, 50);
+  EXPECT_TRUE(listed["data"]["jobs"][0]["efficiency"].is_object());  // the newest
+  EXPECT_TRUE(listed["data"]["jobs"][51]["efficiency"].is_null());   // the oldest
+}
+
 TEST_F(JobRoutesTest, AnNvmlCounterThatRestartsCountsFromZero) {
   Sample({{"__name__", "vigil_gpu_xid_errors_total"}, {"gpu", "3"}, {"xid", "94"}},
          {{kNow - 40'000, 2}, {kNow - 30'000, 2}, {kNow - 20'000, 1}, {kNow - 10'000, 4}});

@@ -236,14 +236,18 @@ std::string EfficiencyLine(const JobEfficiency& e, bool zh) {
     line += sep + std::string(zh ? "通信 " : "communication ") + Percent(s.communication);
   }
   line += sep + std::string(zh ? "空闲 " : "idle ") + Percent(s.idle);
+  // What the idle share cost, once it is worth a figure (a short run's
+  // "0.00 GPU-h idle" says nothing).
   const double idle_h = e.idle_gpu_hours.value_or(0);
-  std::string idle =
-      zh ? "空闲 " + GpuHours(idle_h) + " GPU 小时" : GpuHours(idle_h) + " GPU-h idle";
-  if (e.price_per_gpu_hour > 0) {
-    idle +=
-        (zh ? "，约 " : ", about ") + Fmt("%.2f", idle_h * e.price_per_gpu_hour) + " " + e.currency;
+  if (idle_h >= 0.005) {
+    std::string idle =
+        zh ? "空闲 " + GpuHours(idle_h) + " GPU 小时" : GpuHours(idle_h) + " GPU-h idle";
+    if (e.price_per_gpu_hour > 0) {
+      idle += (zh ? "，约 " : ", about ") + Fmt("%.2f", idle_h * e.price_per_gpu_hour) + " " +
+              e.currency;
+    }
+    line += (zh ? "（" : " (") + idle + (zh ? "）" : ")");
   }
-  line += (zh ? "（" : " (") + idle + (zh ? "）" : ")");
   if (e.sm_active) {
     line += (zh ? "；SM 活跃 " : "; SM active ") + Percent(*e.sm_active);
     if (e.tensor_active) line += (zh ? "，Tensor " : ", tensor ") + Percent(*e.tensor_active);

@@ -233,6 +233,16 @@ TEST_F(EfficiencyTest, MissingSamplesAreNotCountedAsIdle) {
   EXPECT_EQ(j["summary"], "GPU busy 80%, idle 20% (0.03 GPU-h idle)");
 }
 
+TEST_F(EfficiencyTest, ALineWithoutIdleTimeHasNoIdleCost) {
+  Gpu("DCGM_FI_DEV_GPU_UTIL", "0", [](int) { return 100; });
+  EfficiencyOptions o;
+  o.price_per_gpu_hour = 2;
+  o.currency = "USD";
+  JobEfficiency e = Compute(Job({"0"}, 1), o);
+  EXPECT_EQ(EfficiencyLine(e, false), "GPU busy 100%, idle 0%");
+  EXPECT_EQ(EfficiencyLine(e, true), "GPU 忙碌 100%，空闲 0%");
+}
+
 TEST_F(EfficiencyTest, AJobWithoutGpusHasNoShares) {
   Gpu("DCGM_FI_DEV_GPU_UTIL", "0", [](int) { return 100; });
   JobEfficiency e = Compute(Job({}, 1));
