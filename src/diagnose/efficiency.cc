@@ -33,7 +33,9 @@ int64_t EndOf(const JobReport& r, int64_t now_ms) {
 std::string GpuSelector(const JobReport& r) {
   std::string alt;
   for (const JobGpu& g : r.gpus) {
-    if (g.gpu.empty() || !std::all_of(g.gpu.begin(), g.gpu.end(), ::isdigit)) continue;
+    const bool digits =
+        std::all_of(g.gpu.begin(), g.gpu.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (g.gpu.empty() || !digits) continue;
     alt += (alt.empty() ? "" : "|") + g.gpu;
   }
   if (alt.empty()) return "";
