@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+
+#include "net/http_server.h"
+
 namespace vigil::cli {
 namespace {
 
@@ -46,6 +52,72 @@ TEST(RunEfficiencyTest, TheLineIsTheReportsSummary) {
   // A name with control characters does not reach the terminal as such.
   answer = json::parse(R"({"data":{"name":"a\u001b[2Jb","efficiency":{"summary":"GPU busy 1%"}}})");
   EXPECT_EQ(EfficiencyLineOf(answer)->find('\x1b'), std::string::npos);
+}
+
+// PrintRunEfficiency against a server answering as the jobs API does: the
+// run is listed running at first, then ended; the line follows its report.
+class PrintRunEfficiencyTest : public ::testing::Test {
+ protected:
+  void Serve(bool with_gpu) {
+    net::Router router;
+    router.Handle("GET", "/api/v1/jobs", [this, with_gpu](const net::HttpRequest&) {
+      const bool ended = ++job_polls_ >= 3;
+      json job = {{"id", "run-4242-1"},
+                  {"name", "train"},
+                  {"node", "gpu 1"},
+                  {"start_time_ms", kStart + 100},
+                  {"end_time_ms", ended ? json(kStart + 20'000) : json()},
+                  {"processes", json::array({{{"pid", 4242}}})},
+                  {"gpus", with_gpu ? json::array({{{"gpu", "0"}}}) : json::array()}};
+      return net::HttpResponse::Json(
+          200, json{{"status", "success"}, {"data", {{"jobs", json::array({job})}}}}.dump());
+    });
+    router.Handle("GET", "/api/v1/jobs/efficiency", [this](const net::HttpRequest& req) {
+      ++report_asks_;
+      std::lock_guard lock(mu_);
+      query_ = req.target;
+      return net::HttpResponse::Json(200, R"({"status":"success","data":{"job_id":"run-4242-1",
+        "name":"train","efficiency":{"summary":"GPU busy 70%, idle 30%"}}})");
+    });
+    net::HttpServer::Options o;
+    o.listen = "127.0.0.1:0";
+    server_ = std::make_unique<net::HttpServer>(o, std::move(router));
+    ASSERT_TRUE(server_->Start().ok());
+    ::setenv("VIGIL_URL", ("http://127.0.0.1:" + std::to_string(server_->bound_port())).c_str(), 1);
+  }
+  void TearDown() override { ::unsetenv("VIGIL_URL"); }
+
+  std::string Printed(int64_t wait_ms) {
+    ::testing::internal::CaptureStderr();
+    PrintRunEfficiency("", 4242, kStart, wait_ms);
+    return ::testing::internal::GetCapturedStderr();
+  }
+
+  std::atomic<int> job_polls_{0};
+  std::atomic<int> report_asks_{0};
+  std::mutex mu_;
+  std::string query_;                        // guarded by mu_ (written by the server's threads)
+  std::unique_ptr<net::HttpServer> server_;  // last: stopped before what its handlers use
+};
+
+TEST_F(PrintRunEfficiencyTest, WaitsForTheRunToEndThenPrintsItsLine) {
+  Serve(true);
+  EXPECT_EQ(Printed(10'000), "vigil run: train: GPU busy 70%, idle 30%\n");
+  EXPECT_EQ(job_polls_, 3);  // until the server saw it end
+  EXPECT_EQ(report_asks_, 1);
+  std::lock_guard lock(mu_);
+  EXPECT_NE(query_.find("id=run-4242-1&node=gpu%201"), std::string::npos) << query_;
+}
+
+TEST_F(PrintRunEfficiencyTest, ARunWithoutAGpuPrintsNothing) {
+  Serve(false);
+  EXPECT_EQ(Printed(10'000), "");
+  EXPECT_EQ(report_asks_, 0);
+}
+
+TEST_F(PrintRunEfficiencyTest, NoInstanceNoLineNoWait) {
+  ::setenv("VIGIL_URL", "http://127.0.0.1:1", 1);  // nothing listens
+  EXPECT_EQ(Printed(10'000), "");
 }
 
 }  // namespace
