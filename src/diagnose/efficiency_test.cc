@@ -196,6 +196,18 @@ TEST_F(EfficiencyTest, ABusyNetworkBetweenRanksIsCommunication) {
   EXPECT_NEAR(e.shares->communication, 0, 1e-6);
 }
 
+// A hung collective: NVML says 100 % busy, the SMs are almost empty.
+TEST_F(EfficiencyTest, ASpinningCollectiveIsCommunicationNotWork) {
+  Gpu("DCGM_FI_DEV_GPU_UTIL", "0", [](int) { return 100; });
+  Gpu("DCGM_FI_PROF_SM_ACTIVE", "0", [](int i) { return i < kHalfS ? 0.7 : 0.02; });
+  Cpu([](int) { return 0.2; });
+  JobEfficiency e = Compute(Job({"0"}, 8));
+  ASSERT_TRUE(e.shares);
+  EXPECT_NEAR(e.shares->gpu_busy, 0.5, 0.03);
+  EXPECT_NEAR(e.shares->communication, 0.5, 0.03);
+  EXPECT_NEAR(*e.sm_active, 0.36, 0.02);
+}
+
 TEST_F(EfficiencyTest, AQuietNicIsNotCommunication) {
   Gpu("DCGM_FI_DEV_GPU_UTIL", "0", [](int) { return 30; });
   Cpu([](int) { return 0.2; });
