@@ -74,6 +74,8 @@ std::string PlainText(const Message& m, const alert::Notification& n, bool zh) {
     for (const std::string& d : e.details) out += "  " + d + "\n";
     if (!e.log_lines.empty()) out += std::string(zh ? "  日志：\n" : "  Log:\n");
     for (const std::string& l : e.log_lines) out += "    | " + l + "\n";
+    if (!e.templates.empty()) out += "  " + e.templates_heading + "\n";
+    for (const TemplateLine& t : e.templates) out += "    | " + t.mark + "  " + t.text + "\n";
     for (const std::string* f : {&e.since, &e.link}) {
       if (!f->empty()) out += "  " + *f + "\n";
     }
@@ -91,6 +93,10 @@ const char* Colour(const MessageEntry& e) {
   return "#1565c0";
 }
 
+constexpr const char* kPreStyle =
+    "<pre style=\"margin:4px 0;padding:4px;background:#f5f5f5;font-size:12px;"
+    "white-space:pre-wrap\">";
+
 // Every value goes through HtmlEscape: alert text is untrusted.
 std::string Html(const Message& m, const alert::Notification& n, bool zh) {
   auto esc = [](const std::string& s) { return HtmlEscape(s); };
@@ -107,10 +113,13 @@ std::string Html(const Message& m, const alert::Notification& n, bool zh) {
     }
     for (const std::string& d : e.details) out += "<br>\n" + esc(d);
     if (!e.log_lines.empty()) {
-      out += "<br>\n" + std::string(zh ? "日志：" : "Log:") +
-             "\n<pre style=\"margin:4px 0;padding:4px;background:#f5f5f5;font-size:12px;"
-             "white-space:pre-wrap\">";
+      out += "<br>\n" + std::string(zh ? "日志：" : "Log:") + "\n" + kPreStyle;
       for (const std::string& l : e.log_lines) out += esc(l) + "\n";
+      out += "</pre>";
+    }
+    if (!e.templates.empty()) {
+      out += "<br>\n" + esc(e.templates_heading) + "\n" + kPreStyle;
+      for (const TemplateLine& t : e.templates) out += esc(t.mark) + "  " + esc(t.text) + "\n";
       out += "</pre>";
     }
     if (!e.since.empty()) out += "<br>\n" + esc(e.since);
@@ -158,7 +167,8 @@ Status CheckMailbox(std::string_view mailbox) {
 std::string EmailMessage(const EmailOptions& o, const alert::Notification& n, int64_t now_ms,
                          uint64_t sequence) {
   bool zh = Zh(o);
-  Message m = Bounded(BuildMessage(n, o.language), zh);
+  Message m =
+      Bounded(BuildMessage(n, o.language, {.max_templates = 10, .max_template_bytes = 300}), zh);
   ParsedMailbox from = ParseMailbox(o.from);
   std::string domain = from.address.substr(from.address.find('@') + 1);
   std::string unique = HexEncode(Sha256(n.group_key + "\n" + std::to_string(now_ms) + "\n" +

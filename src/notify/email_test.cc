@@ -14,6 +14,7 @@
 #include "alert/rules.h"
 #include "core/strings.h"
 #include "notify/mime.h"
+#include "notify/test_alerts.h"
 
 namespace vigil::notify {
 namespace {
@@ -244,6 +245,35 @@ TEST(EmailTest, LogLinesArePreformattedAndEscaped) {
             std::string::npos)
       << html;
   EXPECT_EQ(html.find("<b>bad</b>"), std::string::npos);
+}
+
+TEST(EmailTest, LogTemplatesAreListedErrorsFirstAndEscaped) {
+  Alert a = MakeAlert("job_crashed", "job train crashed", "任务 train 崩溃");
+  a.diagnosis = testing::DiagnosisWithTemplates(/*extra=*/20, /*extra_bytes=*/2000);
+  Mail m = Parse(EmailMessage(Options(Language::kEnglish), Group({a}), kNow, 1));
+  const std::string& plain = m.parts[0].body;
+  size_t error = plain.find(
+      "  Log templates (2401 lines, 14 templates):\r\n"
+      "    | ×3 error  RuntimeError: CUDA error: <*>\r\n"
+      "    | ×2 new  see `nvidia-smi` **now** <at id=all></at>");
+  EXPECT_NE(error, std::string::npos) << plain;
+  EXPECT_LT(error, plain.find("    | ×312  Epoch <*> step <*> loss <*>"));
+  EXPECT_EQ(plain.find("\r\nInjected"), std::string::npos) << "a template is one line";
+  size_t listed = 0;
+  for (size_t at = plain.find("    | ×"); at != std::string::npos;
+       at = plain.find("    | ×", at + 1)) {
+    ++listed;
+  }
+  EXPECT_EQ(listed, 10u);  // of 24
+  const std::string& html = m.parts[1].body;
+  EXPECT_NE(html.find("×3 error  RuntimeError: CUDA error: &lt;*&gt;"), std::string::npos) << html;
+  EXPECT_NE(html.find("&lt;at id=all&gt;&lt;/at&gt; &lt;script&gt;alert(1)&lt;/script&gt;"),
+            std::string::npos);
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_EQ(html.find("<*>"), std::string::npos);
+
+  Mail zh = Parse(EmailMessage(Options(Language::kChinese), Group({a}), kNow, 1));
+  EXPECT_NE(zh.parts[0].body.find("  日志模板（2401 行，14 种）："), std::string::npos);
 }
 
 TEST(EmailTest, AStormIsBounded) {

@@ -13,17 +13,43 @@ using nlohmann::json;
 
 bool Zh(const ImOptions& o) { return o.language == Language::kChinese; }
 
-// A log line as an inline code span, which every bot's markdown shows as
-// it is (no bold, links or mentions from a log line): a backtick in it
-// would end the span, so it becomes an apostrophe.
-std::string CodeSpan(std::string line) {
-  std::replace(line.begin(), line.end(), '`', '\'');
-  return "`" + line + "`";
+// Log text (a log line, a template) as a bot shows it literally: nothing
+// in it may become bold text, a link or a mention.
+//  * DingTalk, WeCom: an inline code span; a backtick in it would end the
+//    span, so it becomes an apostrophe.
+//  * Slack: the same, and &, < and > as entities, which Slack reads in any
+//    text ("<!channel>", "<@U123>" and "<url|text>" are its control
+//    sequences; https://api.slack.com/reference/surfaces/formatting#escaping).
+//  * Feishu: lark_md has no code span and reads <at id=all></at>, <a> and
+//    <font> tags: every character its markdown uses is written as an HTML
+//    character reference (`&#60;`), as Feishu's card documentation says.
+constexpr const char* kFeishuMarkup = "&<>*~_[]()#:+!|$\\`'\"";
+std::string QuoteLog(std::string text, ImKind kind) {
+  if (kind == ImKind::kFeishu) {
+    std::string out;
+    for (char c : text) {
+      if (std::string_view(kFeishuMarkup).find(c) != std::string_view::npos) {
+        out += "&#" + std::to_string(static_cast<int>(c)) + ";";
+      } else {
+        out += c;
+      }
+    }
+    return out;
+  }
+  std::replace(text.begin(), text.end(), '`', '\'');
+  if (kind == ImKind::kSlack) {
+    std::string out;
+    for (char c : text) {
+      out += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
+    }
+    text = std::move(out);
+  }
+  return "`" + text + "`";
 }
 
 // One entry as markdown lines (DingTalk, WeCom, Feishu's lark_md and
 // Slack's mrkdwn all read **bold** or *bold*; `bold` is the marker).
-std::string EntryMarkdown(const MessageEntry& e, const std::string& bold, bool zh) {
+std::string EntryMarkdown(const MessageEntry& e, const std::string& bold, ImKind kind, bool zh) {
   std::string mark = e.resolved ? (zh ? "已恢复" : "resolved") : e.severity;
   std::string out = bold + "[" + mark + "] " + bold + e.headline + "\n";
   if (!e.value.empty()) out += "> " + e.value + "\n";
@@ -31,7 +57,13 @@ std::string EntryMarkdown(const MessageEntry& e, const std::string& bold, bool z
   for (const std::string& d : e.details) out += "> " + d + "\n";
   if (!e.log_lines.empty()) {
     out += "> " + std::string(zh ? "日志：" : "Log:") + "\n";
-    for (const std::string& l : e.log_lines) out += "> " + CodeSpan(l) + "\n";
+    for (const std::string& l : e.log_lines) out += "> " + QuoteLog(l, kind) + "\n";
+  }
+  if (!e.templates.empty()) {
+    out += "> " + e.templates_heading + "\n";
+    for (const TemplateLine& t : e.templates) {
+      out += "> " + t.mark + " " + QuoteLog(t.text, kind) + "\n";
+    }
   }
   out += "> " + e.since + "\n";
   return out;
@@ -42,9 +74,9 @@ std::string LinkLine(const Message& m, bool zh, bool markdown_link) {
   return markdown_link ? "[" + text + "](" + m.link + ")" : text + ": " + m.link;
 }
 
-std::string MarkdownBody(const Message& m, const std::string& bold, bool zh) {
+std::string MarkdownBody(const Message& m, const std::string& bold, ImKind kind, bool zh) {
   std::string out;
-  for (const MessageEntry& e : m.entries) out += EntryMarkdown(e, bold, zh) + "\n";
+  for (const MessageEntry& e : m.entries) out += EntryMarkdown(e, bold, kind, zh) + "\n";
   return out;
 }
 
@@ -76,14 +108,15 @@ json SlackBody(const Message& m, bool zh) {
       {{"type", "header"}, {"text", {{"type", "plain_text"}, {"text", m.title.substr(0, 150)}}}});
   for (const MessageEntry& e : m.entries) {
     if (blocks.size() >= 48) break;  // Slack's limit is 50 blocks
-    std::string text = EntryMarkdown(e, "*", zh);
+    std::string text = EntryMarkdown(e, "*", ImKind::kSlack, zh);
     if (text.size() > 2900) text = CutAtLine(text, 2900, "…");
     blocks.push_back({{"type", "section"}, {"text", {{"type", "mrkdwn"}, {"text", text}}}});
   }
   std::string open = zh ? "在 Vigil 中查看" : "Open in Vigil";
   json link = {{"type", "mrkdwn"}, {"text", "<" + m.link + "|" + open + ">"}};
   blocks.push_back({{"type", "context"}, {"elements", json::array({link})}});
-  std::string fallback = m.title + "\n" + MarkdownBody(m, "", zh) + LinkLine(m, zh, false);
+  std::string fallback =
+      m.title + "\n" + MarkdownBody(m, "", ImKind::kSlack, zh) + LinkLine(m, zh, false);
   return {{"text", CutAtLine(fallback, 3000, "…")}, {"blocks", blocks}};
 }
 
@@ -95,7 +128,8 @@ json FeishuCard(const Message& m, bool zh) {
   json elements = json::array();
   for (const MessageEntry& e : m.entries) {
     elements.push_back(
-        {{"tag", "div"}, {"text", {{"tag", "lark_md"}, {"content", EntryMarkdown(e, "**", zh)}}}});
+        {{"tag", "div"},
+         {"text", {{"tag", "lark_md"}, {"content", EntryMarkdown(e, "**", ImKind::kFeishu, zh)}}}});
   }
   elements.push_back(
       {{"tag", "action"},
@@ -137,7 +171,10 @@ std::string CutAtLine(const std::string& text, size_t max, const std::string& ta
 
 net::HttpClientRequest ImRequest(const ImOptions& o, const alert::Notification& n, int64_t now_ms) {
   bool zh = Zh(o);
-  Message m = BuildMessage(n, o.language);
+  // WeCom's 4,096 bytes hold fewer templates than the others' 20 KB.
+  MessageLimits limits;
+  if (o.kind == ImKind::kWeCom) limits = {.max_templates = 3, .max_template_bytes = 120};
+  Message m = BuildMessage(n, o.language, limits);
   net::HttpClientRequest req;
   req.method = "POST";
   req.url = o.url;
@@ -162,7 +199,8 @@ net::HttpClientRequest ImRequest(const ImOptions& o, const alert::Notification& 
     }
     case ImKind::kDingTalk: {
       std::string text = FitEntries(m, kDingTalkMaxBody - 1024, zh, [&](const Message& x) {
-        return "### " + x.title + "\n\n" + MarkdownBody(x, "**", zh) + LinkLine(x, zh, true);
+        return "### " + x.title + "\n\n" + MarkdownBody(x, "**", ImKind::kDingTalk, zh) +
+               LinkLine(x, zh, true);
       });
       json at = {{"atMobiles", json::array()}, {"isAtAll", false}};
       if (m.severity == "critical") {
@@ -182,7 +220,7 @@ net::HttpClientRequest ImRequest(const ImOptions& o, const alert::Notification& 
       break;
     }
     case ImKind::kWeCom: {
-      std::string text = "**" + m.title + "**\n" + MarkdownBody(m, "**", zh);
+      std::string text = "**" + m.title + "**\n" + MarkdownBody(m, "**", ImKind::kWeCom, zh);
       std::string link = LinkLine(m, zh, true);
       body = {{"msgtype", "markdown"},
               {"markdown",

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "core/strings.h"
 
@@ -19,16 +20,31 @@ int Rank(const Alert& a) {
   return a.severity == Severity::kCritical ? 3 : a.severity == Severity::kWarning ? 2 : 1;
 }
 
+using nlohmann::json;
+
+// The diagnosis as JSON, or null while there is none ("{}" until it is made).
+json ParseDiagnosis(std::string_view diagnosis) {
+  if (diagnosis.size() < 3) return nullptr;
+  json j = json::parse(diagnosis, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() ? j : json(nullptr);
+}
+
+std::string StringAt(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+uint64_t CountAt(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+
 // The diagnosis' one line for a person (its "summary", or "summary_zh" in
-// Chinese), "" while there is none: the slot the diagnosis issue fills.
-std::string DiagnosisLine(const std::string& diagnosis, bool zh) {
-  if (diagnosis.size() < 3) return "";  // "{}"
-  auto j = nlohmann::json::parse(diagnosis, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return "";
+// Chinese), "" while there is none.
+std::string DiagnosisLine(const json& d, bool zh) {
+  if (!d.is_object()) return "";
   for (const char* key : {zh ? "summary_zh" : "summary", "summary"}) {
-    if (auto it = j.find(key); it != j.end() && it->is_string() && !it->empty()) {
-      return std::string(CutUtf8(it->get<std::string>(), 500));
-    }
+    if (std::string s = StringAt(d, key); !s.empty()) return std::string(CutUtf8(s, 500));
   }
   return "";
 }
@@ -36,26 +52,83 @@ std::string DiagnosisLine(const std::string& diagnosis, bool zh) {
 // The diagnosis' first suggestion for a person, with the job's own value
 // and the suggested one when the diagnosis knows them: "Halve the batch
 // size ... (batch_size: 16 → 8)"; "" when it has none.
-std::string SuggestionLine(const std::string& diagnosis, bool zh) {
-  if (diagnosis.size() < 3) return "";
-  auto j = nlohmann::json::parse(diagnosis, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return "";
-  auto list = j.find("suggestions");
-  if (list == j.end() || !list->is_array() || list->empty() || !(*list)[0].is_object()) return "";
-  const nlohmann::json& s = (*list)[0];
-  auto text_of = [&](const char* key) -> std::string {
-    auto it = s.find(key);
-    return it != s.end() && it->is_string() ? it->get<std::string>() : "";
-  };
-  std::string text = zh && !text_of("text_zh").empty() ? text_of("text_zh") : text_of("text");
+std::string SuggestionLine(const json& d, bool zh) {
+  if (!d.is_object()) return "";
+  auto list = d.find("suggestions");
+  if (list == d.end() || !list->is_array() || list->empty() || !(*list)[0].is_object()) return "";
+  const json& s = (*list)[0];
+  std::string text =
+      zh && !StringAt(s, "text_zh").empty() ? StringAt(s, "text_zh") : StringAt(s, "text");
   if (text.empty()) return "";
-  std::string parameter = text_of("parameter"), current = text_of("current"),
-              suggested = text_of("suggested");
+  std::string parameter = StringAt(s, "parameter"), current = StringAt(s, "current"),
+              suggested = StringAt(s, "suggested");
   if (!parameter.empty() && (!current.empty() || !suggested.empty())) {
     text += " (" + parameter + ": " + (current.empty() ? "?" : current) + " → " +
             (suggested.empty() ? "?" : suggested) + ")";
   }
   return std::string(CutUtf8(text, 500));
+}
+
+// A template's text on one line, cut to `max` bytes (with "…").
+std::string OneLine(std::string text, size_t max) {
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = ' ';
+  }
+  if (text.size() <= max) return text;
+  const size_t ellipsis = std::string_view("…").size();
+  return std::string(CutUtf8(text, max > ellipsis ? max - ellipsis : 0)) + "…";
+}
+
+std::vector<TemplateLine> TemplatesOf(const json& d, bool zh, size_t max_lines, size_t max_bytes) {
+  if (!d.is_object()) return {};
+  auto list = d.find("log_templates");
+  if (list == d.end() || !list->is_array()) return {};
+  struct Ranked {
+    bool error, is_new;
+    uint64_t count;
+    const json* t;
+  };
+  std::vector<Ranked> ranked;
+  for (const json& t : *list) {
+    if (!t.is_object() || StringAt(t, "template").empty()) continue;
+    auto is_new = t.find("new");
+    ranked.push_back({StringAt(t, "severity") == "error",
+                      is_new != t.end() && is_new->is_boolean() && is_new->get<bool>(),
+                      CountAt(t, "count"), &t});
+  }
+  // The server ranks them so already; a notification does not count on it.
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    return std::tie(b.error, b.is_new, b.count) < std::tie(a.error, a.is_new, a.count);
+  });
+  if (ranked.size() > max_lines) ranked.resize(max_lines);
+  std::vector<TemplateLine> out;
+  for (const Ranked& r : ranked) {
+    std::string severity = StringAt(*r.t, "severity");
+    std::string mark = "×" + std::to_string(r.count);
+    std::vector<std::string> words;
+    if (severity == "error") words.push_back(zh ? "错误" : "error");
+    if (severity == "warn") words.push_back(zh ? "警告" : "warn");
+    if (r.is_new) words.push_back(zh ? "新出现" : "new");
+    for (size_t i = 0; i < words.size(); ++i) {
+      mark += (i == 0 ? " " : zh ? "，" : ", ") + words[i];
+    }
+    out.push_back({std::move(mark), OneLine(StringAt(*r.t, "template"), max_bytes), r.error});
+  }
+  return out;
+}
+
+// "Log templates (2401 lines, 14 templates):", from the totals when they
+// say.
+std::string TemplatesHeading(const json& d, bool zh) {
+  uint64_t lines = 0, templates = 0;
+  if (auto t = d.find("log_template_totals"); t != d.end() && t->is_object()) {
+    lines = CountAt(*t, "window_lines");
+    templates = CountAt(*t, "window_templates");
+  }
+  if (lines == 0 || templates == 0) return zh ? "日志模板：" : "Log templates:";
+  return zh ? "日志模板（" + std::to_string(lines) + " 行，" + std::to_string(templates) + " 种）："
+            : "Log templates (" + std::to_string(lines) + " lines, " + std::to_string(templates) +
+                  (templates == 1 ? " template):" : " templates):");
 }
 
 std::string Minute(int64_t ms) {
@@ -96,7 +169,13 @@ std::string Where(const Alert& a, Language lang) {
 
 }  // namespace
 
-Message BuildMessage(const alert::Notification& n, Language lang) {
+std::vector<TemplateLine> DiagnosisTemplates(std::string_view diagnosis, Language language,
+                                             size_t max_lines, size_t max_bytes) {
+  return TemplatesOf(ParseDiagnosis(diagnosis), language == Language::kChinese, max_lines,
+                     max_bytes);
+}
+
+Message BuildMessage(const alert::Notification& n, Language lang, const MessageLimits& limits) {
   bool zh = lang == Language::kChinese;
   std::vector<const Alert*> alerts;
   for (const Alert& a : n.alerts) alerts.push_back(&a);
@@ -145,18 +224,23 @@ Message BuildMessage(const alert::Notification& n, Language lang) {
       if (nl > start) e.details.push_back(details.substr(start, nl - start));
       start = nl + 1;
     }
-    // What to do, while it fires; and the diagnosis once one is made
-    // (its "summary"; the diagnosis issue fills it).
+    // What to do, while it fires; and the diagnosis once one is made: its
+    // summary, and while it fires its suggestion and the log's templates.
     const std::string& steps = zh && !a->steps_zh.empty() ? a->steps_zh : a->steps_en;
     if (!e.resolved && !steps.empty())
       e.details.push_back((zh ? "建议：" : "What to do: ") + steps);
-    if (std::string diagnosis = DiagnosisLine(a->diagnosis, zh); !diagnosis.empty()) {
-      e.details.push_back((zh ? "诊断：" : "Diagnosis: ") + diagnosis);
+    const json diagnosis = ParseDiagnosis(a->diagnosis);
+    if (std::string line = DiagnosisLine(diagnosis, zh); !line.empty()) {
+      e.details.push_back((zh ? "诊断：" : "Diagnosis: ") + line);
     }
-    if (std::string s = SuggestionLine(a->diagnosis, zh); !e.resolved && !s.empty()) {
+    if (std::string s = SuggestionLine(diagnosis, zh); !e.resolved && !s.empty()) {
       e.details.push_back((zh ? "修改建议：" : "Suggestion: ") + s);
     }
-    if (!e.resolved) e.log_lines = a->log_excerpt;
+    if (!e.resolved) {
+      e.log_lines = a->log_excerpt;
+      e.templates = TemplatesOf(diagnosis, zh, limits.max_templates, limits.max_template_bytes);
+      if (!e.templates.empty()) e.templates_heading = TemplatesHeading(diagnosis, zh);
+    }
     e.link = n.external_url + "/#alerts&id=" + a->id;
     m.entries.push_back(std::move(e));
   }

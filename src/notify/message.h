@@ -1,13 +1,16 @@
 // The content of a notification as a person reads it, in English or
 // Simplified Chinese, before any channel's format: a title for the group and
 // one entry per alert (what, how bad, value against threshold, since when,
-// where, what to do, the diagnosis, the log lines that tell it, a link). Every channel family
+// where, what to do, the diagnosis, the log lines that tell it, the job's log
+// collapsed into templates, a link). Every channel family
 // renders this one model (im_bots.h; email.h, sms.h), so what a notification says is decided once.
 //
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "alert/notification.h"
@@ -15,6 +18,15 @@
 namespace vigil::notify {
 
 enum class Language { kEnglish, kChinese };
+
+// One collapsed log template as a notification quotes it: `mark` is ours
+// ("×312", "×3 error, new"); `text` is the template ("Epoch <*> step <*>"),
+// log text and untrusted, so each channel quotes it in its own way.
+struct TemplateLine {
+  std::string mark;
+  std::string text;
+  bool error = false;  // an error template
+};
 
 struct MessageEntry {
   bool resolved = false;
@@ -29,6 +41,11 @@ struct MessageEntry {
   // it fires: printable but untrusted, so each channel quotes them in its
   // own way (code spans, <pre>), never as markup.
   std::vector<std::string> log_lines;
+  // The diagnosis' log templates (errors first, then new ones, then by
+  // count), while it fires: "Log templates (2401 lines, 14 templates):" and
+  // at most MessageLimits::max_templates lines.
+  std::string templates_heading;
+  std::vector<TemplateLine> templates;
   std::string link;  // the alert's page in the UI
 };
 
@@ -44,6 +61,22 @@ struct Message {
 // an email's List-Unsubscribe header and footer point to.
 inline constexpr const char* kSettingsPath = "/#settings&tab=notifications";
 
-Message BuildMessage(const alert::Notification& n, Language language);
+// How much of the diagnosis' log templates a channel quotes per alert: an IM
+// bot's message and an SMS are small, a mail less so.
+struct MessageLimits {
+  size_t max_templates = 5;
+  size_t max_template_bytes = 200;  // of the template's text, "…" marks a cut
+};
+
+Message BuildMessage(const alert::Notification& n, Language language,
+                     const MessageLimits& limits = {});
+
+// The log templates of a diagnosis (Alert::diagnosis, docs/diagnosis.md
+// "JSON"): errors first, then new ones, then by count (the server's order
+// among equals); at most `max_lines`, each text on one line (control
+// characters become spaces) and cut to `max_bytes` with "…". Empty when the
+// diagnosis has none or is not JSON.
+std::vector<TemplateLine> DiagnosisTemplates(std::string_view diagnosis, Language language,
+                                             size_t max_lines, size_t max_bytes);
 
 }  // namespace vigil::notify

@@ -17,6 +17,9 @@ using alert::AlertState;
 
 enum class Context { kUrl, kJson, kForm, kXml, kRaw };
 
+// The least room worth a template line in a text (else it is left out).
+constexpr size_t kSmsMinTemplateChars = 24;
+
 size_t Chars(std::string_view s) {
   size_t n = 0;
   for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
@@ -110,7 +113,7 @@ int Rank(const Alert& a) {
 
 std::string SmsText(const alert::Notification& n, Language language) {
   bool zh = language == Language::kChinese;
-  Message m = BuildMessage(n, language);
+  Message m = BuildMessage(n, language, {.max_templates = 1, .max_template_bytes = 200});
   std::string out = CutChars(m.title, 100);
   auto tail = [&](size_t left) {
     std::string more = left == 0 ? ""
@@ -127,6 +130,14 @@ std::string SmsText(const alert::Notification& n, Language language) {
     size_t room = used < kSmsMaxChars ? kSmsMaxChars - used : 0;
     if (Chars(line) <= room) {
       out += line;
+      // A lone alert's top error template, when room is left: what failed.
+      if (m.entries.size() == 1 && !e.templates.empty() && e.templates[0].error) {
+        size_t left_room = room - Chars(line);
+        std::string t = "\n" + e.templates[0].mark.substr(0, e.templates[0].mark.find(' ')) + " " +
+                        e.templates[0].text;
+        if (left_room >= kSmsMinTemplateChars)
+          out += CutChars(t, std::min<size_t>(left_room, 80) - 1);
+      }
       continue;
     }
     // The first alert is cut to fit rather than left out: it is the news.

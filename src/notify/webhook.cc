@@ -6,6 +6,7 @@
 #include "core/json_writer.h"
 #include "core/strings.h"
 #include "net/http_client.h"
+#include "notify/message.h"
 
 namespace vigil::notify {
 namespace {
@@ -55,6 +56,14 @@ std::map<std::string, std::string> Annotations(const Alert& a) {
     std::string lines;
     for (const std::string& l : a.log_excerpt) lines += (lines.empty() ? "" : "\n") + l;
     out["log_excerpt"] = std::move(lines);
+  }
+  // The diagnosis' log templates the same way: "×312 error, new  <text>".
+  if (a.state != alert::AlertState::kResolved) {
+    std::string lines;
+    for (const TemplateLine& t : DiagnosisTemplates(a.diagnosis, Language::kEnglish, 10, 240)) {
+      lines += (lines.empty() ? "" : "\n") + t.mark + "  " + t.text;
+    }
+    if (!lines.empty()) out["log_templates"] = std::move(lines);
   }
   return out;
 }
