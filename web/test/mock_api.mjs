@@ -273,6 +273,20 @@ function parseSilence(body, now) {
 export const MOCK_LOG_EXCERPT = ['  File "train.py", line 61, in main', '    loss.backward()',
   'torch.OutOfMemoryError: CUDA out of memory. <b>Tried</b> to allocate 2.00 GiB'];
 
+// A crash's diagnosis (docs/diagnosis.md "JSON") as the inbox shows it: the
+// cause, its evidence, the suggestion with the job's values, and the log
+// templates out of rank, one of them hostile.
+export const MOCK_CRASH_DIAGNOSIS = {
+  summary: 'Probable cause: CUDA out of memory (95%)', summary_zh: '可能原因：CUDA 显存不足（95%）',
+  causes: [{ id: 'cuda_oom', title: 'CUDA out of memory', title_zh: 'CUDA 显存不足', confidence: 0.95,
+    evidence: [{ signal: 'event:cuda_oom', text: 'log: cuda_oom', text_zh: '日志：cuda_oom' }] }],
+  suggestions: [{ text: 'Halve the batch size', text_zh: '将批大小减半', parameter: 'batch_size', current: '16', suggested: '8' }],
+  log_templates: [
+    { template: 'Epoch <*> step <*> loss <*>', count: 312, severity: 'info', new: false },
+    { template: 'torch.OutOfMemoryError: CUDA out of memory. <b>Tried</b> <*>', count: 1, severity: 'error', new: true },
+  ],
+};
+
 // The inbox (GET /api/v1/inbox, POST /api/v1/inbox/read; alert/inbox.h):
 // three items for alice and the lab, one everyone's (held back, with
 // hostile text), read marks per recipient as the server keeps them.
@@ -284,7 +298,8 @@ export function inboxAt(t0) {
     { id: 3, kind: 'firing', at_ms: ms - 60000, recipients: ['alice', 'lab'],
       alert: alert('job_crashed', 'critical', { labels: { node: 'mock-node', job: 'train', run: 'r1' },
         description: 'Ran 2h on 8 GPUs; final loss 1.23', description_zh: '在 8 块 GPU 上运行 2 小时；最终 loss 1.23',
-        steps: 'Read the exception on the job\'s page.', steps_zh: '在任务页面查看异常。', log_excerpt: MOCK_LOG_EXCERPT }) },
+        steps: 'Read the exception on the job\'s page.', steps_zh: '在任务页面查看异常。', log_excerpt: MOCK_LOG_EXCERPT,
+        diagnosis: MOCK_CRASH_DIAGNOSIS }) },
     { id: 2, kind: 'held_back', at_ms: ms - 120000, recipients: [], note: 'ops-sms: capped: 10 messages today <b>x</b>',
       alert: alert('gpu_temperature_high', 'warning', { summary: '<img src=x onerror="window.pwned=1">hot' }) },
     { id: 1, kind: 'resolved', at_ms: ms - 180000, recipients: ['lab'], alert: alert('node_disk_full', 'warning') },

@@ -1176,6 +1176,13 @@ test('inbox: items for whose inbox, held back, hostile text, mark read, unread b
     assert.equal(got[0].description, 'Ran 2h on 8 GPUs; final loss 1.23');
     assert.equal(await page.textContent('[data-id="3"] [data-testid=inbox-steps]'), 'What to do: Read the exception on the job\'s page.');
     assert.equal(await page.textContent('[data-id="3"] [data-testid=inbox-log] pre'), MOCK_LOG_EXCERPT.join('\n'));
+    assert.equal(await page.textContent('[data-id="3"] .inbox-cause'), 'Diagnosis: Probable cause: CUDA out of memory (95%)');
+    assert.equal(await page.textContent('[data-id="3"] [data-testid=inbox-suggestion]'),
+      'Suggestion: Halve the batch size (batch_size: now 16, suggested 8)');
+    assert.equal(await page.textContent('[data-id="3"] .inbox-evidence-line'), '· log: cuda_oom');
+    assert.equal(await page.textContent('[data-id="3"] [data-testid=inbox-templates]'),
+      '×1 [error, new] torch.OutOfMemoryError: CUDA out of memory. <b>Tried</b> <*>\n×312 Epoch <*> step <*> loss <*>');
+    assert.equal(await page.$$eval('[data-id="1"] [data-testid=inbox-diagnosis]', (e) => e.length), 0);
     assert.match(got[0].meta, /^For alice, lab.*Job.*Logs/);
     assert.equal(got[1].summary, '<img src=x onerror="window.pwned=1">hot', 'hostile text stays text');
     assert.equal(got[1].note, 'Held back: ops-sms: capped: 10 messages today <b>x</b>');
@@ -1213,6 +1220,10 @@ test('inbox: items for whose inbox, held back, hostile text, mark read, unread b
     await page.waitForFunction(() => /标为未读/.test(document.querySelector('[data-testid=inbox-toggle]').textContent));
     assert.match(await page.textContent('[data-testid=inbox-list] li .inbox-line'), /^严重 触发 作业崩溃 mock-node · train/);
     assert.equal(await page.textContent('[data-testid=inbox-list] .inbox-description'), '在 8 块 GPU 上运行 2 小时；最终 loss 1.23');
+    assert.equal(await page.textContent('[data-testid=inbox-list] .inbox-cause'), '诊断：可能原因：CUDA 显存不足（95%）');
+    assert.equal(await page.textContent('[data-testid=inbox-list] [data-testid=inbox-suggestion]'),
+      '修改建议：将批大小减半 (batch_size：当前 16，建议 8)');
+    assert.match(await page.textContent('[data-testid=inbox-list] [data-testid=inbox-templates]'), /^×1 \[错误, 新出现\] torch/);
     assert.deepEqual(await page.$$eval('[data-testid=inbox-recipient] option', (o) => o.map((x) => x.textContent)),
       ['所有人', 'alice', 'lab（团队）']);
     await page.screenshot({ path: path.join(ARTIFACTS, 'inbox-zh.png') });

@@ -3,7 +3,9 @@
 // chosen in "Inbox of" (remembered in this browser; "everyone" shows every
 // item), filtered by severity and unread; each item with its severity, what
 // happened, the summary (and a run's summary) in the page's language, where,
-// when, for whom, links to the GPU's charts, the job and its logs, and Mark
+// when, for whom, the diagnosis (probable cause, suggestion with the job's
+// values, and folded: the evidence and the log templates), links to the
+// GPU's charts, the job and its logs, and Mark
 // read / unread; Mark all read; Load older. Refreshed every 5 s while shown;
 // the tab carries the unread count of the chosen inbox on every page
 // (polled every 15 s while hidden). The data shaping is inbox.model.js'.
@@ -18,8 +20,8 @@ import { lang, t } from '../i18n.js';
 import { registerPage } from '../registry.js';
 import { alertLinks, logExcerpt, ruleTitle, severityBadge, summaryText, whereParts } from './alerts.model.js';
 import {
-  SEVERITY_FILTERS, countsFrom, descriptionText, inboxParams, itemsFrom, kindBadge, mergeOlder, oldestId,
-  recipientChoices, savedRecipient, stepsText, unreadBadge,
+  SEVERITY_FILTERS, countsFrom, descriptionText, inboxDiagnosis, inboxParams, itemsFrom, kindBadge, mergeOlder,
+  oldestId, recipientChoices, savedRecipient, stepsText, templateLineText, unreadBadge,
 } from './inbox.model.js';
 import strings from './inbox.i18n.js';
 
@@ -233,6 +235,27 @@ class InboxPage {
     this.olderBtn.hidden = !this.more || this.items.length === 0;
   }
 
+  // The probable cause and the suggestion on lines of their own; the
+  // evidence and the log templates folded below them.
+  diagnosisView(d) {
+    if (!d) return null;
+    const s = d.suggestion;
+    const values = s && (s.current !== null || s.suggested !== null)
+      ? t('inbox.diag.values', { p: s.parameter || '?', c: s.current ?? '?', s: s.suggested ?? '?' }) : '';
+    const lines = d.templates.map((x) => templateLineText(x, t));
+    return h('div', { class: 'inbox-diagnosis', 'data-testid': 'inbox-diagnosis' },
+      d.cause ? h('div', { class: 'inbox-cause' }, t('inbox.diag.cause', { cause: d.cause })) : null,
+      s ? h('div', { class: 'inbox-suggestion', 'data-testid': 'inbox-suggestion' },
+        t('inbox.diag.suggestion', { text: s.text }), values ? h('span', { class: 'hint' }, ` (${values})`) : null) : null,
+      d.evidence.length || lines.length ? h('details', { class: 'inbox-evidence' },
+        h('summary', null, t('inbox.diag.more')),
+        // (No list items: the inbox's own items are the page's <li>s.)
+        d.evidence.length ? h('div', null, t('inbox.diag.evidence'),
+          d.evidence.map((e) => h('div', { class: 'inbox-evidence-line' }, `· ${e}`))) : null,
+        lines.length ? h('div', null, t('inbox.diag.templates'),
+          h('pre', { class: 'inbox-templates', 'data-testid': 'inbox-templates' }, lines.join('\n'))) : null) : null);
+  }
+
   itemView(item, now) {
     const a = item.alert;
     const links = alertLinks(a, now, this.ranges);
@@ -252,6 +275,7 @@ class InboxPage {
       h('div', { class: 'inbox-summary' }, summaryText(a, lang())),
       description ? h('pre', { class: 'inbox-description' }, description) : null,
       steps ? h('div', { class: 'inbox-steps', 'data-testid': 'inbox-steps' }, t('inbox.steps', { steps })) : null,
+      this.diagnosisView(inboxDiagnosis(item, lang())),
       log.length ? h('div', { class: 'inbox-log', 'data-testid': 'inbox-log' }, t('alerts.log', { n: log.length }),
         h('pre', null, log.join('\n'))) : null,
       item.note ? h('div', { class: 'inbox-note' }, t('inbox.heldBack', { note: item.note })) : null,

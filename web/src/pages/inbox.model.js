@@ -1,7 +1,9 @@
 // The Inbox tab's data shaping (no DOM): /api/v1/inbox's items normalised,
 // the request's parameters from the filters, each item's kind as a badge,
-// the tab's unread count, the "whose inbox" choices, and the saved choice.
-// inbox.js renders it.
+// the tab's unread count, the "whose inbox" choices, the saved choice, and
+// each item's diagnosis. inbox.js renders it.
+
+import { diagnosisOf } from './alerts.model.js';
 
 export const KINDS = ['firing', 'resolved', 'held_back'];
 export const SEVERITY_FILTERS = ['', 'critical', 'warning', 'info'];
@@ -101,4 +103,51 @@ export function mergeOlder(items, older) {
 // The recipient a saved choice names, when it is still one of `choices`.
 export function savedRecipient(saved, choices) {
   return choices.some((c) => c.value === saved) ? saved : '';
+}
+
+// How many of the diagnosis' log templates an item lists.
+export const INBOX_TEMPLATES = 5;
+
+// The marks of a template, as string keys (inbox.i18n.js).
+const TEMPLATE_MARKS = { error: 'inbox.diag.error', warn: 'inbox.diag.warn' };
+
+// An item's diagnosis (docs/diagnosis.md "JSON", shaped and bounded by
+// alerts.model.js' diagnosisOf) as the inbox shows it, or null while the
+// alert has none: the probable cause (the summary line, else the top cause's
+// title), the top cause's evidence, the log templates (errors first, then
+// new ones, then by count; at most INBOX_TEMPLATES, each {count, marks,
+// text} with marks as string keys) and the suggestion with the job's values.
+// A resolution keeps the cause only. Everything is the server's text, shown
+// as text.
+export function inboxDiagnosis(item, language) {
+  const d = diagnosisOf(item?.alert, language);
+  if (!d) return null;
+  const top = d.causes[0];
+  const cause = d.summary || top?.title || '';
+  if (item.kind === 'resolved') return { cause, evidence: [], templates: [], suggestion: null };
+  const rank = (x) => [x.severity === 'error' ? 0 : 1, x.isNew ? 0 : 1, -x.count];
+  const before = (a, b) => {
+    const ra = rank(a), rb = rank(b);
+    for (let i = 0; i < ra.length; i += 1) if (ra[i] !== rb[i]) return ra[i] - rb[i];
+    return 0;
+  };
+  const templates = [...d.templates].sort(before).slice(0, INBOX_TEMPLATES).map((x) => ({
+    count: x.count,
+    marks: [TEMPLATE_MARKS[x.severity], x.isNew ? 'inbox.diag.new' : null].filter(Boolean),
+    text: x.text,
+  }));
+  const s = d.suggestion;
+  return {
+    cause,
+    evidence: top?.evidence ?? [],
+    templates,
+    suggestion: s && s.text ? s : null,
+  };
+}
+
+// A template's line: "×312 [error, new] Epoch <*> step <*>", its marks
+// translated by `tr` (i18n's t).
+export function templateLineText(x, tr) {
+  const marks = x.marks.length ? ` [${x.marks.map((k) => tr(k)).join(', ')}]` : '';
+  return `×${x.count}${marks} ${x.text}`;
 }
