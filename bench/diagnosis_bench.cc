@@ -42,8 +42,11 @@
 #include <string>
 #include <vector>
 
+#include "core/manual_clock_env.h"
 #include "core/temp_dir.h"
 #include "diagnose/diagnosis.h"
+#include "diagnose/job_report.h"
+#include "ingest/job_store.h"
 #include "query/engine.h"
 #include "store/logs/log_store.h"
 #include "store/tsdb/db.h"
@@ -221,7 +224,7 @@ Result<Tsdb> FillTsdb(tsdb::Db* db, int64_t at_ms, int minutes, int nodes) {
   return out;
 }
 
-diagnose::JobReport Report() {
+diagnose::JobReport Report(int64_t at_ms) {
   diagnose::JobReport r;
   r.node = "bench";
   r.job.id = "bench-train-1";
@@ -229,6 +232,10 @@ diagnose::JobReport Report() {
   r.job.kind = "training";
   r.job.framework = "pytorch";
   r.job.world_size = 1;
+  r.job.user = "alice";
+  r.job.start_time_ms = at_ms - 6 * 3'600'000;
+  r.job.first_seen_ms = r.job.start_time_ms;
+  r.job.last_seen_ms = at_ms;
   wire::JobProcessRecord& p = r.job.processes.emplace_back();
   p.pid = 4242;
   p.role = "rank";
@@ -282,7 +289,7 @@ int Run(const char* log_dir, int runs, int minutes, int nodes) {
   }
   query::Engine engine(db->get());
   diagnose::Diagnoser diagnoser({&engine, logs->get()});
-  const diagnose::JobReport report = Report();
+  const diagnose::JobReport report = Report(at_ms);
   const diagnose::AlertFacts alert = {
       "gpu_underutilized", {{"gpu", "0"}, {"job", "train"}, {"node", "bench"}}, 35, at_ms};
 
@@ -295,6 +302,26 @@ int Run(const char* log_dir, int runs, int minutes, int nodes) {
   // The same without the log store: the metric and job signals alone.
   diagnose::Diagnoser metrics_only({&engine, nullptr});
   const Timings metrics = Time(runs, [&] { (void)metrics_only.Diagnose(alert, &report); });
+  // The same with the report made as the engine makes it, at the alert's
+  // time: JobReporter over the node's jobs snapshot (the job's events from
+  // its newest log lines, its progress from training_step), then Diagnose.
+  ManualClockEnv clock(at_ms);
+  ingest::JobStore jobs({.env = &clock});
+  if (Status st = jobs.Receive(
+          wire::EncodeJobsSnapshot({.node = "bench", .time_ms = at_ms, .jobs = {report.job}}));
+      !st.ok()) {
+    std::fprintf(stderr, "jobs snapshot: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  diagnose::JobReporter reporter(
+      {.jobs = &jobs, .logs = logs->get(), .db = db->get(), .env = &clock});
+  diagnose::Diagnosis reported;
+  size_t events = 0;
+  const Timings with_report = Time(runs, [&] {
+    std::vector<diagnose::JobReport> reports = reporter.Reports("bench");
+    reported = diagnoser.Diagnose(alert, reports.empty() ? nullptr : &reports[0]);
+    events = reports.empty() ? 0 : reports[0].events.size();
+  });
   const diagnose::Suggestion* s = d.suggestions.empty() ? nullptr : &d.suggestions[0];
   std::printf("log_store_lines: %llu\n", static_cast<unsigned long long>((*logs)->Stats().lines));
   std::printf("tsdb_nodes: %d\ntsdb_series: %llu\ntsdb_samples: %llu\ntsdb_build_s: %.1f\n", nodes,
@@ -319,6 +346,10 @@ int Run(const char* log_dir, int runs, int minutes, int nodes) {
               all.median_cpu_ms, all.min_ms, all.max_ms);
   std::printf("without_logs_median_ms: %.1f (cpu %.1f)\n", metrics.median_ms,
               metrics.median_cpu_ms);
+  std::printf(
+      "with_report_median_ms: %.1f (cpu %.1f, first %.1f; report: %zu events, top cause %s)\n",
+      with_report.median_ms, with_report.median_cpu_ms, with_report.first_ms, events,
+      reported.causes[0].id.c_str());
   return (*logs)->Close().ok() ? 0 : 1;
 }
 
