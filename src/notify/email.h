@@ -12,7 +12,7 @@
 // Alert text is untrusted (a job's log lines and labels reach it): the HTML
 // part escapes every value, header values never carry CR/LF, and the mail is
 // bounded (at most kEmailMaxEntries alerts listed, each field cut to
-// kEmailMaxField bytes).
+// kEmailMaxField bytes, at most 10 log templates of 300 bytes per alert).
 //
 // Thread safety: EmailMessage is pure; a channel's Send is called by one
 // thread at a time (the engine's delivery thread).

@@ -15,6 +15,12 @@
 //             configured mobiles. Body at most 20 KB.
 //   wecom     markdown, content at most 4,096 bytes: longer content is cut
 //             at a line boundary and ends with a link to the full page.
+// Log text (the excerpt's lines, the diagnosis' log templates) is quoted so
+// that nothing in it becomes markup: a code span for Slack, DingTalk and
+// WeCom (Slack's &, <, > as entities too), HTML character references for
+// Feishu's lark_md, which has no code span. WeCom quotes 3 templates, the
+// others 5.
+//
 // Each channel keeps within its vendor's rate limit (DingTalk and WeCom 20
 // messages a minute per bot, Feishu 100 a minute and 5 a second, Slack about
 // 1 a second): a message past it is not sent but refused as Unavailable, so

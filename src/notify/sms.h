@@ -7,8 +7,10 @@
 // when it is XML, as is for text/plain. A body means POST, none GET.
 //
 // The text is SMS-sized: the group's title, one line per alert ("[critical]
-// summary"), the link, at most kSmsMaxChars characters (code points, not
-// bytes); alerts that do not fit become "+N more".
+// summary"), for a lone alert its top log template when it is an error and
+// there is room ("×3 RuntimeError: CUDA error: <*>"), the link, at most
+// kSmsMaxChars characters (code points, not bytes); alerts that do not fit
+// become "+N more".
 //
 // Caps, per recipient and per day (midnight to midnight in the channel's
 // time zone): at most `max_per_day` messages and at most `max_cost_per_day`

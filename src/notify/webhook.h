@@ -6,7 +6,9 @@
 //
 // Vigil adds nothing to the standard fields except annotations: `summary`
 // and `summary_zh` (the alert in English and Simplified Chinese),
-// `threshold`, `value`, `rule`.
+// `threshold`, `value`, `rule`, and when there are: `description(_zh)`,
+// `steps(_zh)`, `log_excerpt` and `log_templates` (the diagnosis' log
+// templates, at most 10 lines "×3 error  <template>").
 //
 // Thread safety: Send is called by one thread at a time (the engine's
 // delivery thread); WebhookPayload is pure.
