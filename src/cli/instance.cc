@@ -158,7 +158,13 @@ namespace {
 // The alert engine on the server's stores, its channels from config.json's
 // `notify` (docs/alerts.md); every preset on unless the config says not.
 Status OpenAlerts(const InstanceOptions& options, ServerSide* impl) {
-  impl->alert_query = std::make_unique<query::Engine>(impl->db.get());
+  // Rules are evaluated every second or two in the background: one thread
+  // per query costs less in all than starting helper threads for each rule
+  // with a long range (8 thread starts a second with the presets), and no
+  // one waits on the answer.
+  query::EngineOptions serial;
+  serial.select_threads = 1;
+  impl->alert_query = std::make_unique<query::Engine>(impl->db.get(), serial);
   alert::AlertEngineOptions o;
   o.config = options.alerts;
   o.dispatch = options.notify.dispatch;

@@ -65,9 +65,28 @@ std::vector<TimedEvent> JobLogEvents::Get(const logstore::LogStore& logs, const 
   return out;
 }
 
+bool JobLogEvents::HasLines(const logstore::LogStore& logs, const std::string& key,
+                            const RunLines& lines) {
+  {
+    std::lock_guard lock(mu_);
+    if (with_lines_.count(key)) return true;
+  }
+  logstore::LogQuery q;
+  q.matchers = lines.matchers;
+  q.start_ns = lines.start_ns;
+  q.end_ns = lines.end_ns;
+  q.limit = 1;
+  auto result = logs.Query(q);
+  if (!result.ok() || result->entries.empty()) return false;
+  std::lock_guard lock(mu_);
+  with_lines_.insert(key);
+  return true;
+}
+
 void JobLogEvents::Keep(const std::set<std::string>& keys) {
   std::lock_guard lock(mu_);
   std::erase_if(runs_, [&](const auto& r) { return keys.count(r.first) == 0; });
+  std::erase_if(with_lines_, [&](const std::string& k) { return keys.count(k) == 0; });
 }
 
 // The run's newest window_lines lines, oldest first. The cursor starts at the

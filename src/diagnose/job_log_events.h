@@ -47,6 +47,12 @@ class JobLogEvents {
   std::vector<TimedEvent> Get(const logstore::LogStore& logs, const std::string& key,
                               const RunLines& lines);
 
+  // Whether the store holds a line of run `key` under `lines` (matchers and
+  // start; its limit of one line). Remembered once true: a run whose lines
+  // carry its `run` label keeps them, so only runs not labelled yet (found
+  // passively: no stream matches, a cheap query) are asked again.
+  bool HasLines(const logstore::LogStore& logs, const std::string& key, const RunLines& lines);
+
   // Forgets the runs not in `keys`.
   void Keep(const std::set<std::string>& keys);
 
@@ -59,6 +65,7 @@ class JobLogEvents {
   const size_t window_lines_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Run>> runs_;  // guarded by mu_
+  std::set<std::string> with_lines_;                  // guarded by mu_
 };
 
 }  // namespace vigil::diagnose

@@ -157,5 +157,27 @@ TEST_F(JobLogEventsTest, OtherMatchersReadTheRunAfreshAndForgottenRunsGo) {
             (std::vector<std::string>{"nan_loss@0", "segfault@10"}));
 }
 
+TEST_F(JobLogEventsTest, ARunWithLinesIsRememberedUntilForgotten) {
+  JobLogEvents live(2000);
+  RunLines lines = Of("train");
+  lines.start_ns = (kNow + 100) * kMs;
+  Log("train", 0, {"step 0"});  // before the run
+  EXPECT_FALSE(live.HasLines(*logs_, "run-1", lines));
+  Log("train", 200, {"step 1"});
+  EXPECT_TRUE(live.HasLines(*logs_, "run-1", lines));
+  // Remembered: not asked again (a store without the lines says the same).
+  logstore::Options lo;
+  lo.dir = tmp_.path() + "/empty";
+  lo.env = &env_;
+  lo.background_maintenance = false;
+  auto empty = logstore::LogStore::Open(lo);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(live.HasLines(**empty, "run-1", lines));
+  EXPECT_FALSE(live.HasLines(**empty, "run-2", lines));
+  live.Keep({"run-2"});
+  EXPECT_FALSE(live.HasLines(**empty, "run-1", lines));
+  ASSERT_TRUE((*empty)->Close().ok());
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

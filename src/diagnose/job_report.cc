@@ -129,12 +129,11 @@ std::vector<Matcher> JobMatchers(Type equal, const std::string& node, const wire
 
 bool JobReporter::RunLabelled(const std::string& node, const wire::JobRecord& job) const {
   if (sources_.logs == nullptr || job.id.empty()) return false;
-  logstore::LogQuery q;
-  q.matchers = JobMatchers<logstore::LabelMatcher>(logstore::MatchType::kEqual, node, job, true);
-  q.start_ns = std::max<int64_t>(0, job.start_time_ms - 1000) * kNsPerMs;
-  q.limit = 1;
-  auto result = sources_.logs->Query(q);
-  return result.ok() && !result->entries.empty();
+  RunLines lines;
+  lines.matchers =
+      JobMatchers<logstore::LabelMatcher>(logstore::MatchType::kEqual, node, job, true);
+  lines.start_ns = std::max<int64_t>(0, job.start_time_ms - 1000) * kNsPerMs;
+  return log_events_->HasLines(*sources_.logs, node + "/" + job.id, lines);
 }
 
 // Events in the job's newest log lines, oldest first (job_log_events.h).
