@@ -9,8 +9,6 @@
 namespace vigil::alert {
 namespace {
 
-// GPU time under this utilisation (%) is idle, as idle_gpu_cost counts it.
-constexpr double kIdleUtil = 5;
 constexpr size_t kMaxEval = 4;
 constexpr int64_t kLateLinesMs = 60'000;
 
@@ -35,23 +33,6 @@ std::string RunSelector(const diagnose::JobReport& r, const std::string& name_ma
   std::string sel = "{" + name_matcher + ",";
   if (r.by_run) return sel + "run=" + PromQLString(r.job.id) + "}";
   return sel + "job=" + PromQLString(r.job.name) + ",node=" + PromQLString(r.node) + "}";
-}
-
-// The share of the GPUs' samples during the run under kIdleUtil.
-std::optional<double> IdleFraction(const query::Engine& engine, const std::string& gpus,
-                                   int64_t start_ms, int64_t end_ms) {
-  int64_t step = std::max<int64_t>(15'000, (end_ms - start_ms) / 240);
-  auto r = engine.Range("DCGM_FI_DEV_GPU_UTIL" + gpus, start_ms, end_ms, step);
-  if (!r.ok()) return std::nullopt;
-  size_t all = 0, idle = 0;
-  for (const auto& s : r->series) {
-    for (const auto& p : s.points) {
-      ++all;
-      idle += p.v < kIdleUtil;
-    }
-  }
-  if (all == 0) return std::nullopt;
-  return static_cast<double>(idle) / static_cast<double>(all);
 }
 
 void ReadTraining(const query::Engine& engine, const diagnose::JobReport& r, const std::string& d,
@@ -129,7 +110,11 @@ RunSummary SummarizeRun(const query::Engine& engine, const RunSummaryInput& in) 
     s.mean_gpu_util = One(engine, "avg(avg_over_time(DCGM_FI_DEV_GPU_UTIL" + gpus + d + "))", end);
     s.gpu_memory_peak_mib =
         One(engine, "max(max_over_time(DCGM_FI_DEV_FB_USED" + gpus + d + "))", end);
-    s.idle_fraction = IdleFraction(engine, gpus, start, end);
+    diagnose::EfficiencyOptions options;
+    options.price_per_gpu_hour = in.price_per_gpu_hour;
+    options.currency = in.currency;
+    auto e = diagnose::ComputeEfficiency(engine, r, options, std::max(in.now_ms, end));
+    if (e.ok() && e->shares) s.efficiency = *std::move(e);
   }
   // The training series a little past the end, for lines flushed at exit,
   // when they are the run's own (by run id): by job name, a next run of the
@@ -158,13 +143,10 @@ std::string RenderRunSummary(const RunSummary& s, bool zh) {
   if (s.gpu_memory_peak_mib) {
     use.push_back((zh ? "显存峰值 " : "GPU memory peak ") + MemoryText(*s.gpu_memory_peak_mib));
   }
-  if (s.idle_fraction && *s.idle_fraction > 0) {
-    use.push_back((zh ? "空闲 " : "idle ") + FormatAlertValue(std::round(100 * *s.idle_fraction)) +
-                  (zh ? "% 的 GPU 时间" : "% of the GPU time"));
-  }
   std::string joined;
   for (const std::string& u : use) joined += (joined.empty() ? "" : zh ? "，" : " · ") + u;
   if (!joined.empty()) lines.push_back(joined);
+  if (s.efficiency) lines.push_back(diagnose::EfficiencyLine(*s.efficiency, zh));
   std::string learn;
   if (s.final_loss) {
     learn = (zh ? "最终 loss " : "final loss ") + Metric(*s.final_loss);
@@ -183,13 +165,9 @@ std::string RenderRunSummary(const RunSummary& s, bool zh) {
   }
   if (!learn.empty()) lines.push_back(learn);
   if (s.price_per_gpu_hour > 0 && s.gpus > 0) {
-    double cost = s.gpu_hours * s.price_per_gpu_hour;
-    std::string line = (zh ? "费用约 " : "cost about ") + Money(cost, s.currency);
-    if (s.idle_fraction && *s.idle_fraction > 0) {
-      line +=
-          (zh ? "，其中空闲 " : ", of which idle ") + Money(cost * *s.idle_fraction, s.currency);
-    }
-    lines.push_back(line);
+    // The idle share's cost is on the efficiency line.
+    lines.push_back((zh ? "费用约 " : "cost about ") +
+                    Money(s.gpu_hours * s.price_per_gpu_hour, s.currency));
   }
   lines.push_back(zh ? "运行期间告警 " + std::to_string(s.alerts) + " 条"
                      : std::to_string(s.alerts) + (s.alerts == 1 ? " alert" : " alerts") +

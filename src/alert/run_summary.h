@@ -1,8 +1,10 @@
 // The summary an ended run's notification carries (issue: "Run finished /
 // crashed summary"): how long it ran, on how many GPUs (GPU-hours), how well
-// it used them (mean utilisation, memory peak, idle share), how it learned
-// (final and best loss, the last eval metrics, throughput), what it cost at
-// the configured price and how much of that paid for idle GPUs, and how many
+// it used them (mean utilisation, memory peak, and the efficiency report's
+// split of its GPU time into busy, input-bound, communication and idle, with
+// what the idle share cost: diagnose/efficiency.h, the numbers the job page
+// shows), how it learned (final and best loss, the last eval metrics,
+// throughput), what it cost at the configured price, and how many
 // alerts it raised. `job_finished` and `job_crashed` carry it in their
 // description, so an ended job sends one message per channel, not two.
 //
@@ -19,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "diagnose/efficiency.h"
 #include "diagnose/job_report.h"
 #include "query/engine.h"
 #include "query/parser.h"
@@ -29,8 +32,9 @@ struct RunSummary {
   int64_t duration_ms = 0;
   size_t gpus = 0;
   double gpu_hours = 0;
-  std::optional<double> mean_gpu_util;        // %, over the run and its GPUs
-  std::optional<double> idle_fraction;        // of its GPU time under 5 % utilisation
+  std::optional<double> mean_gpu_util;  // %, over the run and its GPUs
+  // Busy / input-bound / communication / idle shares of its GPU time.
+  std::optional<diagnose::JobEfficiency> efficiency;
   std::optional<double> gpu_memory_peak_mib;  // the largest on any of its GPUs
   std::optional<double> final_loss;
   std::optional<double> best_loss;     // the lowest

@@ -83,8 +83,12 @@ TEST_F(RunSummaryTest, NumbersComeFromTheRunsOwnSeries) {
   ASSERT_TRUE(s.mean_gpu_util);
   // GPU 0 at 90; GPU 1 at 2 for a quarter, 80 after: about (90 + 60.5) / 2.
   EXPECT_NEAR(*s.mean_gpu_util, 75.2, 1.0);
-  ASSERT_TRUE(s.idle_fraction);
-  EXPECT_NEAR(*s.idle_fraction, 0.125, 0.02);  // GPU 1's first quarter, of two GPUs
+  // The job page's split: busy is the utilisation share, the rest idle (the
+  // host was never saturated), priced at 2.5 USD an hour.
+  ASSERT_TRUE(s.efficiency && s.efficiency->shares);
+  EXPECT_NEAR(s.efficiency->shares->gpu_busy, 0.752, 0.01);
+  EXPECT_NEAR(s.efficiency->shares->idle, 0.248, 0.01);
+  EXPECT_NEAR(s.efficiency->idle_gpu_hours.value_or(0), 0.496, 0.02);
   ASSERT_TRUE(s.gpu_memory_peak_mib);
   EXPECT_EQ(*s.gpu_memory_peak_mib, 71680);  // GPU 2's 80000 is another job's
   ASSERT_TRUE(s.final_loss);
@@ -102,12 +106,15 @@ TEST_F(RunSummaryTest, NumbersComeFromTheRunsOwnSeries) {
   EXPECT_NE(en.find("GPU memory peak 70.0 GiB"), std::string::npos) << en;
   EXPECT_NE(en.find("final loss 1, best 0.9"), std::string::npos) << en;
   EXPECT_NE(en.find("eval_loss 1.25"), std::string::npos) << en;
-  EXPECT_NE(en.find("cost about 5.00 USD, of which idle"), std::string::npos) << en;
+  EXPECT_NE(en.find("GPU busy 75%, idle 25% (0.49 GPU-h idle, about 1.23 USD)"), std::string::npos)
+      << en;
+  EXPECT_NE(en.find("cost about 5.00 USD"), std::string::npos) << en;
   EXPECT_NE(en.find("3 alerts during the run"), std::string::npos) << en;
   EXPECT_NE(en.find("exit: exit status 0"), std::string::npos) << en;
   std::string zh = RenderRunSummary(s, true);
   EXPECT_NE(zh.find("GPU 小时"), std::string::npos) << zh;
   EXPECT_NE(zh.find("费用约 5.00 USD"), std::string::npos) << zh;
+  EXPECT_NE(zh.find("GPU 忙碌 75%，空闲 25%"), std::string::npos) << zh;
 }
 
 // What a run never reported is left out, not shown as zero.
