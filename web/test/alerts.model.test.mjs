@@ -19,7 +19,7 @@ import {
   matchersText, parseMatchers, parseTime, quoteValue, reachingRange, referenceName, relativeTime, ruleLevelFor,
   ruleStateBadge, ruleTitle, ruleTitleKey, rulesFrom, perGpuLines, overrideLines, severityBadge, silenceBody,
   silenceDurationMs, silenceExpirable, silenceStateBadge, silencesFrom, summaryText, thresholdText, valueKind,
-  valueText, whereParts, withUnit,
+  valueText, whereParts, withUnit, TEMPLATE_MARKS, orderedTemplates, templateLine, templateMarks,
 } from '../src/pages/alerts.model.js';
 import { jobIdFromHash } from '../src/pages/jobs.model.js';
 import { parseLogsHash } from '../src/pages/logs.model.js';
@@ -525,6 +525,7 @@ test('the Alerts tab\'s strings exist, translated, in both languages', () => {
   for (const c of SILENCE_COLUMNS) keys.add(`alerts.scol.${c}`);
   for (const s of SILENCE_STATES) keys.add(`alerts.silState.${s}`);
   for (const [d] of SILENCE_DURATIONS) keys.add(`alerts.dur.${d}`);
+  for (const m of TEMPLATE_MARKS) keys.add(`alerts.diag.${m}`);
   for (const k of ['alerts.col.', 'alerts.rcol.', 'alerts.scol.']) keys.delete(k); // the columns' prefixes
   assert.ok(keys.size > 60, `found ${keys.size} keys`);
   for (const k of keys) {
@@ -535,4 +536,21 @@ test('the Alerts tab\'s strings exist, translated, in both languages', () => {
   // Every key of the table is used.
   const table = Object.keys(en).filter((k) => k.startsWith('alerts.'));
   for (const k of table) assert.ok(keys.has(k), `${k} is not used`);
+});
+
+test('templates are ordered errors first, then new ones, then by count, with their marks', () => {
+  const ts = [
+    { text: 'step <*> loss <*>', count: 900, severity: 'info', isNew: false },
+    { text: 'NCCL WARN <*>', count: 4, severity: 'warn', isNew: true },
+    { text: 'RuntimeError: CUDA error: <*>', count: 2, severity: 'error', isNew: false },
+    { text: 'epoch <*> done', count: 30, severity: 'info', isNew: false },
+  ];
+  const lines = orderedTemplates(ts).map((x) => templateLine(x.count, templateMarks(x), x.text));
+  assert.deepEqual(lines, [
+    '×2 [error] RuntimeError: CUDA error: <*>',
+    '×4 [warn, new] NCCL WARN <*>',
+    '×900 step <*> loss <*>',
+    '×30 epoch <*> done',
+  ]);
+  assert.equal(ts[0].count, 900);  // the input is not reordered
 });

@@ -28,7 +28,8 @@ import {
   alertResolvedMs, alertSections, alertStartMs, badgeTone, conditionText, firingCount, healthBadge, labelsText,
   matchersText, parseMatchers, relativeTime, ruleLevelFor, ruleStateBadge, ruleTitle, ruleTitleKey, overrideLines,
   perGpuLines, rulesFrom, severityBadge, silenceBody, silenceDurationMs, silenceExpirable, silenceStateBadge,
-  diagnosisOf, logExcerpt, silencesFrom, summaryText, thresholdText, valueText, whereParts,
+  diagnosisOf, logExcerpt, orderedTemplates, silencesFrom, summaryText, templateLine, templateMarks, thresholdText,
+  valueText, whereParts,
 } from './alerts.model.js';
 import strings from './alerts.i18n.js';
 
@@ -395,7 +396,8 @@ class AlertsPage {
       s && s.text ? h('div', { class: 'alert-suggestion', 'data-testid': 'alert-suggestion' },
         h('b', null, t('alerts.diag.suggestion')), ' ', s.text, values ? h('div', { class: 'job-sub' }, values) : null) : null,
       d.templates.length ? h('pre', { class: 'alert-templates' },
-        d.templates.map((x) => `[${x.severity}] ×${x.count}${x.isNew ? ' *' : ''} ${x.text}`).join('\n')) : null);
+        orderedTemplates(d.templates).map((x) => templateLine(x.count,
+          templateMarks(x).map((m) => t(`alerts.diag.${m}`)), x.text)).join('\n')) : null);
   }
 
   alertRow(r, history) {

@@ -381,6 +381,29 @@ export function diagnosisOf(rec, language) {
   return { summary, causes, suggestion, templates };
 }
 
+// A diagnosis' templates as every page and notification orders them:
+// errors first, then new ones, then the most frequent.
+export function orderedTemplates(templates) {
+  const rank = (x) => [x.severity === 'error' ? 0 : 1, x.isNew ? 0 : 1, -x.count];
+  return [...templates].sort((a, b) => {
+    const ra = rank(a), rb = rank(b);
+    for (let i = 0; i < ra.length; i += 1) if (ra[i] !== rb[i]) return ra[i] - rb[i];
+    return 0;
+  });
+}
+
+// A template's marks as codes: 'error' or 'warn', then 'new'.
+export const TEMPLATE_MARKS = ['error', 'warn', 'new'];
+export function templateMarks(x) {
+  return [x.severity === 'error' || x.severity === 'warn' ? x.severity : null, x.isNew ? 'new' : null]
+    .filter(Boolean);
+}
+
+// "×312 [error, new] Epoch <*> step <*>", the marks already translated.
+export function templateLine(count, marks, text) {
+  return `×${count}${marks.length ? ` [${marks.join(', ')}]` : ''} ${text}`;
+}
+
 // The shortest range of the picker ([[key, seconds], ...]) that reaches
 // back `seconds`; the longest when none does.
 export function reachingRange(ranges, seconds) {

@@ -3,7 +3,7 @@
 // the tab's unread count, the "whose inbox" choices, the saved choice, and
 // each item's diagnosis. inbox.js renders it.
 
-import { diagnosisOf } from './alerts.model.js';
+import { diagnosisOf, orderedTemplates, templateLine, templateMarks } from './alerts.model.js';
 
 export const KINDS = ['firing', 'resolved', 'held_back'];
 export const SEVERITY_FILTERS = ['', 'critical', 'warning', 'info'];
@@ -108,9 +108,6 @@ export function savedRecipient(saved, choices) {
 // How many of the diagnosis' log templates an item lists.
 export const INBOX_TEMPLATES = 5;
 
-// The marks of a template, as string keys (inbox.i18n.js).
-const TEMPLATE_MARKS = { error: 'inbox.diag.error', warn: 'inbox.diag.warn' };
-
 // An item's diagnosis (docs/diagnosis.md "JSON", shaped and bounded by
 // alerts.model.js' diagnosisOf) as the inbox shows it, or null while the
 // alert has none: the probable cause (the summary line, else the top cause's
@@ -125,15 +122,10 @@ export function inboxDiagnosis(item, language) {
   const top = d.causes[0];
   const cause = d.summary || top?.title || '';
   if (item.kind === 'resolved') return { cause, evidence: [], templates: [], suggestion: null };
-  const rank = (x) => [x.severity === 'error' ? 0 : 1, x.isNew ? 0 : 1, -x.count];
-  const before = (a, b) => {
-    const ra = rank(a), rb = rank(b);
-    for (let i = 0; i < ra.length; i += 1) if (ra[i] !== rb[i]) return ra[i] - rb[i];
-    return 0;
-  };
-  const templates = [...d.templates].sort(before).slice(0, INBOX_TEMPLATES).map((x) => ({
+  // Marks as string keys (inbox.i18n.js).
+  const templates = orderedTemplates(d.templates).slice(0, INBOX_TEMPLATES).map((x) => ({
     count: x.count,
-    marks: [TEMPLATE_MARKS[x.severity], x.isNew ? 'inbox.diag.new' : null].filter(Boolean),
+    marks: templateMarks(x).map((m) => `inbox.diag.${m}`),
     text: x.text,
   }));
   const s = d.suggestion;
@@ -148,6 +140,5 @@ export function inboxDiagnosis(item, language) {
 // A template's line: "×312 [error, new] Epoch <*> step <*>", its marks
 // translated by `tr` (i18n's t).
 export function templateLineText(x, tr) {
-  const marks = x.marks.length ? ` [${x.marks.map((k) => tr(k)).join(', ')}]` : '';
-  return `×${x.count}${marks} ${x.text}`;
+  return templateLine(x.count, x.marks.map((k) => tr(k)), x.text);
 }
