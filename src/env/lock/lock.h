@@ -99,7 +99,9 @@ struct LockPython {
 
 struct EnvLock {
   int format = kLockFormatVersion;
-  std::string root;  // "/" live, else the --root DIR as given
+  // "live": this machine; "root": a copy of one under --root DIR (the DIR
+  // itself is not recorded: it is a fact about the reader, not the machine).
+  std::string source;
   LockOs os;
   LockDriver driver;
   std::string gpu_source;  // "nvml" | "file" | "none"

@@ -146,7 +146,7 @@ void ReadPython(Reader* r, const In& o, LockPython* p) {
 }
 
 void ReadBody(Reader* r, const In& j, EnvLock* lock) {
-  r->Str(j, "root", &lock->root);
+  r->Str(j, "source", &lock->source);
   if (const In* os = r->Object(j, "os")) {
     r->Str(*os, "id", &lock->os.id);
     r->Str(*os, "version_id", &lock->os.version_id);
@@ -210,7 +210,7 @@ std::string WriteLock(const EnvLock& input) {
   Canonicalize(&lock);
   Out j;
   j["format"] = lock.format;
-  j["root"] = lock.root;
+  j["source"] = lock.source;
   j["os"] = Out{{"id", lock.os.id},
                 {"version_id", lock.os.version_id},
                 {"pretty_name", lock.os.pretty_name},

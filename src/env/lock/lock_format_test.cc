@@ -7,7 +7,7 @@ namespace {
 
 EnvLock Sample() {
   EnvLock lock;
-  lock.root = "/";
+  lock.source = "live";
   lock.os = {"debian",         "12",   "Debian GNU/Linux 12 (bookworm)",
              "6.1.0-18-amd64", "2.36", "/usr/lib/x86_64-linux-gnu/libc.so.6"};
   lock.driver = {"550.54.15", "proprietary"};
