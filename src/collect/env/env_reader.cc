@@ -1,7 +1,10 @@
 #include "collect/env/env_reader.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "collect/env/file_parsers.h"
@@ -112,14 +115,18 @@ Result<std::vector<env::LockGpu>> ParseGpusFile(std::string_view text) {
 
 Result<env::EnvLock> ReadEnvLock(const EnvReadOptions& options) {
   Env* env = options.env != nullptr ? options.env : Env::Default();
-  const bool live = options.root.empty() || NormalizePath(options.root) == "/";
-  RootedFs fs(env, live ? "" : options.root);
-  if (!live) {
-    RootedFs host(env, "");
-    if (!host.IsDir(options.root)) {
-      return InvalidArgument("--root " + options.root + " is not a directory");
-    }
+  std::string root = options.root;
+  if (!root.empty() && root[0] != '/') {
+    // Relative to the working directory, as a user typing --root means it.
+    std::error_code ec;
+    root = std::filesystem::absolute(root, ec).string();
   }
+  const bool live = root.empty() || NormalizePath(root) == "/";
+  struct stat st {};
+  if (!live && (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
+    return InvalidArgument("--root " + options.root + " is not a directory");
+  }
+  RootedFs fs(env, live ? "" : root);
   env::EnvLock lock;
   lock.source = live ? "live" : "root";
   scan::Scan s;

@@ -318,6 +318,15 @@ TEST(EnvReaderTest, HostileTreeIsReadWithoutCrashing) {
   EXPECT_TRUE(env::ParseLock(env::WriteLock(lock)).ok());
 }
 
+TEST(EnvReaderTest, ARelativeRootIsTakenFromTheWorkingDirectory) {
+  char cwd[4096];
+  ASSERT_NE(::getcwd(cwd, sizeof(cwd)), nullptr);
+  ASSERT_EQ(::chdir(DataDir().c_str()), 0);
+  std::string relative = env::WriteLock(Read("rhel8-conda"));
+  ASSERT_EQ(::chdir(cwd), 0);
+  EXPECT_EQ(relative, env::WriteLock(Read(DataDir() + "/rhel8-conda")));
+}
+
 TEST(EnvReaderTest, ARootThatIsNotADirectoryFails) {
   EnvReadOptions o;
   o.root = "/no/such/vigil/root";

@@ -52,6 +52,14 @@ class PythonFinder {
       }
     }
     for (const char* root : kSearchRoots) Walk(root, 0);
+    // pyenv keeps its interpreters under a hidden directory the walk skips.
+    std::vector<std::string> homes = {"/root"};
+    for (const std::string& user : List(*s_, "/home")) homes.push_back("/home/" + user);
+    for (const std::string& home : homes) {
+      for (const std::string& v : List(*s_, home + "/.pyenv/versions")) {
+        Consider(home + "/.pyenv/versions/" + v);
+      }
+    }
     if (visited_ > kMaxDirsVisited) {
       s_->Note("python search stopped after " + std::to_string(kMaxDirsVisited) +
                " directories; envs deeper in are not listed");
@@ -79,7 +87,12 @@ class PythonFinder {
   bool Consider(const std::string& raw) {
     auto resolved = s_->fs->Resolve(raw);
     if (!resolved.ok() || !s_->fs->IsDir(*resolved)) return false;
-    const std::string prefix = *resolved;
+    std::string prefix = *resolved;
+    // The prefix is where bin/ really is: with a merged /usr, "/" (from
+    // PATH's /bin) is /usr.
+    if (auto bin = s_->fs->Resolve(prefix + "/bin"); bin.ok() && s_->fs->IsDir(*bin)) {
+      prefix = DirName(*bin);
+    }
     if (seen_.count(prefix) != 0) return true;
     env::LockPython py;
     py.prefix = prefix;
