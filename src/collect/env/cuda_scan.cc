@@ -32,22 +32,23 @@ void AddSystemToolkit(Scan* s, const std::string& path) {
   c.path = *real;
   c.kind = "toolkit";
   if (NormalizePath(path) != *real) c.aliases.push_back(NormalizePath(path));
-  if (s->fs->IsFile(*real + "/version.json")) {
-    auto v = ParseCudaVersionJson(s->ReadSmall(*real + "/version.json", 1 << 20));
+  // version.json since CUDA 11.1; version.txt before.
+  struct VersionFile {
+    const char* name;
+    Result<std::string> (*parse)(std::string_view);
+  };
+  for (const VersionFile& f : {VersionFile{"version.json", &ParseCudaVersionJson},
+                               VersionFile{"version.txt", &ParseCudaVersionTxt}}) {
+    const std::string file = *real + "/" + f.name;
+    if (!s->fs->IsFile(file)) continue;
+    auto v = f.parse(s->ReadSmall(file, 1 << 20));
     if (v.ok()) {
       c.version = *v;
-      c.version_source = "version.json";
+      c.version_source = f.name;
     } else {
-      s->Note(*real + "/version.json", v.status());
+      s->Note(file, v.status());
     }
-  } else if (s->fs->IsFile(*real + "/version.txt")) {
-    auto v = ParseCudaVersionTxt(s->ReadSmall(*real + "/version.txt", 64 << 10));
-    if (v.ok()) {
-      c.version = *v;
-      c.version_source = "version.txt";
-    } else {
-      s->Note(*real + "/version.txt", v.status());
-    }
+    break;
   }
   if (c.version.empty()) {
     // "cuda-12.4": the directory's name is the last resort.
