@@ -23,6 +23,8 @@ constexpr int64_t kAfterEndMs = 60'000;
 // Progress is judged on the recent past only.
 constexpr int64_t kStepWindowMs = 6 * 3600 * 1000;
 constexpr size_t kStepIntervals = 20;
+// The recent past a report reads first (ProgressOf).
+constexpr int64_t kRecentStepsMs = 15 * 60 * 1000;
 // An Xid NVML reported within this long of one the kernel logged with the
 // same code is the same fault (the kernel's line has the pid and PCI address).
 constexpr int64_t kSameXidMs = 60'000;
@@ -168,27 +170,58 @@ std::vector<std::string> JobReporter::LogExcerpt(const JobReport& report, int64_
   return SelectExcerpt(result->entries, at_ms + kLateLinesMs);
 }
 
+namespace {
+
+// When a run's training_step changed in a stretch of its samples: the first
+// sample counts as a change (the stretch's start, not a real one).
+struct StepChanges {
+  std::vector<int64_t> times;
+  wire::Sample last;
+};
+
+std::optional<StepChanges> StepChangesIn(const tsdb::Db& db,
+                                         const std::vector<tsdb::Matcher>& matchers,
+                                         int64_t from_ms, int64_t to_ms) {
+  auto series = db.Select(matchers, from_ms, to_ms);
+  if (!series.ok()) return std::nullopt;
+  // Several streams (stdout, a log file) may report the step: merge by time.
+  std::vector<wire::Sample> samples;
+  for (const auto& s : *series) samples.insert(samples.end(), s.samples.begin(), s.samples.end());
+  std::sort(samples.begin(), samples.end(),
+            [](const wire::Sample& a, const wire::Sample& b) { return a.t_ms < b.t_ms; });
+  if (samples.empty()) return std::nullopt;
+  StepChanges c;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (i == 0 || samples[i].value != samples[i - 1].value) c.times.push_back(samples[i].t_ms);
+  }
+  c.last = samples.back();
+  return c;
+}
+
+}  // namespace
+
 StepProgress JobReporter::ProgressOf(const std::string& node, const wire::JobRecord& job,
                                      bool by_run, int64_t now) const {
   StepProgress p;
   if (sources_.db == nullptr || job.name.empty()) return p;
   auto matchers = JobMatchers<tsdb::Matcher>(tsdb::MatchType::kEqual, node, job, by_run);
   matchers.insert(matchers.begin(), {tsdb::MatchType::kEqual, "__name__", "training_step"});
-  auto series =
-      sources_.db->Select(matchers, std::max(job.start_time_ms, now - kStepWindowMs), now);
-  if (!series.ok()) return p;
-  // Several streams (stdout, a log file) may report the step: merge by time.
-  std::vector<wire::Sample> samples;
-  for (const auto& s : *series) samples.insert(samples.end(), s.samples.begin(), s.samples.end());
-  std::sort(samples.begin(), samples.end(),
-            [](const wire::Sample& a, const wire::Sample& b) { return a.t_ms < b.t_ms; });
-  if (samples.empty()) return p;
-  std::vector<int64_t> changes;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    if (i == 0 || samples[i].value != samples[i - 1].value) changes.push_back(samples[i].t_ms);
+  const int64_t from = std::max(job.start_time_ms, now - kStepWindowMs);
+  // Reports come every few seconds for every running job, and most runs step
+  // every few seconds: their recent past holds the last kStepIntervals real
+  // changes (its first sample is not one, hence + 2), which is all the
+  // judgement uses, so the answer is that of the whole window at a sliver of
+  // the reading. A run that steps less often reads the whole window.
+  std::optional<StepChanges> c;
+  if (now - kRecentStepsMs > from) {
+    c = StepChangesIn(*sources_.db, matchers, now - kRecentStepsMs, now);
+    if (c && c->times.size() < kStepIntervals + 2) c.reset();
   }
-  p.last_step = samples.back().value;
-  p.last_step_ms = samples.back().t_ms;
+  if (!c) c = StepChangesIn(*sources_.db, matchers, from, now);
+  if (!c) return p;
+  const std::vector<int64_t>& changes = c->times;
+  p.last_step = c->last.value;
+  p.last_step_ms = c->last.t_ms;
   p.last_change_ms = changes.back();
   if (changes.size() >= 3) {
     std::vector<int64_t> gaps;
