@@ -150,19 +150,25 @@ void Diagnoser::AddMetricSignals(const AlertFacts& alert, const JobReport* job,
   const std::string n = "node=" + PromQLString(node);
   const std::string w = "[" + std::to_string(options_.metric_window_ms) + "ms]";
   const int64_t t = alert.at_ms;
-  if (auto busy = Scalar(
-          "100 * (1 - avg(rate(node_cpu_seconds_total{mode=\"idle\"," + n + "}" + w + ")))", t)) {
-    if (*busy >= 90) {
-      Add(out, "host_cpu_saturated", "host CPU " + Fmt("%.0f", *busy) + "% busy",
-          "主机 CPU 占用 " + Fmt("%.0f", *busy) + "%");
-    } else if (*busy <= 30) {
-      Add(out, "host_cpu_idle", "host CPU only " + Fmt("%.0f", *busy) + "% busy",
-          "主机 CPU 占用仅 " + Fmt("%.0f", *busy) + "%");
+  // Shares of all CPU time, so that a window only partly covered by samples
+  // (a node or a Vigil that started a minute ago) reads right: rate()
+  // divides by the whole window, which the ratio cancels.
+  const std::string all_cpu = "sum(rate(node_cpu_seconds_total{" + n + "}" + w + "))";
+  auto cpu_share = [&](const char* mode) {
+    return "100 * sum(rate(node_cpu_seconds_total{mode=\"" + std::string(mode) + "\"," + n + "}" +
+           w + ")) / " + all_cpu;
+  };
+  if (auto idle = Scalar(cpu_share("idle"), t)) {
+    const double busy = 100 - *idle;
+    if (busy >= 90) {
+      Add(out, "host_cpu_saturated", "host CPU " + Fmt("%.0f", busy) + "% busy",
+          "主机 CPU 占用 " + Fmt("%.0f", busy) + "%");
+    } else if (busy <= 30) {
+      Add(out, "host_cpu_idle", "host CPU only " + Fmt("%.0f", busy) + "% busy",
+          "主机 CPU 占用仅 " + Fmt("%.0f", busy) + "%");
     }
   }
-  if (auto iowait =
-          Scalar("100 * avg(rate(node_cpu_seconds_total{mode=\"iowait\"," + n + "}" + w + "))", t);
-      iowait && *iowait >= 20) {
+  if (auto iowait = Scalar(cpu_share("iowait"), t); iowait && *iowait >= 20) {
     Add(out, "host_iowait_high",
         "CPU waiting on disk I/O " + Fmt("%.0f", *iowait) + "% of the time",
         "CPU 等待磁盘 I/O 的时间占 " + Fmt("%.0f", *iowait) + "%");

@@ -35,16 +35,28 @@ class DiagnosisTest : public ::testing::Test {
   }
 
   // A 4-core node whose CPUs are `busy` (0..1) busy, one GPU with `fb_used`
-  // of 80 GiB used, over 5 minutes.
-  void Node(double busy, double fb_used_gib) {
+  // of 80 GiB used, over the last `seconds` of 5 minutes.
+  void Node(double busy, double fb_used_gib, int seconds = 300) {
+    const int from = 300 - seconds;
+    auto counter = [&](wire::Labels labels, double rate) {
+      wire::NormalizeLabels(&labels);
+      wire::MetricBatch b;
+      b.source = "n1";
+      wire::Series s{labels, {}};
+      for (int i = from; i < 300; ++i) s.samples.push_back({kT0 + i * 1000LL, (i - from) * rate});
+      b.series.push_back(std::move(s));
+      ASSERT_TRUE(db_->Append(b).ok());
+    };
     for (int cpu = 0; cpu < 4; ++cpu) {
-      for (const char* mode : {"idle", "iowait"}) {
-        double rate = std::string(mode) == "idle" ? 1 - busy : 0;
-        Series({{"__name__", "node_cpu_seconds_total"},
-                {"node", "n1"},
-                {"cpu", std::to_string(cpu)},
-                {"mode", mode}},
-               300, [rate](int i) { return i * rate; });
+      for (const char* mode : {"idle", "user", "iowait"}) {
+        const std::string m = mode;
+        counter({{"__name__", "node_cpu_seconds_total"},
+                 {"node", "n1"},
+                 {"cpu", std::to_string(cpu)},
+                 {"mode", mode}},
+                m == "idle"   ? 1 - busy
+                : m == "user" ? busy
+                              : 0);
       }
     }
     Series({{"__name__", "DCGM_FI_DEV_GPU_UTIL"}, {"node", "n1"}, {"gpu", "0"}}, 300,
@@ -86,6 +98,24 @@ TEST_F(DiagnosisTest, AnIdleNodeWithFreeMemoryIsABatchTooSmall) {
   Diagnosis d = Run("gpu_underutilized", {{"node", "n1"}, {"gpu", "0"}});
   EXPECT_EQ(d.causes[0].id, "batch_too_small");
   EXPECT_EQ(d.suggestions[0].parameter, "batch_size");
+}
+
+// A node whose CPU series began 30 s ago (a fresh node or Vigil) is read
+// as busy as it is: rate() over the 2-minute window divides by the whole
+// window (reading a 10 % busy node as 77 % busy), the share of CPU time
+// does not.
+TEST_F(DiagnosisTest, AFreshNodesCpuIsReadAsItIs) {
+  Node(/*busy=*/0.1, /*fb_used_gib=*/8, /*seconds=*/30);
+  Diagnosis d = Run("gpu_underutilized", {{"node", "n1"}, {"gpu", "0"}});
+  ASSERT_EQ(d.causes[0].id, "batch_too_small");
+  bool idle = false;
+  for (const Signal& s : d.causes[0].evidence) {
+    if (s.id == "host_cpu_idle") {
+      idle = true;
+      EXPECT_EQ(s.evidence, "host CPU only 10% busy");
+    }
+  }
+  EXPECT_TRUE(idle);
 }
 
 TEST_F(DiagnosisTest, NanAfterALearningRateRiseNamesTheRateWithItsValue) {
