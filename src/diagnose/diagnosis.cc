@@ -318,11 +318,29 @@ std::vector<Suggestion> Diagnoser::Suggest(const RankedCause& top, const AlertFa
     auto gpus = Scalar("count(DCGM_FI_DEV_GPU_UTIL{node=" + PromQLString(node) + "})", alert.at_ms);
     if (cores && gpus && *gpus >= 1) {
       int per_gpu = std::max(1, static_cast<int>(*cores / *gpus) - 1);
-      s.suggested = std::to_string(per_gpu);
-      s.text += " This node has " + Fmt("%.0f", *cores) + " cores for " + Fmt("%.0f", *gpus) +
-                " GPUs: up to " + std::to_string(per_gpu) + " workers per GPU process.";
-      s.text_zh += " 本节点 " + Fmt("%.0f", *cores) + " 核、" + Fmt("%.0f", *gpus) +
-                   " 块 GPU：每个 GPU 进程最多 " + std::to_string(per_gpu) + " 个 worker。";
+      const std::string node_en = " This node has " + Fmt("%.0f", *cores) + " cores for " +
+                                  Fmt("%.0f", *gpus) + " GPUs: up to " + std::to_string(per_gpu) +
+                                  " workers per GPU process";
+      const std::string node_zh = " 本节点 " + Fmt("%.0f", *cores) + " 核、" + Fmt("%.0f", *gpus) +
+                                  " 块 GPU：每个 GPU 进程最多 " + std::to_string(per_gpu) +
+                                  " 个 worker";
+      auto now = settings.Number("num_workers");
+      if (now && *now >= per_gpu) {
+        // More workers than the cores can run only queue for the same CPU:
+        // what helps is less CPU work per sample.
+        s.text += node_en +
+                  ", and the job already runs that many or more: more workers cannot help. Cut "
+                  "the CPU work per sample (decode and resize once and cache the result, augment "
+                  "on the GPU, e.g. NVIDIA DALI) or run on a node with more cores per GPU.";
+        s.text_zh += node_zh +
+                     "，作业已用到或超过此数：再加 worker 无济于事。请减少每个样本的 CPU "
+                     "工作（解码和缩放一次并缓存结果，在 GPU 上做数据增强，如 NVIDIA DALI），"
+                     "或换每块 GPU 核数更多的节点。";
+      } else {
+        s.suggested = std::to_string(per_gpu);
+        s.text += node_en + ".";
+        s.text_zh += node_zh + "。";
+      }
     }
     out.push_back(std::move(s));
   } else if (id == "cuda_oom" || id == "gpu_memory_pressure") {

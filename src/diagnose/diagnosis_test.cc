@@ -67,6 +67,17 @@ class DiagnosisTest : public ::testing::Test {
            [=](int) { return (80 - fb_used_gib) * 1024; });
   }
 
+  // A job on n1 whose one process has `cmdline`.
+  static JobReport JobWithCommand(const std::string& id, const std::string& cmdline) {
+    JobReport job;
+    job.node = "n1";
+    job.job.id = id;
+    wire::JobProcessRecord p;
+    p.cmdline = cmdline;
+    job.job.processes.push_back(p);
+    return job;
+  }
+
   Diagnosis Run(const std::string& rule, wire::Labels labels, const JobReport* job = nullptr) {
     Diagnoser d({query_.get(), nullptr});
     return d.Diagnose({rule, std::move(labels), 0, kT0 + 299'000}, job);
@@ -91,6 +102,30 @@ TEST_F(DiagnosisTest, AnUnderUsedGpuOnASaturatedNodeIsTheInputPipeline) {
   EXPECT_NE(j["summary"].get<std::string>().find("host CPU 97% busy"), std::string::npos) << j;
   EXPECT_NE(j["summary_zh"].get<std::string>().find("可能原因"), std::string::npos);
   EXPECT_EQ(j["suggestions"][0]["current"], nullptr);
+}
+
+// A job that already runs as many DataLoader workers as the node's cores
+// allow is not told to raise them (2 cores a GPU here, 1 worker, it runs 2).
+TEST_F(DiagnosisTest, NoMoreWorkersThanTheCoresAllow) {
+  Node(/*busy=*/0.97, /*fb_used_gib=*/20);
+  Series({{"__name__", "DCGM_FI_DEV_GPU_UTIL"}, {"node", "n1"}, {"gpu", "1"}}, 300,
+         [](int) { return 30; });
+  JobReport job =
+      JobWithCommand("r4", "/usr/bin/python3 main.py -a resnet50 --num-workers 2 /data/imagenet");
+  Diagnosis d = Run("gpu_underutilized", {{"node", "n1"}, {"gpu", "0"}}, &job);
+  ASSERT_EQ(d.causes[0].id, "input_pipeline_cpu");
+  ASSERT_EQ(d.suggestions.size(), 1u);
+  EXPECT_EQ(d.suggestions[0].parameter, "num_workers");
+  EXPECT_EQ(d.suggestions[0].current, "2");
+  EXPECT_FALSE(d.suggestions[0].suggested.has_value());
+  EXPECT_NE(d.suggestions[0].text.find("more workers cannot help"), std::string::npos)
+      << d.suggestions[0].text;
+  EXPECT_NE(d.suggestions[0].text.find("`--num-workers 2`"), std::string::npos);
+  // With fewer workers than that, the number to go to.
+  job.job.processes[0].cmdline = "/usr/bin/python3 main.py --num-workers 0";
+  d = Run("gpu_underutilized", {{"node", "n1"}, {"gpu", "0"}}, &job);
+  EXPECT_EQ(d.suggestions[0].current, "0");
+  EXPECT_EQ(d.suggestions[0].suggested, "1");
 }
 
 TEST_F(DiagnosisTest, AnIdleNodeWithFreeMemoryIsABatchTooSmall) {
@@ -161,12 +196,8 @@ TEST_F(DiagnosisTest, ACrashIsItsFailureKindAndOldEventsDoNotCount) {
 // The job's own settings, from the command line its node reported, give
 // the suggestion's current value and the suggested one follows from it.
 TEST_F(DiagnosisTest, SuggestionsQuoteTheJobsOwnSettings) {
-  JobReport job;
-  job.node = "n1";
-  job.job.id = "r3";
-  wire::JobProcessRecord p;
-  p.cmdline = "/usr/bin/python3 train.py --batch-size 16 --lr 3e-3 --num-workers 2";
-  job.job.processes.push_back(p);
+  JobReport job =
+      JobWithCommand("r3", "/usr/bin/python3 train.py --batch-size 16 --lr 3e-3 --num-workers 2");
   TimedEvent oom;
   oom.time_ms = kT0 + 298'000;
   oom.event.kind = parse::training::EventKind::kCudaOom;
