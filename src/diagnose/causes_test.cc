@@ -50,6 +50,24 @@ TEST(CausesTest, AnUnderUsedGpuWithASaturatedCpuIsTheInputPipeline) {
   EXPECT_EQ(RankCauses(Sig({"alert:gpu_temperature_high", "host_cpu_saturated"}))[0].id, "unknown");
 }
 
+TEST(CausesTest, TheJobsOwnNcclWarningsOutrankABusyHostCpu) {
+  // A 2-rank job whose log has NCCL warnings, on a host whose CPU another
+  // job keeps busy: the communication.
+  auto c =
+      RankCauses(Sig({"alert:gpu_underutilized", "host_cpu_saturated", "multi_rank", "log:nccl"}));
+  ASSERT_GE(c.size(), 2u);
+  EXPECT_EQ(c[0].id, "communication_bound");
+  EXPECT_EQ(c[1].id, "input_pipeline_cpu");
+  // Without NCCL in its log, or with the GPU's memory mostly free too, the
+  // input pipeline stays first.
+  EXPECT_EQ(RankCauses(Sig({"alert:gpu_underutilized", "host_cpu_saturated", "multi_rank"}))[0].id,
+            "input_pipeline_cpu");
+  EXPECT_EQ(RankCauses(Sig({"alert:gpu_underutilized", "host_cpu_saturated", "multi_rank",
+                            "log:nccl", "gpu_memory_mostly_free"}))[0]
+                .id,
+            "input_pipeline_cpu");
+}
+
 TEST(CausesTest, ASpecificFailureOutranksTheTracebackAroundIt) {
   // A CUDA OOM is reported inside a traceback: the OOM is the cause.
   auto c = RankCauses(Sig({"alert:job_crashed", "event:traceback", "event:cuda_oom"}));
