@@ -35,7 +35,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import ServerAgentCase, free_port, start_foreground, wait_for  # noqa: E402
+from e2e_util import ServerAgentCase, child_of, free_port, start_foreground, wait_for  # noqa: E402
 
 VIGIL = os.environ["VIGIL_BIN"]
 
@@ -380,20 +380,6 @@ for step in range(1, 101):
     time.sleep(0.2)
 time.sleep(600)  # alive, no more steps: stalled
 """
-
-
-def child_of(pid):
-    """The pid of `pid`'s child (the command under `vigil run`)."""
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    st = f.read()
-            except OSError:
-                continue
-            if int(st[st.rindex(")") + 2:].split()[1]) == pid:
-                return int(d)
-    return None
 
 
 class JobAlerts(unittest.TestCase):

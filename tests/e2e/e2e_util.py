@@ -22,6 +22,20 @@ def free_port():
 
 
 
+def child_of(pid):
+    """The pid of `pid`'s child (the command under `vigil run`), or None."""
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            if int(st[st.rindex(")") + 2:].split()[1]) == pid:
+                return int(d)
+    return None
+
+
 def private_instance(home):
     """Port, URL and environment for a `vigil up` of the test's own, in `home`,
     with the fake NVML (VIGIL_FAKE_NVML, VIGIL_SOURCE_DIR) and no VIGIL_URL
