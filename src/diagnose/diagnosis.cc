@@ -11,6 +11,7 @@
 #include "parse/settings/job_settings.h"
 #include "parse/training/log_events.h"
 #include "query/parser.h"
+#include "store/logs/log_store.h"
 
 namespace vigil::diagnose {
 namespace {
@@ -94,22 +95,6 @@ std::string EventText(const TimedEvent& e) {
   return text;
 }
 
-// The job's settings as its node reported them: each process's command
-// line (arguments joined by spaces: quoting is lost, plain flags and
-// numbers read right).
-parse::settings::JobSettings SettingsOf(const JobReport* job) {
-  parse::settings::JobSettingsInput in;
-  if (job == nullptr) return {};
-  for (const wire::JobProcessRecord& p : job->job.processes) {
-    std::vector<std::string> argv;
-    for (std::string_view w : Split(p.cmdline, ' ')) {
-      if (!w.empty()) argv.emplace_back(w);
-    }
-    if (!argv.empty()) in.argv.push_back(std::move(argv));
-  }
-  return parse::settings::ParseJobSettings(in);
-}
-
 // Fills a suggestion's `current` from the job's own setting of its
 // parameter, and says where it was read.
 void WithCurrent(const parse::settings::JobSettings& settings, Suggestion* s) {
@@ -126,6 +111,59 @@ void WithCurrent(const parse::settings::JobSettings& settings, Suggestion* s) {
 
 Diagnoser::Diagnoser(DiagnoserSources sources, DiagnoserOptions options)
     : sources_(sources), options_(options) {}
+
+std::vector<std::string> Diagnoser::FirstLogLines(const AlertFacts& alert,
+                                                  const JobReport& job) const {
+  std::vector<std::string> out;
+  if (sources_.logs == nullptr || (!job.by_run && job.job.name.empty())) return out;
+  using logstore::MatchType;
+  logstore::LogQuery q;
+  q.matchers = {job.by_run ? logstore::LabelMatcher{MatchType::kEqual, "run", job.job.id}
+                           : logstore::LabelMatcher{MatchType::kEqual, "job", job.job.name},
+                {MatchType::kEqual, "node", job.node}};
+  // From a minute before the job was seen (its first lines may be older
+  // than its discovery), not from the start of the store: by name, an
+  // older run of the same name is no part of this one.
+  q.start_ns = std::max<int64_t>(0, job.job.first_seen_ms - 60'000) * 1'000'000;
+  q.end_ns = (alert.at_ms + options_.templates.late_ms) * 1'000'000;
+  q.forward = true;
+  q.limit = std::min(logstore::kMaxQueryLimit, options_.settings_log_records);
+  auto r = sources_.logs->Query(q);
+  if (!r.ok()) {
+    Logf(LogLevel::kDebug, "diagnosis settings read: %s", r.status().ToString().c_str());
+    return out;
+  }
+  size_t bytes = 0;
+  for (const logstore::LogEntry& e : r->entries) {
+    // A record the multiline stage joined (a dump printed as one block) is
+    // read a physical line at a time, as the settings reader expects.
+    for (std::string_view line : Split(e.line, '\n')) {
+      if (bytes + line.size() > options_.settings_log_bytes) return out;
+      bytes += line.size();
+      out.emplace_back(line);
+    }
+  }
+  return out;
+}
+
+// The job's settings as its node reported them: each process's command
+// line (arguments joined by spaces: quoting is lost, plain flags and
+// numbers read right), and what its trainer dumped in its log, which
+// ranks first (the resolved values).
+parse::settings::JobSettings Diagnoser::SettingsOf(const AlertFacts& alert,
+                                                   const JobReport* job) const {
+  if (job == nullptr) return {};
+  parse::settings::JobSettingsInput in;
+  for (const wire::JobProcessRecord& p : job->job.processes) {
+    std::vector<std::string> argv;
+    for (std::string_view w : Split(p.cmdline, ' ')) {
+      if (!w.empty()) argv.emplace_back(w);
+    }
+    if (!argv.empty()) in.argv.push_back(std::move(argv));
+  }
+  in.log_lines = FirstLogLines(alert, *job);
+  return parse::settings::ParseJobSettings(in);
+}
 
 std::optional<double> Diagnoser::Scalar(const std::string& promql, int64_t at_ms) const {
   if (sources_.query == nullptr) return std::nullopt;
@@ -302,7 +340,7 @@ Diagnosis Diagnoser::Diagnose(const AlertFacts& alert, const JobReport* job) con
 std::vector<Suggestion> Diagnoser::Suggest(const RankedCause& top, const AlertFacts& alert,
                                            const JobReport* job) const {
   const std::string& id = top.id;
-  const parse::settings::JobSettings settings = SettingsOf(job);
+  const parse::settings::JobSettings settings = SettingsOf(alert, job);
   const std::string node = NodeOf(alert, job);
   std::vector<Suggestion> out;
   if (id == "input_pipeline_cpu" && !node.empty()) {

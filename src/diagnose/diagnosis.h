@@ -19,6 +19,7 @@
 #include "diagnose/causes.h"
 #include "diagnose/job_report.h"
 #include "diagnose/log_templates.h"
+#include "parse/settings/job_settings.h"
 #include "query/engine.h"
 #include "store/logs/log_store.h"
 #include "wire/metric_batch.h"
@@ -64,6 +65,11 @@ struct DiagnoserOptions {
   int64_t metric_window_ms = 2 * 60'000;  // rate() window of the host signals
   int64_t event_window_ms = 10 * 60'000;  // a job's events this long before the alert count
   LogTemplateWindow templates;
+  // The first records of a job's log (from when it was first seen) read
+  // for the settings trainers dump there (Hugging Face's TrainingArguments,
+  // Lightning's hparams), and the bytes of them kept at most.
+  size_t settings_log_records = 1000;
+  size_t settings_log_bytes = 4 << 20;
 };
 
 class Diagnoser {
@@ -80,6 +86,10 @@ class Diagnoser {
   void AddJobSignals(const AlertFacts& alert, const JobReport& job, std::vector<Signal>* out) const;
   void AddLogSignals(const LogTemplateSummary& templates, std::vector<Signal>* out) const;
   std::optional<double> Scalar(const std::string& promql, int64_t at_ms) const;
+  // The job's settings: its processes' command lines and the dumps in its
+  // log (docs/job-settings.md).
+  parse::settings::JobSettings SettingsOf(const AlertFacts& alert, const JobReport* job) const;
+  std::vector<std::string> FirstLogLines(const AlertFacts& alert, const JobReport& job) const;
   std::vector<Suggestion> Suggest(const RankedCause& top, const AlertFacts& alert,
                                   const JobReport* job) const;
 

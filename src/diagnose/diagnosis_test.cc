@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/temp_dir.h"
+#include "store/logs/log_store_test_util.h"
 #include "store/tsdb/db.h"
 
 namespace vigil::diagnose {
@@ -220,6 +221,54 @@ TEST_F(DiagnosisTest, SuggestionsQuoteTheJobsOwnSettings) {
   ASSERT_EQ(d.causes[0].id, "learning_rate_too_high");
   EXPECT_EQ(d.suggestions[0].current, "3e-3");
   EXPECT_EQ(d.suggestions[0].suggested, "0.001");
+}
+
+// Settings the trainer dumped in the job's log (Hugging Face's
+// TrainingArguments) fill `current` where the command line has none; an
+// older run of the same name, before this one was seen, is not read.
+TEST_F(DiagnosisTest, SuggestionsQuoteTheSettingsDumpedInTheJobsLog) {
+  logstore::Options o;
+  o.dir = tmp_.path() + "/logs";
+  o.background_maintenance = false;
+  o.retention_days = 0;
+  auto opened = logstore::LogStore::Open(o);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<logstore::LogStore> logs = std::move(opened).value();
+  using logstore::testing::Rec;
+  constexpr int64_t kMs = 1'000'000;
+  const int64_t seen = kT0 + 200'000;
+  std::vector<Rec> recs = {
+      {(seen - 3'600'000) * kMs, wire::LogLevel::kInfo, "per_device_train_batch_size=64,"},
+      {(seen - 3'600'000) * kMs, wire::LogLevel::kInfo,
+       "TrainingArguments(\n_n_gpu=1,\n"
+       "per_device_train_batch_size=64,\n)"},
+      {(seen - 1'000) * kMs, wire::LogLevel::kInfo,
+       "TrainingArguments(\n_n_gpu=1,\nbf16=True,\ngradient_accumulation_steps=4,\n"
+       "learning_rate=2e-05,\nper_device_train_batch_size=16,\n)"},
+      {(seen + 90'000) * kMs, wire::LogLevel::kInfo, "{'loss': 1.52, 'learning_rate': 2e-05}"},
+  };
+  auto stream = logstore::testing::MakeStream(
+      "file:train", {{"job", "sft"}, {"node", "n1"}, {"stream", "stdout"}}, 0, recs);
+  ASSERT_TRUE(logs->Append("n1", logstore::testing::MakeBatch({stream})).ok());
+
+  JobReport job = JobWithCommand("r5", "/usr/bin/python3 sft.py config.yaml");
+  job.job.name = "sft";
+  job.job.first_seen_ms = seen;
+  TimedEvent oom;
+  oom.time_ms = kT0 + 298'000;
+  oom.event.kind = parse::training::EventKind::kCudaOom;
+  job.events = {oom};
+  Diagnoser d({query_.get(), logs.get()});
+  Diagnosis got =
+      d.Diagnose({"job_crashed", {{"node", "n1"}, {"job", "sft"}}, 0, kT0 + 299'000}, &job);
+  ASSERT_EQ(got.causes[0].id, "cuda_oom");
+  ASSERT_EQ(got.suggestions.size(), 1u);
+  EXPECT_EQ(got.suggestions[0].current, "16");
+  EXPECT_EQ(got.suggestions[0].suggested, "8");
+  EXPECT_NE(got.suggestions[0].text.find("`per_device_train_batch_size=16` in the job's log"),
+            std::string::npos)
+      << got.suggestions[0].text;
+  ASSERT_TRUE(logs->Close().ok());
 }
 
 TEST_F(DiagnosisTest, HostileLabelsNeitherBreakQueriesNorCrash) {

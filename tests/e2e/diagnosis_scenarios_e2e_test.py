@@ -161,7 +161,16 @@ def collate(batch):
 collate(batch)
 """)
 
-CUDA_OOM_CRASH = loop(steps=12, end=r"""
+# A Hugging Face Trainer run: its batch size is in the TrainingArguments
+# it logs at the start, not on its command line (--config).
+HF_ARGS = r"""
+print("12/04/2025 04:20:01 - INFO - __main__ - Training/evaluation parameters TrainingArguments(\n"
+      "_n_gpu=1,\nbf16=True,\ndataloader_num_workers=4,\ngradient_accumulation_steps=4,\n"
+      "gradient_checkpointing=False,\nlearning_rate=2e-05,\nlr_scheduler_type=cosine,\n"
+      "num_train_epochs=3,\noutput_dir=/home/alice/llm/out,\nper_device_eval_batch_size=16,\n"
+      "per_device_train_batch_size=16,\nseed=42,\nwarmup_ratio=0.03,\n)", flush=True)
+"""
+CUDA_OOM_CRASH = loop(preamble=HF_ARGS, steps=12, end=r"""
 sys.stderr.write('''Traceback (most recent call last):
   File "/home/alice/llm/train.py", line 212, in <module>
     main()
@@ -427,8 +436,7 @@ NAN = Scenario("gpt-nan", NAN_AFTER_LR, ["train.py", "--batch-size", "16", "--lr
 DIVERGE = Scenario("t5-diverge", DIVERGING, ["train.py", "--batch-size", "32", "--learning-rate", "1e-3"])
 CODE = Scenario("bert-crash", USER_CODE_CRASH, ["train.py", "--batch-size", "16"])
 CUDA_OOM = Scenario("llama-oom", CUDA_OOM_CRASH,
-                    ["train.py", "--per_device_train_batch_size", "16", "--gradient_accumulation_steps",
-                     "4", "--bf16"])
+                    ["train.py", "--config", "configs/llama2_7b_sft.yaml", "--output_dir", "out"])
 FINISH = Scenario("tidy-run", NORMAL_FINISH, ["train.py", "--batch-size", "16", "--lr", "3e-4"])
 
 
@@ -511,7 +519,7 @@ class Test2BusyNode(Node):
         self.assertEqual(a["diagnosis"]["causes"][1]["id"], "code_error")
         s = self.suggestion(a, "batch_size", "16")
         self.assertEqual(s["suggested"], "8")
-        self.assertIn("--per_device_train_batch_size 16", s["text"])
+        self.assertIn("`per_device_train_batch_size=16` in the job's log", s["text"])
 
     def test_normal_finish(self):
         a = self.diagnosed("job_finished", "unknown", job=FINISH.name)
