@@ -233,7 +233,15 @@ std::vector<RankedCause> RankCauses(const std::vector<Signal>& signals) {
   std::stable_sort(out.begin(), out.end(), [](const RankedCause& a, const RankedCause& b) {
     return a.confidence > b.confidence;
   });
-  if (out.empty()) out.push_back({"unknown", 0, {}});
+  if (out.empty()) {
+    // No cause fits: what was seen still tells a person (and a test) where
+    // to look, the alert itself aside.
+    RankedCause unknown{"unknown", 0, {}};
+    for (const Signal& s : signals) {
+      if (s.id.rfind("alert:", 0) != 0) unknown.evidence.push_back(s);
+    }
+    out.push_back(std::move(unknown));
+  }
   return out;
 }
 

@@ -37,6 +37,14 @@ TEST(CausesTest, NothingKnownIsUnknown) {
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].id, "unknown");
   EXPECT_EQ(c[0].confidence, 0);
+  EXPECT_TRUE(c[0].evidence.empty());
+  // What was seen is its evidence, though no cause fits it.
+  c = RankCauses(Sig({"alert:gpu_idle_allocated", "gpu_memory_mostly_free", "host_cpu_saturated"}));
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].id, "unknown");
+  ASSERT_EQ(c[0].evidence.size(), 2u);
+  EXPECT_EQ(c[0].evidence[0].id, "gpu_memory_mostly_free");
+  EXPECT_EQ(c[0].evidence[1].id, "host_cpu_saturated");
 }
 
 TEST(CausesTest, AnUnderUsedGpuWithASaturatedCpuIsTheInputPipeline) {
