@@ -102,6 +102,12 @@ TEST(CausesTest, SupportingSignalsRaiseConfidence) {
 TEST(CausesTest, HangsThrottlesAndPreemption) {
   EXPECT_EQ(RankCauses(Sig({"alert:job_stalled", "stalled_with_nccl", "multi_rank"}))[0].id,
             "nccl_hang");
+  // A crash with an NCCL error: the collective, not the traceback around it.
+  auto nccl = RankCauses(Sig({"alert:job_crashed", "event:traceback", "event:nccl_error",
+                              "crashed_with_nccl_error", "multi_rank"}));
+  ASSERT_GE(nccl.size(), 2u);
+  EXPECT_EQ(nccl[0].id, "nccl_hang");
+  EXPECT_EQ(nccl[1].id, "code_error");
   EXPECT_EQ(RankCauses(Sig({"alert:gpu_temperature_high", "gpu_thermal_throttle"}))[0].id,
             "thermal_throttle");
   EXPECT_EQ(RankCauses(Sig({"alert:job_crashed", "verdict:sigterm"}))[0].id, "preempted");

@@ -322,14 +322,24 @@ Diagnosis Diagnoser::Diagnose(const AlertFacts& alert, const JobReport* job) con
         AddLogSignals(*d.templates, &d.signals);
       }
     }
-    bool stalled = std::any_of(d.signals.begin(), d.signals.end(), [](const Signal& s) {
-      return s.id == "verdict:stalled" || s.id == "alert:job_stalled";
-    });
-    auto nccl = std::find_if(d.signals.begin(), d.signals.end(),
-                             [](const Signal& s) { return s.id == "log:nccl"; });
-    if (stalled && nccl != d.signals.end()) {
+    auto has = [&](std::initializer_list<std::string_view> ids) {
+      return std::find_if(d.signals.begin(), d.signals.end(), [&](const Signal& s) {
+        return std::find(ids.begin(), ids.end(), s.id) != ids.end();
+      });
+    };
+    const auto none = d.signals.end();
+    auto nccl = has({"log:nccl"});
+    if (has({"verdict:stalled", "alert:job_stalled"}) != none && nccl != none) {
       Add(&d.signals, "stalled_with_nccl", "stalled while NCCL logs: " + nccl->evidence,
           "停滞且有 NCCL 日志");
+    }
+    // An NCCL error at a crash is the collective that failed (a rank that
+    // died, the network), not the traceback PyTorch wraps it in; an NCCL
+    // warning while the job runs (a slow socket) is not.
+    auto error = has({"event:nccl_error"});
+    if (alert.rule == "job_crashed" && error != none) {
+      Add(&d.signals, "crashed_with_nccl_error", "crashed with an NCCL error: " + error->evidence,
+          "因 NCCL 错误崩溃");
     }
   }
   d.causes = RankCauses(d.signals);

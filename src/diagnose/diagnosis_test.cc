@@ -194,6 +194,27 @@ TEST_F(DiagnosisTest, ACrashIsItsFailureKindAndOldEventsDoNotCount) {
   for (const RankedCause& c : d.causes) EXPECT_NE(c.id, "gpu_hardware_fault");
 }
 
+// A crash whose log has an NCCL error is the collective that failed, not
+// the traceback around it; the same NCCL line while the job runs (a slow
+// socket's warning under an under-used GPU) is no hang.
+TEST_F(DiagnosisTest, ACrashWithAnNcclErrorIsTheCollective) {
+  JobReport job = JobWithCommand("r6", "/usr/bin/python3 train.py --lr 1e-4");
+  job.job.world_size = 2;
+  TimedEvent traceback, nccl;
+  traceback.time_ms = nccl.time_ms = kT0 + 298'000;
+  traceback.event.kind = parse::training::EventKind::kTraceback;
+  nccl.event.kind = parse::training::EventKind::kNcclError;
+  job.events = {traceback, nccl};
+  Diagnosis d = Run("job_crashed", {{"node", "n1"}, {"run", "r6"}}, &job);
+  ASSERT_EQ(d.causes[0].id, "nccl_hang");
+  ASSERT_EQ(d.suggestions.size(), 1u);
+  EXPECT_EQ(d.suggestions[0].parameter, "NCCL_DEBUG");
+  job.events = {nccl};
+  Node(/*busy=*/0.5, /*fb_used_gib=*/60);
+  d = Run("gpu_underutilized", {{"node", "n1"}, {"gpu", "0"}}, &job);
+  EXPECT_EQ(d.causes[0].id, "communication_bound");
+}
+
 // The job's own settings, from the command line its node reported, give
 // the suggestion's current value and the suggested one follows from it.
 TEST_F(DiagnosisTest, SuggestionsQuoteTheJobsOwnSettings) {
