@@ -244,6 +244,17 @@ void Diagnoser::AddMetricSignals(const AlertFacts& alert, const JobReport* job,
           "显存仅用 " + Fmt("%.0f", *used) + "%");
     }
   }
+  // Host<->GPU copies: NVML's PCIe counters (KB/s over 20 ms windows, so
+  // averaged over the window), both directions, on the busiest GPU.
+  if (auto kbs =
+          Scalar("max(avg_over_time(DCGM_FI_DEV_PCIE_TX_THROUGHPUT{" + n + g + "}" + w +
+                     ") + avg_over_time(DCGM_FI_DEV_PCIE_RX_THROUGHPUT{" + n + g + "}" + w + "))",
+                 t);
+      kbs && *kbs >= options_.pcie_busy_kbs) {
+    const std::string gbs = Fmt("%.1f", *kbs / 1e6);
+    Add(out, "pcie_busy", "PCIe traffic to and from the GPU " + gbs + " GB/s",
+        "GPU 的 PCIe 传输 " + gbs + " GB/s");
+  }
   auto reason_active = [&](const char* reasons) {
     auto v = Scalar("max(vigil_gpu_clock_event_reason_active{" + n + g + ",reason=~\"" +
                         std::string(reasons) + "\"})",
@@ -466,6 +477,14 @@ std::vector<Suggestion> Diagnoser::Suggest(const RankedCause& top, const AlertFa
          "检查最初几个批次中的 NaN/Inf 或损坏样本（torch.autograd.set_detect_anomaly(True) "
          "可定位算子）。",
          "", std::nullopt, std::nullopt});
+  } else if (id == "host_device_transfer") {
+    out.push_back(
+        {"Pin the host memory batches come from (DataLoader pin_memory=True) and copy with "
+         ".to(device, non_blocking=True); keep per-step work on the GPU (no .cpu() or .item() "
+         "on every step).",
+         "让批数据来自锁页内存（DataLoader pin_memory=True），并用 .to(device, "
+         "non_blocking=True) 拷贝；每步的计算留在 GPU 上（不要每步调用 .cpu() 或 .item()）。",
+         "pin_memory", std::nullopt, std::string("True")});
   } else if (id == "batch_too_small") {
     out.push_back(
         {"Raise the per-GPU batch size while GPU memory allows (and scale the learning "

@@ -70,6 +70,12 @@ struct DiagnoserOptions {
   // Lightning's hparams), and the bytes of them kept at most.
   size_t settings_log_records = 1000;
   size_t settings_log_bytes = 4 << 20;
+  // PCIe traffic (both directions, KB/s) from which host-device copies are
+  // evidence: about 80 % of what a PCIe 3.0 x16 link moves in practice
+  // (~12 GB/s). The link's generation and width are not collected yet, so
+  // the figure is fixed; on a 4.0 or 5.0 link it is a third or less of the
+  // link, still far above what a compute-bound step copies.
+  double pcie_busy_kbs = 10e6;
 };
 
 class Diagnoser {

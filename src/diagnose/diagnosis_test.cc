@@ -140,6 +140,35 @@ TEST_F(DiagnosisTest, AnIdleNodeWithFreeMemoryIsABatchTooSmall) {
 // as busy as it is: rate() over the 2-minute window divides by the whole
 // window (reading a 10 % busy node as 77 % busy), the share of CPU time
 // does not.
+// An under-used GPU that moves 11 GB/s over PCIe while the host is neither
+// saturated nor idle: the copies, and pinned memory with its current value.
+TEST_F(DiagnosisTest, HeavyPcieTrafficIsHostToDeviceCopies) {
+  Node(/*busy=*/0.5, /*fb_used_gib=*/60);
+  for (const char* dir : {"TX", "RX"}) {
+    Series({{"__name__", std::string("DCGM_FI_DEV_PCIE_") + dir + "_THROUGHPUT"},
+            {"node", "n1"},
+            {"gpu", "0"}},
+           300, [&](int i) { return std::string(dir) == "TX" ? 1e6 : 9e6 + (i % 2) * 2e6; });
+  }
+  JobReport job = JobWithCommand("r7", "python train.py --pin-mem False --workers 8");
+  Diagnosis d = Run("gpu_underutilized", {{"node", "n1"}, {"gpu", "0"}}, &job);
+  ASSERT_FALSE(d.causes.empty());
+  EXPECT_EQ(d.causes[0].id, "host_device_transfer");
+  ASSERT_FALSE(d.causes[0].evidence.empty());
+  EXPECT_NE(DiagnosisJson(d).find("PCIe traffic to and from the GPU 11.0 GB/s"), std::string::npos)
+      << DiagnosisJson(d);
+  ASSERT_EQ(d.suggestions.size(), 1u);
+  EXPECT_EQ(d.suggestions[0].parameter, "pin_memory");
+  EXPECT_EQ(d.suggestions[0].current, "False");  // as the job wrote it
+  EXPECT_EQ(d.suggestions[0].suggested, "True");
+  // A third of that is a compute-bound step's traffic: no such cause.
+  Diagnoser quiet({query_.get(), nullptr}, {.pcie_busy_kbs = 33e6});
+  Diagnosis q =
+      quiet.Diagnose({"gpu_underutilized", {{"node", "n1"}, {"gpu", "0"}}, 0, kT0 + 299'000}, &job);
+  ASSERT_FALSE(q.causes.empty());
+  EXPECT_NE(q.causes[0].id, "host_device_transfer");
+}
+
 TEST_F(DiagnosisTest, AFreshNodesCpuIsReadAsItIs) {
   Node(/*busy=*/0.1, /*fb_used_gib=*/8, /*seconds=*/30);
   Diagnosis d = Run("gpu_underutilized", {{"node", "n1"}, {"gpu", "0"}});

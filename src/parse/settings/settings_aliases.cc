@@ -48,6 +48,7 @@ constexpr Row kRows[] = {
     {"clip_grad", V("max_grad_norm")},             // Megatron --clip-grad, timm --clip-grad
     {"clip_norm", V("max_grad_norm")},             // fairseq --clip-norm
     {"dataloader_num_workers", V("num_workers")},  // HF Trainer, diffusers
+    {"dataloader_pin_memory", B("pin_memory")},    // HF Trainer
     {"distributed_world_size", V("world_size")},   // fairseq
     {"dtype", V("precision")},                     // torchtune dtype=bf16, nanoGPT dtype
     {"enable_activation_checkpointing", B("gradient_checkpointing")},  // torchtune
@@ -96,6 +97,8 @@ constexpr Row kRows[] = {
     {"per_device_batch_size", V("batch_size")},
     {"per_device_train_batch_size", V("batch_size")},        // HF Trainer
     {"per_gpu_train_batch_size", V("batch_size")},           // HF Trainer (old)
+    {"pin_mem", B("pin_memory")},                            // timm --pin-mem
+    {"pin_memory", B("pin_memory")},                         // Lightning data modules, scripts
     {"precision", V("precision")},                           // Lightning --precision 16-mixed
     {"pretrained_model_name_or_path", V("model")},           // diffusers, kohya
     {"recompute_activations", B("gradient_checkpointing")},  // Megatron
@@ -187,6 +190,7 @@ const std::vector<std::string_view> kCanonicalKeys = {"batch_size",
                                                       "nnodes",
                                                       "nproc_per_node",
                                                       "num_workers",
+                                                      "pin_memory",
                                                       "precision",
                                                       "seed",
                                                       "warmup_epochs",
