@@ -121,6 +121,10 @@ struct InspectLogFlags {
 };
 int RunInspectLog(const InspectLogFlags& flags);
 
+// `vigil env SUBCOMMAND ...` (cmd_env.cc): `args` are the words after `env`.
+int RunEnv(const std::vector<std::string>& args);
+std::string EnvUsage();  // the subcommands, for `vigil env --help`
+
 int RunVersion();
 const char* VersionString();
 

@@ -194,6 +194,16 @@ Subcommand AddInspectLog(CLI::App* app) {
   return {cmd, [inspect] { return RunInspectLog(*inspect); }};
 }
 
+// `env` takes its own subcommands (cmd_env.cc's table, which others extend
+// without touching CLI11): everything after `env` goes to RunEnv as it is.
+Subcommand AddEnv(CLI::App* app) {
+  CLI::App* cmd = app->add_subcommand(
+      "env", "GPU software environments: the driver/CUDA/cuDNN/framework compatibility matrix");
+  cmd->prefix_command();
+  cmd->footer(EnvUsage());
+  return {cmd, [cmd] { return RunEnv(cmd->remaining()); }};
+}
+
 }  // namespace
 
 std::vector<Subcommand> AddSubcommands(CLI::App* app) {
@@ -218,6 +228,7 @@ std::vector<Subcommand> AddSubcommands(CLI::App* app) {
   out.push_back(AddSilence(app));
   out.push_back(AddNotify(app));
   out.push_back(AddInspectLog(app));
+  out.push_back(AddEnv(app));
   // `run` takes the rest of the line as the command, verbatim: main() parses
   // it before CLI11; it is only described here, for --help.
   app->add_subcommand("run",

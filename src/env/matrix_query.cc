@@ -201,6 +201,39 @@ bool JaxFits(const JaxRow& plugin, const Version& cuda, const Version& cudnn) {
          cudnn >= plugin.min_cudnn && cudnn < plugin.cudnn_below;
 }
 
+const std::vector<MatrixRule>& MatrixRules() {
+  static const std::vector<MatrixRule> kRules = {
+      {"driver_backward_compat",
+       "A driver runs every toolkit release whose minimum (cuda_driver) it meets or exceeds.",
+       "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"},
+      {"minor_version_compat",
+       "From CUDA 11, a driver at or above its major's floor (minor_compat) runs any X.* "
+       "toolkit of that major, with limits: PTX that is newer than the driver is not JIT-compiled "
+       "(ptxas of the toolkit or an older PTX is needed), and APIs that need a newer driver fail "
+       "with cudaErrorCallRequiresNewerDriver.",
+       "https://docs.nvidia.com/deploy/cuda-compatibility/"},
+      {"forward_compat",
+       "The cuda-compat package (forward compatibility) lets an older driver branch run a newer "
+       "CUDA major, on data-centre GPUs, select NGC Server Ready RTX SKUs and Jetson only; "
+       "elsewhere CUDA fails with error 804 (CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE).",
+       "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"},
+      {"kernel_image",
+       "SASS built for sm_XY runs on compute capability X.Z with Z >= Y (sm_XYa on X.Y only); PTX "
+       "(compute_XY) runs on later capabilities through JIT. Otherwise: \"no kernel image is "
+       "available for execution on the device\".",
+       "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility"},
+      {"tensorflow_cudnn",
+       "A tested TensorFlow configuration works with a cuDNN of the same major and an equal or "
+       "higher minor.",
+       "https://www.tensorflow.org/install/source#gpu"},
+      {"jax_local_cuda",
+       "A JAX CUDA plugin works with a local CUDA, cuDNN and NCCL of its major at or above the "
+       "listed minimums (cuDNN below the next major).",
+       "https://docs.jax.dev/en/latest/installation.html"},
+  };
+  return kRules;
+}
+
 const char* DriverFitName(DriverFit f) {
   switch (f) {
     case DriverFit::kFull:

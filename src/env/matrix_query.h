@@ -88,6 +88,15 @@ Result<bool> PythonSupported(const Matrix& m, std::string_view framework, const 
 Result<JaxRow> FindJaxPlugin(const Matrix& m, std::string_view plugin);
 bool JaxFits(const JaxRow& plugin, const Version& cuda, const Version& cudnn);
 
+// The rules the tables do not spell out row by row, with their sources, for
+// `vigil env matrix` and for findings that cite them.
+struct MatrixRule {
+  std::string_view id;
+  std::string_view text;
+  std::string_view source;
+};
+const std::vector<MatrixRule>& MatrixRules();
+
 const char* DriverFitName(DriverFit f);          // "full", "minor_compat", "too_old"
 const char* KernelFitName(KernelFit f);          // "native", "ptx_jit", "no_kernel_image"
 const char* ForwardCompatName(ForwardCompat f);  // "yes", "select", "no"
