@@ -190,6 +190,19 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned 
   return NVML_SUCCESS;
 }
 
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major,
+                                                            int* minor) {
+  FAKE_ENTER("nvmlDeviceGetCudaComputeCapability");
+  if (major == nullptr || minor == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  Gpu g = GpuCopy(gpu);
+  if (g.cc_major >= 0) {
+    *major = g.cc_major;
+    *minor = g.cc_minor;
+    return NVML_SUCCESS;
+  }
+  return DefaultComputeCapability(g.model, major, minor) ? NVML_SUCCESS : NVML_ERROR_NOT_SUPPORTED;
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   FAKE_ENTER("nvmlDeviceGetPciInfo_v3");
   if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;

@@ -1,6 +1,7 @@
 #include "scenario.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -134,6 +135,37 @@ bool Options(const std::vector<std::string>& w, size_t i, std::map<std::string, 
 
 bool IsKnownSignal(const std::string& name) { return Signals().count(name) != 0; }
 
+bool DefaultComputeCapability(const std::string& model, int* major, int* minor) {
+  // The models the scenarios use, with NVIDIA's published capabilities
+  // (https://developer.nvidia.com/cuda-gpus). A name matches when it holds
+  // the word: "A100" is not an "A10", "L40S" not an "L40".
+  static const struct {
+    const char* word;
+    int major, minor;
+  } kModels[] = {{"V100", 7, 0},  {"T4", 7, 5},   {"A100", 8, 0}, {"A30", 8, 0},
+                 {"A10", 8, 6},   {"A40", 8, 6},  {"L4", 8, 9},   {"L40", 8, 9},
+                 {"L40S", 8, 9},  {"H100", 9, 0}, {"H200", 9, 0}, {"GH200", 9, 0},
+                 {"B200", 10, 0}, {"3090", 8, 6}, {"4090", 8, 9}, {"5090", 12, 0}};
+  std::vector<std::string> words;
+  std::string cur;
+  for (char c : model + " ") {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      cur += c;
+    } else if (!cur.empty()) {
+      words.push_back(cur);
+      cur.clear();
+    }
+  }
+  for (const auto& m : kModels) {
+    if (std::find(words.begin(), words.end(), m.word) != words.end()) {
+      *major = m.major;
+      *minor = m.minor;
+      return true;
+    }
+  }
+  return false;
+}
+
 double DefaultSignal(const Gpu& gpu, const std::string& name) {
   if (name == "temp") return 30;
   if (name == "power_w") return std::min(60.0, gpu.power_limit_w);
@@ -213,7 +245,16 @@ bool ParseScenario(const std::string& text, Scenario* out, std::string* error) {
           gpu.uuid = val;
         else if (key == "pci_bus_id")
           gpu.pci_bus_id = val;
-        else if (key == "gpm" || key == "ecc") {
+        else if (key == "compute_capability") {
+          size_t dot = val.find('.');
+          double maj = 0, min = 0;
+          if (dot == std::string::npos || !Number(val.substr(0, dot), &maj) ||
+              !Number(val.substr(dot + 1), &min) || maj < 1 || min < 0 || min > 9) {
+            return fail("compute_capability takes X.Y, as 8.9");
+          }
+          gpu.cc_major = static_cast<int>(maj);
+          gpu.cc_minor = static_cast<int>(min);
+        } else if (key == "gpm" || key == "ecc") {
           if (val != "on" && val != "off") return fail(key + " takes on or off");
           (key == "gpm" ? gpu.gpm : gpu.ecc) = val == "on";
         } else if (!num)

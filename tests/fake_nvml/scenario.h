@@ -32,6 +32,9 @@ struct Gpu {
   std::string uuid;        // generated from the index if empty
   std::string pci_bus_id;  // generated if empty
   int minor = -1;          // index if < 0
+  // nvmlDeviceGetCudaComputeCapability; < 0: DefaultComputeCapability(model).
+  int cc_major = -1;
+  int cc_minor = -1;
   double memory_total_mib = 81559;
   double memory_reserved_mib = 0;
   double power_limit_w = 700;
@@ -76,6 +79,11 @@ struct Scenario {
   std::vector<Hang> hangs;
   std::vector<Failure> failures;
 };
+
+// The compute capability of a model, by the name's words (H100 -> 9.0, RTX
+// 4090 -> 8.9, ...: docs/fake-nvml.md); false for a model not listed, which
+// then answers NVML_ERROR_NOT_SUPPORTED unless the scenario sets one.
+bool DefaultComputeCapability(const std::string& model, int* major, int* minor);
 
 // The known curve signal names and their value when no curve is given.
 bool IsKnownSignal(const std::string& name);

@@ -253,9 +253,11 @@ void GpuCollector::Emit(const GpuSnapshot& snap, MetricBatchBuilder* out) const 
                      {"modelName", g.info.name},
                      {"pci_bus_id", g.info.pci_bus_id},
                      {"Hostname", options_.hostname}};
-    Add(out, "vigil_gpu_info", kGauge, "Static facts about a GPU in labels; always 1.",
-        With(With(labels, "driver_version", inv.driver_version), "cuda_version",
-             inv.cuda_driver_version),
+    Add(out, "vigil_gpu_info", kGauge,
+        "Static facts about a GPU in labels (model, driver, CUDA, compute capability); always 1.",
+        With(With(With(labels, "driver_version", inv.driver_version), "cuda_version",
+                  inv.cuda_driver_version),
+             "compute_capability", g.info.compute_capability),
         1);
     Add(out, "vigil_gpu_up", kGauge, "1 if the GPU answered NVML this pass, 0 if it is lost.",
         labels, g.up ? 1 : 0);

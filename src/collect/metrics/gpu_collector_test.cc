@@ -285,6 +285,43 @@ TEST_F(FakeNvmlTest, AmpereHasNoGpmMetrics) {
   EXPECT_EQ(LabelOf(b, "DCGM_FI_DEV_GPU_UTIL", "modelName"), "NVIDIA A100-SXM4-80GB");
 }
 
+TEST_F(FakeNvmlTest, ComputeCapabilityIsAnInfoLabel) {
+  // By model (A100 -> 8.0, RTX 5090 -> 12.0), set by the scenario, or left
+  // out when NVML does not say (the fake answers NOT_SUPPORTED for a model it
+  // does not know).
+  UseScenarioText(
+      "gpus 4\n"
+      "gpu 0 model \"NVIDIA A100-SXM4-80GB\"\n"
+      "gpu 1 model \"NVIDIA GeForce RTX 5090\"\n"
+      "gpu 2 model \"NVIDIA A10G\"\n"
+      "gpu 2 compute_capability 8.6\n"
+      "gpu 3 model \"NVIDIA Mystery 1\"\n");
+  GpuCollector c(Options());
+  MetricBatch b = Pass(&c);
+  EXPECT_EQ(Value(b, "vigil_gpu_info", {{"gpu", "0"}, {"compute_capability", "8.0"}}), 1);
+  EXPECT_EQ(Value(b, "vigil_gpu_info", {{"gpu", "1"}, {"compute_capability", "12.0"}}), 1);
+  EXPECT_EQ(Value(b, "vigil_gpu_info", {{"gpu", "2"}, {"compute_capability", "8.6"}}), 1);
+  ASSERT_EQ(Value(b, "vigil_gpu_info", Gpu(3)), 1);
+  for (const auto& series : b.series) {
+    if (wire::MetricName(series.labels) != "vigil_gpu_info") continue;
+    bool gpu3 = false;
+    for (const auto& l : series.labels) gpu3 |= l.name == "gpu" && l.value == "3";
+    for (const auto& l : series.labels) {
+      if (gpu3 && l.name == "compute_capability") {
+        EXPECT_EQ(l.value, "");
+      }
+    }
+  }
+
+  ProbeOptions po;
+  po.library_path = VIGIL_FAKE_NVML_PATH;
+  auto inv = ProbeNvml(po);
+  ASSERT_TRUE(inv.ok());
+  ASSERT_EQ(inv->gpus.size(), 4u);
+  EXPECT_EQ(inv->gpus[1].compute_capability, "12.0");
+  EXPECT_EQ(inv->gpus[3].compute_capability, "");
+}
+
 TEST_F(FakeNvmlTest, NoDriverIsANormalState) {
   GpuCollectorOptions o = Options();
   o.library_path = "/nonexistent/libnvidia-ml.so.1";
@@ -412,6 +449,7 @@ TEST_F(FakeNvmlTest, ProbeReportsInventory) {
   EXPECT_TRUE(inv->gpus[0].gpm_supported);
   EXPECT_EQ(inv->gpus[0].memory_total_bytes, 81559ULL * 1024 * 1024);
   EXPECT_EQ(inv->gpus[0].pci_bus_id, "00000000:18:00.0");
+  EXPECT_EQ(inv->gpus[0].compute_capability, "9.0");  // H100, by model
   EXPECT_NE(inv->Summary().find("8\u00d7 NVIDIA H100 80GB HBM3, driver 550.54.15, CUDA 12.4"),
             std::string::npos)
       << inv->Summary();

@@ -229,6 +229,8 @@ static_assert(offsetof(nvmlGpmMetricsGet_t, sample1) == 8 &&
   X(nvmlDeviceGetName, nvmlReturn_t, (nvmlDevice_t device, char* name, unsigned int length))    \
   X(nvmlDeviceGetUUID, nvmlReturn_t, (nvmlDevice_t device, char* uuid, unsigned int length))    \
   X(nvmlDeviceGetMinorNumber, nvmlReturn_t, (nvmlDevice_t device, unsigned int* minor))         \
+  X(nvmlDeviceGetCudaComputeCapability, nvmlReturn_t,                                           \
+    (nvmlDevice_t device, int* major, int* minor))                                              \
   X(nvmlDeviceGetPciInfo_v3, nvmlReturn_t, (nvmlDevice_t device, nvmlPciInfo_t * pci))          \
   X(nvmlDeviceGetUtilizationRates, nvmlReturn_t,                                                \
     (nvmlDevice_t device, nvmlUtilization_t * utilization))                                     \

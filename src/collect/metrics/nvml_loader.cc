@@ -141,6 +141,11 @@ GpuInventory ReadInventory(const NvmlLibrary& lib) {
         api.nvmlDeviceGetMinorNumber(dev, &minor) == NVML_SUCCESS) {
       d.minor = static_cast<int>(minor);
     }
+    int cc_major = 0, cc_minor = 0;
+    if (api.nvmlDeviceGetCudaComputeCapability != nullptr &&
+        api.nvmlDeviceGetCudaComputeCapability(dev, &cc_major, &cc_minor) == NVML_SUCCESS) {
+      d.compute_capability = std::to_string(cc_major) + "." + std::to_string(cc_minor);
+    }
     nvml::nvmlPciInfo_t pci = {};
     if (api.nvmlDeviceGetPciInfo_v3 != nullptr &&
         api.nvmlDeviceGetPciInfo_v3(dev, &pci) == NVML_SUCCESS) {

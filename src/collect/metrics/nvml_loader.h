@@ -65,6 +65,9 @@ struct GpuDeviceInfo {
   std::string name;        // "NVIDIA H100 80GB HBM3"
   int minor = -1;          // N of /dev/nvidiaN; -1 if unknown
   std::string pci_bus_id;  // "00000000:3B:00.0"
+  // "9.0" (nvmlDeviceGetCudaComputeCapability): which GPU code runs on it
+  // (docs/env-matrix.md); empty when the driver does not say.
+  std::string compute_capability;
   unsigned long long memory_total_bytes = 0;
   bool gpm_supported = false;  // NVML GPM (profiling metrics) available
 };
