@@ -69,9 +69,9 @@ int Probe() {
       inv->driver_version.c_str(), inv->cuda_driver_version.c_str(), inv->nvml_version.c_str(),
       inv->gpus.size());
   for (const auto& g : inv->gpus) {
-    std::printf("gpu %u uuid=%s name=\"%s\" minor=%d pci=%s memory_total=%llu gpm=%d\n", g.index,
-                g.uuid.c_str(), g.name.c_str(), g.minor, g.pci_bus_id.c_str(), g.memory_total_bytes,
-                g.gpm_supported ? 1 : 0);
+    std::printf("gpu %u uuid=%s name=\"%s\" minor=%d pci=%s cc=%s memory_total=%llu gpm=%d\n",
+                g.index, g.uuid.c_str(), g.name.c_str(), g.minor, g.pci_bus_id.c_str(),
+                g.compute_capability.c_str(), g.memory_total_bytes, g.gpm_supported ? 1 : 0);
   }
   return inv->state == vigil::collect::NvmlState::kOk ? 0 : 1;
 }
