@@ -25,7 +25,7 @@ timeout 60 "$DUMP" >"$WORK/vigil.prom" 2>"$WORK/vigil.err" || {
   echo "nvml_dump failed:" >&2; cat "$WORK/vigil.err" >&2; exit 1; }
 
 # One field per query: an unknown field (old driver) fails only itself.
-FIELDS="index uuid name pci.bus_id driver_version temperature.gpu power.draw
+FIELDS="index uuid name pci.bus_id compute_cap driver_version temperature.gpu power.draw
   enforced.power.limit memory.total memory.used memory.free memory.reserved
   utilization.gpu utilization.memory clocks.sm clocks.mem clocks.max.sm clocks.max.mem
   clocks_event_reasons.active clocks_throttle_reasons.active
@@ -113,6 +113,9 @@ for i in range(len(idx)):
     row("modelName", g, labels.get("modelName"), col("name"), labels.get("modelName") == col("name"))
     bus = (col("pci.bus_id") or "").upper()
     row("pci_bus_id", g, labels.get("pci_bus_id"), bus, (labels.get("pci_bus_id") or "").upper() == bus)
+    # An older nvidia-smi has no compute_cap field: nothing to compare then.
+    row("compute_capability", g, labels.get("compute_capability"), col("compute_cap"),
+        None if col("compute_cap") is None else labels.get("compute_capability") == col("compute_cap"))
     near("temperature C", g, v("DCGM_FI_DEV_GPU_TEMP", g)[0], num(col("temperature.gpu")), 3)
     pw = num(col("power.draw"))
     near("power W", g, v("DCGM_FI_DEV_POWER_USAGE", g)[0], pw, max(30, 0.15 * (pw or 0)))
