@@ -208,9 +208,9 @@ const std::vector<MatrixRule>& MatrixRules() {
        "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"},
       {"minor_version_compat",
        "From CUDA 11, a driver at or above its major's floor (minor_compat) runs any X.* "
-       "toolkit of that major, with limits: PTX that is newer than the driver is not JIT-compiled "
-       "(ptxas of the toolkit or an older PTX is needed), and APIs that need a newer driver fail "
-       "with cudaErrorCallRequiresNewerDriver.",
+       "toolkit of that major, with limits: PTX the newer toolkit produced cannot be "
+       "JIT-compiled by the older driver (cudaErrorUnsupportedPtxVersion), and APIs that need a "
+       "newer driver fail with cudaErrorCallRequiresNewerDriver.",
        "https://docs.nvidia.com/deploy/cuda-compatibility/"},
       {"forward_compat",
        "The cuda-compat package (forward compatibility) lets an older driver branch run a newer "
