@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "cli/cmd_env_lock.h"
 #include "cli/commands.h"
 #include "core/json_writer.h"
 #include "env/matrix.h"
@@ -161,6 +162,8 @@ const std::vector<EnvCommand>& EnvCommands() {
   static const std::vector<EnvCommand> kCommands = {
       {"matrix", "matrix [--json] [--table NAME] [--matrix FILE]   the compatibility matrix",
        RunEnvMatrix},
+      {"lock", "lock [-o FILE] [--root DIR]   this machine's environment lock (docs/env-lock.md)",
+       RunEnvLock},
   };
   return kCommands;
 }

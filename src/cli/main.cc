@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/cmd_env_lock.h"
 #include "cli/commands.h"
 #include "cli/demo_log.h"
 #include "cli/subcommands.h"
@@ -36,11 +35,6 @@ int main(int argc, char** argv) {
       return 2;
     }
     return RunRun(*run);
-  }
-  // `vigil env lock` (issue 17) until `vigil env`'s own dispatch (cmd_env.cc)
-  // lands and lists it.
-  if (argc >= 3 && std::string_view(argv[1]) == "env" && std::string_view(argv[2]) == "lock") {
-    return RunEnvLock(std::vector<std::string>(argv + 3, argv + argc));
   }
   CLI::App app{"Vigil: zero-config observability for GPU machines"};
   app.require_subcommand(1);
